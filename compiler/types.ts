@@ -1,0 +1,124 @@
+/**
+ * Public types of the rule compiler. The compiler is pure: rules in,
+ * JavaScript out. Nothing here performs I/O or imports from `src/`.
+ *
+ * Contract: ../shared/spec/product.md sections 2 and 3.
+ */
+
+export type Severity = 'Error' | 'Warning' | 'Info';
+
+/**
+ * The content of one rule as the compiler sees it (the rule resource of
+ * product.md section 2 without server-managed fields). Optional fields take
+ * the defaults of section 2 when omitted.
+ */
+export interface RuleDefinition {
+  code: string;
+  name: string;
+  severity?: Severity;
+  /** Default: the rule's code. */
+  errorCode?: string;
+  /** Path grammar of product.md 2.4. */
+  fieldPath?: string;
+  required?: boolean;
+  /** Rule-language expression that must be exactly `true` to pass. */
+  expression?: string;
+  /** JSON Schema (draft 2020-12) applied to the value at fieldPath or the payload. */
+  schema?: Record<string, unknown> | boolean;
+  /** Precondition expression; the rule is skipped unless it is exactly `true`. */
+  when?: string;
+  /** Path of an array; the rule runs once per element. */
+  forEach?: string;
+  /** Failure message template with `{{ expression }}` placeholders. */
+  message?: string;
+  /** Reported as expectedValue; inferred (3.6) when undefined or null. */
+  expectedValue?: unknown;
+  priority?: number;
+  enabled?: boolean;
+}
+
+/** One failure record, keys in the order of the interface's section 2.1. */
+export interface FailureRecord {
+  ruleCode: string;
+  ruleName: string;
+  severity: Severity;
+  message: string;
+  errorCode: string;
+  fieldPath: string;
+  actualValue: unknown;
+  expectedValue: unknown;
+}
+
+/** What a compiled validator returns: the single result less executionTimeMs. */
+export interface ValidationResult {
+  isValid: boolean;
+  totalRulesEvaluated: number;
+  failures: FailureRecord[];
+}
+
+/**
+ * A compiled ruleset. `now` is epoch milliseconds, one value per HTTP
+ * request (a batch shares it); it is what `now()` and `age()` see.
+ * Never throws for any JSON payload.
+ */
+export type ValidatorFn = (payload: unknown, now: number) => ValidationResult;
+
+/** Which field of a rule a compile error is about. */
+export type RuleField =
+  | 'code' | 'name' | 'expression' | 'when' | 'message' | 'schema'
+  | 'fieldPath' | 'forEach' | 'required' | 'expectedValue' | 'priority' | 'severity';
+
+/** A stable, upper-case code for each kind of compile error. */
+export type CompileErrorCode =
+  | 'SYNTAX_ERROR'        // acorn could not parse it, or trailing text
+  | 'NOT_ALLOWED'         // a construct the allow-list of 3.1-3.4 does not name
+  | 'UNKNOWN_FUNCTION'    // call of something not listed
+  | 'BAD_ARGUMENTS'       // wrong arity or a non-literal where a literal is required
+  | 'TOO_LONG'            // expression, pattern or template over its limit
+  | 'TOO_DEEP'            // nesting or callback depth over its limit
+  | 'UNSAFE_PATTERN'      // regex refused by the regex policy
+  | 'INVALID_PATTERN'     // regex that does not compile
+  | 'INVALID_PATH'        // fieldPath / forEach grammar (2.4) or forEach/[] mismatch
+  | 'INVALID_SCHEMA'      // ajv refused the schema, or schema policy (no $id, $data, remote $ref, size, depth)
+  | 'INVALID_RULE';       // the rule as a whole (e.g. none of expression/schema/required)
+
+export interface CompileError {
+  ruleCode: string;
+  field: RuleField;
+  code: CompileErrorCode;
+  /** Human-readable; names what was refused, e.g. "`new` is not allowed". */
+  message: string;
+  /** 1-based line and column inside the field's text, when the error has a position. */
+  line?: number;
+  column?: number;
+}
+
+/** Limits of product.md 3.4, 3.5, 2.4 and 2.5, declared in one place. */
+export interface CompilerLimits {
+  maxExpressionLength: number;   // 4096
+  maxNestingDepth: number;       // 64
+  maxCallbackDepth: number;      // 2
+  maxPatternLength: number;      // 512
+  maxTemplateLength: number;     // 2000
+  maxSchemaBytes: number;        // 65536
+  maxSchemaDepth: number;        // 32
+  maxPathLength: number;         // 256
+  maxPathSegments: number;       // 32
+}
+
+export interface CompileOptions {
+  limits?: Partial<CompilerLimits>;
+}
+
+export interface CompiledRuleset {
+  /** The generated validator. */
+  validate: ValidatorFn;
+  /** Readable generated JavaScript, served to admins. */
+  source: string;
+  /** Wall-clock compile time in milliseconds (fractional). */
+  compileMs: number;
+  /** Rules compiled into the validator (enabled, without errors). */
+  ruleCount: number;
+  /** Per-rule compile errors; rules with errors are left out of `validate`. */
+  errors: CompileError[];
+}

@@ -1,0 +1,188 @@
+/**
+ * The storage contract between the HTTP layer and the database. Every
+ * operation is scoped by tenant: an id of another tenant behaves exactly as
+ * an unknown id (null / NotFoundError), never as a permission error.
+ *
+ * Lifecycle rules: ../shared/spec/product.md section 4.
+ */
+import type { RuleDefinition, Severity } from '../../compiler/types.ts';
+
+export type RuleStatus = 'draft' | 'published' | 'archived';
+export type Role = 'admin' | 'validator';
+
+/** The editable content of a rule: what a version stores. */
+export interface RuleContent {
+  name: string;
+  description?: string;
+  severity: Severity;
+  errorCode?: string;
+  fieldPath?: string;
+  required: boolean;
+  expression?: string;
+  schema?: Record<string, unknown> | boolean;
+  when?: string;
+  forEach?: string;
+  message?: string;
+  expectedValue?: unknown;
+  priority: number;
+  enabled: boolean;
+  tags: string[];
+}
+
+/** The rule resource of product.md section 2, as the API returns it. */
+export interface Rule extends RuleContent {
+  id: string;
+  context: string;
+  code: string;
+  status: RuleStatus;
+  version: number;
+  publishedVersion: number | null;
+  createdAt: string;
+  updatedAt: string;
+  publishedAt: string | null;
+}
+
+export interface RuleVersion extends RuleContent {
+  version: number;
+  createdAt: string;
+  /** When this version was last made live; null if never. */
+  publishedAt: string | null;
+}
+
+/** The live rules of one context at one ruleset version. */
+export interface LiveRuleset {
+  tenantId: string;
+  context: string;
+  rulesetVersion: number;
+  /** Live content of each live rule, as the compiler takes it. */
+  rules: RuleDefinition[];
+}
+
+export interface ContextSummary {
+  context: string;
+  /** null when nothing was ever published in the context. */
+  rulesetVersion: number | null;
+  rules: { draft: number; published: number; archived: number };
+}
+
+export interface PublishResult {
+  context: string;
+  rulesetVersion: number;
+  /** Ids of the rules whose new version went live. */
+  published: string[];
+}
+
+export interface ApiKeyRecord {
+  id: string;
+  tenantId: string;
+  name: string;
+  role: Role;
+  createdAt: string;
+  revokedAt: string | null;
+  lastUsedAt: string | null;
+}
+
+export interface Page<T> {
+  items: T[];
+  nextCursor: string | null;
+}
+
+export interface ListRulesQuery {
+  context?: string;
+  /** 'all' includes archived; undefined means all but archived. */
+  status?: RuleStatus | 'all';
+  tag?: string;
+  limit: number;
+  cursor?: string;
+}
+
+/**
+ * Called inside the database transaction of a publish, archive or rollback
+ * with the ruleset that is about to go live. It compiles it; throwing
+ * aborts the transaction so nothing goes live. What it returns is handed
+ * back to the caller of the operation (the compiled validator, to install
+ * in the cache before the call returns).
+ */
+export type BeforeCommit<T> = (next: LiveRuleset) => T | Promise<T>;
+
+/** Errors with which storage operations refuse; the HTTP layer maps them. */
+export class NotFoundError extends Error {
+  readonly code = 'NOT_FOUND';
+}
+export class ConflictError extends Error {
+  readonly code = 'CONFLICT';
+}
+export class LimitExceededError extends Error {
+  readonly code = 'LIMIT_EXCEEDED';
+}
+/** A value the caller sent is wrong in a way only storage can tell (e.g. PUT with a different code). */
+export class InvalidInputError extends Error {
+  readonly code = 'INVALID_BODY';
+  constructor(message: string, readonly path: string) {
+    super(message);
+  }
+}
+/** The database cannot be reached. */
+export class UnavailableError extends Error {
+  readonly code = 'SERVICE_UNAVAILABLE';
+}
+
+export interface TenantStore {
+  /** Creates the tenant if missing. Returns true when it was created. */
+  ensureTenant(tenantId: string): Promise<boolean>;
+  exists(tenantId: string): Promise<boolean>;
+  /** Per-tenant rate limit override (null: the default). */
+  getRateLimit(tenantId: string): Promise<{ max: number; windowMs: number } | null>;
+  setRateLimit(tenantId: string, limit: { max: number; windowMs: number } | null): Promise<void>;
+  /** True when the database holds no tenant at all (first run). */
+  isEmpty(): Promise<boolean>;
+}
+
+export interface ApiKeyStore {
+  /** Stores the key's SHA-256 hash (hex), never the key. */
+  create(tenantId: string, name: string, role: Role, keyHash: string): Promise<ApiKeyRecord>;
+  /** Idempotent: makes sure an admin key with this hash exists for the tenant (bootstrap). */
+  ensure(tenantId: string, name: string, role: Role, keyHash: string): Promise<ApiKeyRecord>;
+  /** The active (not revoked) key with this hash, or null. */
+  findActiveByHash(keyHash: string): Promise<ApiKeyRecord | null>;
+  list(tenantId: string): Promise<ApiKeyRecord[]>;
+  /** Revokes; idempotent. NotFoundError for unknown ids; ConflictError for the last active admin key. */
+  revoke(tenantId: string, keyId: string): Promise<ApiKeyRecord>;
+  /** Records last use, batched by the caller (never on the hot path). */
+  touch(usedAt: Map<string, Date>): Promise<void>;
+}
+
+export interface RuleStore {
+  /** status draft, version 1. ConflictError when the code is taken by a non-archived rule of the context; LimitExceededError past maxRulesPerContext. */
+  create(tenantId: string, context: string, code: string, content: RuleContent, maxRulesPerContext: number): Promise<Rule>;
+  get(tenantId: string, id: string): Promise<Rule | null>;
+  list(tenantId: string, query: ListRulesQuery): Promise<Page<Rule>>;
+  /** New version with this content. ConflictError when `basedOnVersion` is stale or the rule is archived. */
+  update(tenantId: string, id: string, basedOnVersion: number, content: RuleContent): Promise<Rule>;
+  versions(tenantId: string, id: string): Promise<RuleVersion[] | null>;
+  /** Archive (DELETE). Idempotent. If the rule was live, the ruleset version rises and beforeCommit sees the new ruleset. */
+  archive<T>(tenantId: string, id: string, beforeCommit: BeforeCommit<T>): Promise<{ rule: Rule; live?: T }>;
+  /** Make the rule's latest version live. ConflictError when already live or archived. */
+  publishRule<T>(tenantId: string, id: string, beforeCommit: BeforeCommit<T>): Promise<{ rule: Rule; result: PublishResult; live: T }>;
+  /** Publish every draft of the context atomically. NotFoundError when the context has no rules. With no drafts: published [] and live undefined. */
+  publishContext<T>(tenantId: string, context: string, beforeCommit: BeforeCommit<T>): Promise<{ result: PublishResult; live?: T }>;
+  /** Make ruleset version N live again (product.md 4). NotFoundError: unknown version; ConflictError: the current one, or a code clash. */
+  rollback<T>(tenantId: string, context: string, rulesetVersion: number, beforeCommit: BeforeCommit<T>): Promise<{ result: PublishResult; live: T }>;
+  /** What validation evaluates now; null when the context has no ruleset version. */
+  liveRuleset(tenantId: string, context: string): Promise<LiveRuleset | null>;
+  /** The ruleset as it would be after a context publish (drafts applied), for POST /rules/test. Null when the context has no rules. */
+  draftRuleset(tenantId: string, context: string): Promise<LiveRuleset | null>;
+  /** Current ruleset version per context of the tenant, for the consistency safety net. */
+  rulesetVersions(tenantId: string): Promise<Map<string, number>>;
+  contexts(tenantId: string): Promise<ContextSummary[]>;
+}
+
+export interface Storage {
+  readonly kind: 'pglite' | 'postgres';
+  readonly tenants: TenantStore;
+  readonly apiKeys: ApiKeyStore;
+  readonly rules: RuleStore;
+  /** True when the database answers (for /health/ready). */
+  ping(): Promise<boolean>;
+  close(): Promise<void>;
+}

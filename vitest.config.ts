@@ -1,0 +1,15 @@
+import { defineConfig } from 'vitest/config';
+
+// Tests talk to real databases and real servers: generous timeouts, and no
+// more parallel files than this 2-core machine can carry without starving
+// the servers under test.
+export default defineConfig({
+  test: {
+    include: ['test/**/*.test.ts'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    pool: 'forks',
+    maxWorkers: 2,
+    reporters: ['default'],
+  },
+});
