@@ -1,0 +1,34 @@
+/**
+ * The compiler's limits, declared in one place (product.md 2.4, 2.5, 3.4,
+ * 3.5) so that the service, the tests and the error messages agree.
+ */
+import type { CompilerLimits, CompileOptions } from './types.ts';
+
+/**
+ * Default limits of product.md. Frozen: tenants share them.
+ *
+ * @example
+ * DEFAULT_LIMITS.maxExpressionLength; // 4096
+ */
+export const DEFAULT_LIMITS: Readonly<CompilerLimits> = Object.freeze({
+  maxExpressionLength: 4096,
+  maxNestingDepth: 64,
+  maxCallbackDepth: 2,
+  maxPatternLength: 512,
+  maxTemplateLength: 2000,
+  maxSchemaBytes: 65536,
+  maxSchemaDepth: 32,
+  maxPathLength: 256,
+  maxPathSegments: 32,
+});
+
+/** The defaults overlaid with the caller's partial limits. */
+export function resolveLimits(options?: CompileOptions): Readonly<CompilerLimits> {
+  if (options?.limits === undefined) return DEFAULT_LIMITS;
+  const merged: CompilerLimits = { ...DEFAULT_LIMITS };
+  for (const key of Object.keys(DEFAULT_LIMITS) as (keyof CompilerLimits)[]) {
+    const value = options.limits[key];
+    if (typeof value === 'number' && Number.isFinite(value)) merged[key] = value;
+  }
+  return Object.freeze(merged);
+}
