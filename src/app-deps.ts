@@ -1,0 +1,78 @@
+/**
+ * What route plugins receive: the service's collaborators, built once in
+ * `buildApp` and passed as plugin options (`{ deps }`). Handlers never build
+ * their own storage, caches or compilers.
+ */
+import type { CompileError, ValidatorFn } from '../compiler/types.ts';
+import type { Config } from './config.ts';
+import type { ApiKeyRecord, LiveRuleset, Role, Storage } from './storage/types.ts';
+
+/** A ruleset compiled for one tenant and context at one ruleset version. */
+export interface CompiledValidator {
+  readonly tenantId: string;
+  readonly context: string;
+  readonly rulesetVersion: number;
+  readonly validate: ValidatorFn;
+  /** Generated JavaScript, served by GET /contexts/{c}/validator. */
+  readonly source: string;
+  readonly ruleCount: number;
+  readonly compileMs: number;
+  /** ISO-8601 time of the compile. */
+  readonly compiledAt: string;
+  /** The compiled rules, kept so the standalone module can be rebuilt. */
+  readonly ruleset: LiveRuleset;
+}
+
+/**
+ * The compiled-validator cache and everything that feeds it. `get` is the
+ * hot path (synchronous, no I/O); the rest runs on publish or on a miss.
+ */
+export interface ValidatorService {
+  /** The cached validator, or undefined. Never touches the database. */
+  get(tenantId: string, context: string): CompiledValidator | undefined;
+  /** On a miss: loads the live ruleset and compiles it; concurrent calls share one compile. Null when the context has no ruleset version. */
+  load(tenantId: string, context: string): Promise<CompiledValidator | null>;
+  /** Compiles a ruleset about to go live (inside the publish transaction). Throws if any rule fails to compile. */
+  compile(ruleset: LiveRuleset): CompiledValidator;
+  /** Installs a freshly committed validator, replacing an older version (never a newer one). */
+  install(validator: CompiledValidator): void;
+  /** Drops the cached validator of a context, e.g. when it was published elsewhere. */
+  invalidate(tenantId: string, context: string): void;
+  /** Rebuilds from the database now (POST /contexts/{c}/recompile). Null when the context has no ruleset version. */
+  recompile(tenantId: string, context: string): Promise<CompiledValidator | null>;
+  /** Compiles without caching (POST /rules/test); returns compile errors instead of throwing. */
+  compileUncached(ruleset: LiveRuleset): { validator?: CompiledValidator; errors: CompileError[] };
+}
+
+/** API keys: generation, hashing and the cached lookup behind authentication. */
+export interface KeyService {
+  /** Creates a key; the secret is returned only here. */
+  create(tenantId: string, name: string, role: Role): Promise<{ record: ApiKeyRecord; key: string }>;
+  /** Revokes a key and drops it from the auth cache at once. */
+  revoke(tenantId: string, keyId: string): Promise<ApiKeyRecord>;
+}
+
+export interface AppDeps {
+  readonly config: Config;
+  readonly storage: Storage;
+  readonly validators: ValidatorService;
+  readonly keys: KeyService;
+}
+
+/** Who is calling, set by the authentication hook on every /api/v1 request. */
+export interface RequestAuth {
+  tenantId: string;
+  role: Role;
+  keyId: string;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** Set by the auth hook; null only on routes outside /api/v1. */
+    auth: RequestAuth | null;
+  }
+  interface FastifyContextConfig {
+    /** The least role a route needs; routes under /api/v1 default to 'admin'. */
+    role?: Role;
+  }
+}
