@@ -4,6 +4,7 @@
  * their own storage, caches or compilers.
  */
 import type { CompileError, ValidatorFn } from '../compiler/types.ts';
+import type {} from 'fastify';
 import type { Config } from './config.ts';
 import type { ApiKeyRecord, LiveRuleset, Role, Storage } from './storage/types.ts';
 
