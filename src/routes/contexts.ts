@@ -1,0 +1,5 @@
+import type { FastifyPluginAsync } from 'fastify';
+import type { AppDeps } from '../app-deps.ts';
+
+/** Stub until the real routes land. */
+export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async () => {};
