@@ -1,0 +1,88 @@
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../src/config.ts';
+
+describe('loadConfig', () => {
+  it('gives the documented defaults with an empty environment', () => {
+    const config = loadConfig({});
+    expect(config).toMatchObject({
+      port: 3000,
+      host: '127.0.0.1',
+      databaseUrl: undefined,
+      dataDir: './data',
+      redisUrl: undefined,
+      bootstrapTenants: undefined,
+      rateLimitMax: 6000,
+      rateLimitWindowMs: 60000,
+      maxBodyBytes: 1048576,
+      maxBatchItems: 1000,
+      maxTransactionContexts: 20,
+      maxPayloadDepth: 64,
+      maxExpressionLength: 4096,
+      maxRulesPerContext: 5000,
+      workers: 1,
+      shutdownTimeoutMs: 10000,
+      metricsTenantLabels: false,
+      logLevel: 'info',
+    });
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('treats empty values as unset', () => {
+    expect(loadConfig({ PORT: '', DATABASE_URL: '  ', LOG_LEVEL: '' }).port).toBe(3000);
+  });
+
+  it('reads every variable', () => {
+    const config = loadConfig({
+      PORT: '8080',
+      HOST: '0.0.0.0',
+      DATABASE_URL: 'postgres://u@db:5432/rules',
+      RULES_DATA_DIR: '/var/lib/rules',
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      RULES_BOOTSTRAP_TENANTS: 'acme:abcdefghijklmnopqrstuv,globex:ABCDEFGHIJKLMNOPQRSTUV_-1',
+      RATE_LIMIT_MAX: '10',
+      RATE_LIMIT_WINDOW_MS: '1000',
+      MAX_BODY_BYTES: '2048',
+      MAX_BATCH_ITEMS: '5',
+      MAX_TRANSACTION_CONTEXTS: '3',
+      MAX_PAYLOAD_DEPTH: '10',
+      MAX_EXPRESSION_LENGTH: '100',
+      MAX_RULES_PER_CONTEXT: '7',
+      WORKERS: '2',
+      SHUTDOWN_TIMEOUT_MS: '500',
+      METRICS_TENANT_LABELS: 'true',
+      LOG_LEVEL: 'warn',
+    });
+    expect(config.bootstrapTenants).toEqual([
+      { tenantId: 'acme', adminKey: 'abcdefghijklmnopqrstuv' },
+      { tenantId: 'globex', adminKey: 'ABCDEFGHIJKLMNOPQRSTUV_-1' },
+    ]);
+    expect(config).toMatchObject({ port: 8080, workers: 2, maxBatchItems: 5, metricsTenantLabels: true, logLevel: 'warn' });
+  });
+
+  it.each([
+    [{ PORT: 'abc' }, 'PORT'],
+    [{ PORT: '70000' }, 'PORT'],
+    [{ RATE_LIMIT_MAX: '-1' }, 'RATE_LIMIT_MAX'],
+    [{ MAX_BATCH_ITEMS: '0' }, 'MAX_BATCH_ITEMS'],
+    [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
+    [{ DATABASE_URL: 'not a url' }, 'DATABASE_URL'],
+    [{ REDIS_URL: 'http://x' }, 'REDIS_URL'],
+    [{ LOG_LEVEL: 'loud' }, 'LOG_LEVEL'],
+    [{ METRICS_TENANT_LABELS: 'maybe' }, 'METRICS_TENANT_LABELS'],
+    [{ WORKERS: '2' }, 'WORKERS'],
+    [{ RULES_BOOTSTRAP_TENANTS: 'acme:short' }, 'RULES_BOOTSTRAP_TENANTS'],
+    [{ RULES_BOOTSTRAP_TENANTS: 'Acme:abcdefghijklmnopqrstuv' }, 'RULES_BOOTSTRAP_TENANTS'],
+    [{ RULES_BOOTSTRAP_TENANTS: 'acme' }, 'RULES_BOOTSTRAP_TENANTS'],
+    [{ RULES_BOOTSTRAP_TENANTS: 'acme:abcdefghijklmnopqrstu!' }, 'RULES_BOOTSTRAP_TENANTS'],
+  ])('refuses %j naming %s', (env, variable) => {
+    let error: unknown;
+    try {
+      loadConfig(env);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(ConfigError);
+    expect((error as ConfigError).variable).toBe(variable);
+    expect((error as Error).message).toContain(variable);
+  });
+});
