@@ -1,0 +1,12 @@
+/**
+ * Every migration, by name. Listed statically rather than read from the
+ * folder so the set is the same under tsx, vitest and any bundler; names
+ * sort in the order they must run.
+ */
+import type { Migration } from 'kysely';
+import * as initialSchema from './2025-06-01-initial-schema.ts';
+
+/** Migrations keyed by their date-prefixed name. */
+export const migrations: Record<string, Migration> = {
+  '2025-06-01-initial-schema': initialSchema,
+};

@@ -1,0 +1,163 @@
+/**
+ * API keys, stored as SHA-256 hashes. Revocation of a tenant's admin keys
+ * locks the tenant row, so two concurrent revocations cannot each believe
+ * the other key keeps the tenant administrable.
+ */
+import { randomUUID } from 'node:crypto';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import { guard } from './database-errors.ts';
+import { isUuid } from './identifiers.ts';
+import type { ApiKeysTable, DatabaseSchema } from './schema.ts';
+import { ConflictError, NotFoundError, type ApiKeyRecord, type ApiKeyStore, type Role } from './types.ts';
+
+const KEY_COLUMNS = ['id', 'tenant_id', 'name', 'role', 'created_at', 'revoked_at', 'last_used_at'] as const;
+type KeyRow = Pick<Selectable<ApiKeysTable>, (typeof KEY_COLUMNS)[number]>;
+
+function toRecord(row: KeyRow): ApiKeyRecord {
+  return {
+    id: row.id,
+    tenantId: row.tenant_id,
+    name: row.name,
+    role: row.role,
+    createdAt: row.created_at.toISOString(),
+    revokedAt: row.revoked_at?.toISOString() ?? null,
+    lastUsedAt: row.last_used_at?.toISOString() ?? null,
+  };
+}
+
+/** ApiKeyStore over the api_keys table. */
+export class SqlApiKeyStore implements ApiKeyStore {
+  readonly #db: Kysely<DatabaseSchema>;
+
+  constructor(db: Kysely<DatabaseSchema>) {
+    this.#db = db;
+  }
+
+  create(tenantId: string, name: string, role: Role, keyHash: string): Promise<ApiKeyRecord> {
+    return guard(async () => {
+      const row = await this.#db
+        .insertInto('api_keys')
+        .values({ tenant_id: tenantId, id: randomUUID(), name, role, key_hash: keyHash, created_at: new Date() })
+        .returning(KEY_COLUMNS)
+        .executeTakeFirstOrThrow();
+      return toRecord(row);
+    }, 'an API key with this hash already exists');
+  }
+
+  ensure(tenantId: string, name: string, role: Role, keyHash: string): Promise<ApiKeyRecord> {
+    return guard(async () => {
+      const existing = await this.#db
+        .selectFrom('api_keys')
+        .select(KEY_COLUMNS)
+        .where('key_hash', '=', keyHash)
+        .executeTakeFirst();
+      if (existing === undefined) {
+        const row = await this.#db
+          .insertInto('api_keys')
+          .values({ tenant_id: tenantId, id: randomUUID(), name, role, key_hash: keyHash, created_at: new Date() })
+          .onConflict((oc) => oc.column('key_hash').doNothing())
+          .returning(KEY_COLUMNS)
+          .executeTakeFirst();
+        // Lost a race with another instance bootstrapping the same key.
+        if (row === undefined) return this.ensure(tenantId, name, role, keyHash);
+        return toRecord(row);
+      }
+      if (existing.tenant_id !== tenantId) {
+        throw new ConflictError('this key is already registered for another tenant');
+      }
+      // Configuration is authoritative: a bootstrap key is active with the
+      // configured role at every start, even after an API revocation.
+      if (existing.revoked_at !== null || existing.role !== role) {
+        const row = await this.#db
+          .updateTable('api_keys')
+          .set({ revoked_at: null, role })
+          .where('tenant_id', '=', tenantId)
+          .where('id', '=', existing.id)
+          .returning(KEY_COLUMNS)
+          .executeTakeFirstOrThrow();
+        return toRecord(row);
+      }
+      return toRecord(existing);
+    });
+  }
+
+  findActiveByHash(keyHash: string): Promise<ApiKeyRecord | null> {
+    return guard(async () => {
+      const row = await this.#db
+        .selectFrom('api_keys')
+        .select(KEY_COLUMNS)
+        .where('key_hash', '=', keyHash)
+        .where('revoked_at', 'is', null)
+        .executeTakeFirst();
+      return row === undefined ? null : toRecord(row);
+    });
+  }
+
+  list(tenantId: string): Promise<ApiKeyRecord[]> {
+    return guard(async () => {
+      const rows = await this.#db
+        .selectFrom('api_keys')
+        .select(KEY_COLUMNS)
+        .where('tenant_id', '=', tenantId)
+        .orderBy('created_at')
+        .orderBy('id')
+        .execute();
+      return rows.map(toRecord);
+    });
+  }
+
+  revoke(tenantId: string, keyId: string): Promise<ApiKeyRecord> {
+    return guard(() =>
+      this.#db.transaction().execute(async (trx) => {
+        if (!isUuid(keyId)) throw new NotFoundError('API key not found');
+        await trx.selectFrom('tenants').select('id').where('id', '=', tenantId).forUpdate().execute();
+        const key = await trx
+          .selectFrom('api_keys')
+          .select(KEY_COLUMNS)
+          .where('tenant_id', '=', tenantId)
+          .where('id', '=', keyId)
+          .executeTakeFirst();
+        if (key === undefined) throw new NotFoundError('API key not found');
+        if (key.revoked_at !== null) return toRecord(key);
+        if (key.role === 'admin') {
+          const { count } = await trx
+            .selectFrom('api_keys')
+            .select(sql<number>`count(*)::int`.as('count'))
+            .where('tenant_id', '=', tenantId)
+            .where('role', '=', 'admin')
+            .where('revoked_at', 'is', null)
+            .executeTakeFirstOrThrow();
+          if (count <= 1) throw new ConflictError("cannot revoke the tenant's last active admin key");
+        }
+        const row = await trx
+          .updateTable('api_keys')
+          .set({ revoked_at: new Date() })
+          .where('tenant_id', '=', tenantId)
+          .where('id', '=', keyId)
+          .returning(KEY_COLUMNS)
+          .executeTakeFirstOrThrow();
+        return toRecord(row);
+      }),
+    );
+  }
+
+  touch(usedAt: Map<string, Date>): Promise<void> {
+    return guard(async () => {
+      const ids: string[] = [];
+      const times: string[] = [];
+      for (const [id, at] of usedAt) {
+        if (!isUuid(id)) continue;
+        ids.push(id);
+        times.push(at.toISOString());
+      }
+      if (ids.length === 0) return;
+      // One statement for the whole batch; greatest() keeps a newer value
+      // another instance may have written.
+      await sql`
+        update api_keys as k
+        set last_used_at = greatest(k.last_used_at, u.used_at)
+        from unnest(${ids}::uuid[], ${times}::timestamptz[]) as u(id, used_at)
+        where k.id = u.id`.execute(this.#db);
+    });
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * Brings the schema to the latest migration. On PostgreSQL, instances that
+ * start together serialize on a session advisory lock held by a dedicated
+ * connection, so exactly one runs each migration and the others find it
+ * done. PGlite belongs to one process, so it needs no lock.
+ */
+import { Migrator, type Kysely, type MigrationProvider } from 'kysely';
+import pg from 'pg';
+import { migrations } from '../../migrations/index.ts';
+import { openDatabase, type DatabaseOptions } from './open-database.ts';
+
+// Any constant distinct from kysely's own migration lock id.
+const MIGRATION_LOCK_KEY = '7203118455104372001';
+
+const provider: MigrationProvider = { getMigrations: async () => migrations };
+
+/** Thrown when a migration fails; names it. */
+export class MigrationError extends Error {
+  readonly code = 'MIGRATION_FAILED';
+}
+
+/**
+ * Runs the pending migrations on an open kysely instance. Fails loudly: a
+ * migration error is thrown, never just logged.
+ */
+export async function runMigrations(
+  db: Kysely<any>,
+  options: { kind: 'pglite' | 'postgres'; databaseUrl?: string },
+): Promise<string[]> {
+  if (options.kind === 'pglite' || options.databaseUrl === undefined) return migrate(db);
+
+  const lockClient = new pg.Client({ connectionString: options.databaseUrl, connectionTimeoutMillis: 2000 });
+  // A lock connection dying mid-migration must not crash the process; the
+  // migration's own queries will fail and report it.
+  lockClient.on('error', () => {});
+  await lockClient.connect();
+  try {
+    await lockClient.query('select pg_advisory_lock($1::bigint)', [MIGRATION_LOCK_KEY]);
+    return await migrate(db);
+  } finally {
+    // Ending the session releases the lock even if the unlock fails.
+    await lockClient.query('select pg_advisory_unlock($1::bigint)', [MIGRATION_LOCK_KEY]).catch(() => {});
+    await lockClient.end().catch(() => {});
+  }
+}
+
+async function migrate(db: Kysely<any>): Promise<string[]> {
+  const migrator = new Migrator({ db, provider });
+  const { error, results } = await migrator.migrateToLatest();
+  const failed = results?.find((r) => r.status === 'Error');
+  if (error !== undefined) {
+    const name = failed?.migrationName ?? 'migrations';
+    throw new MigrationError(`migration ${name} failed: ${error instanceof Error ? error.message : String(error)}`, {
+      cause: error,
+    });
+  }
+  return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+}
+
+/**
+ * Opens the database, migrates it to the latest schema and closes it; for
+ * the CLI. Returns the names of the migrations it ran.
+ *
+ * @example
+ * await migrateToLatest({ databaseUrl: process.env.DATABASE_URL, dataDir: './data' });
+ */
+export async function migrateToLatest(options: DatabaseOptions): Promise<string[]> {
+  const database = await openDatabase(options);
+  try {
+    const applied = await runMigrations(database.db, { kind: database.kind, databaseUrl: options.databaseUrl });
+    if (applied.length > 0) options.logger?.info({ migrations: applied }, 'database migrated');
+    return applied;
+  } finally {
+    await database.close();
+  }
+}

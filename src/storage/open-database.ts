@@ -1,0 +1,68 @@
+/**
+ * Opens the kysely instance the stores share: an embedded PGlite in a data
+ * folder, or a pg Pool on a PostgreSQL server. Both speak the same SQL, so
+ * everything above this module is dialect-free.
+ */
+import { mkdir } from 'node:fs/promises';
+import { PGlite } from '@electric-sql/pglite';
+import { Kysely, PostgresDialect } from 'kysely';
+import { PGliteDialect } from 'kysely-pglite-dialect';
+import pg from 'pg';
+import type { DatabaseSchema } from './schema.ts';
+
+/** Where the data lives; databaseUrl wins when set. */
+export interface DatabaseOptions {
+  databaseUrl?: string;
+  dataDir: string;
+  logger?: StorageLogger;
+}
+
+/** The slice of a pino logger storage uses. */
+export interface StorageLogger {
+  info(o: object, msg?: string): void;
+  error(o: object, msg?: string): void;
+}
+
+/** An open database and how to close it. */
+export interface OpenDatabase {
+  readonly kind: 'pglite' | 'postgres';
+  readonly db: Kysely<DatabaseSchema>;
+  close(): Promise<void>;
+}
+
+// Fail fast while the server is down (product.md 9: 503 within 5 s); the
+// Pool opens fresh connections once it is back, so recovery needs nothing.
+const CONNECTION_TIMEOUT_MS = 2000;
+const POOL_SIZE = 10;
+
+/**
+ * Opens PGlite in `dataDir` (created if missing) or a pg Pool on
+ * `databaseUrl`. Runs no migrations.
+ *
+ * @example
+ * const { db, close } = await openDatabase({ dataDir: './data' });
+ */
+export async function openDatabase(options: DatabaseOptions): Promise<OpenDatabase> {
+  if (options.databaseUrl === undefined || options.databaseUrl === '') {
+    await mkdir(options.dataDir, { recursive: true });
+    const pglite = await PGlite.create(options.dataDir);
+    const db = new Kysely<DatabaseSchema>({ dialect: new PGliteDialect(pglite) });
+    // Destroying the kysely instance closes PGlite through the dialect.
+    return { kind: 'pglite', db, close: () => db.destroy() };
+  }
+
+  const pool = new pg.Pool({
+    connectionString: options.databaseUrl,
+    max: POOL_SIZE,
+    connectionTimeoutMillis: CONNECTION_TIMEOUT_MS,
+    keepAlive: true,
+  });
+  // An idle client whose server went away emits 'error' on the pool;
+  // unhandled, that would crash the process. The pool drops the client by
+  // itself, so logging is all that is left to do.
+  pool.on('error', (error) => {
+    options.logger?.error({ err: error }, 'idle database connection failed');
+  });
+  const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
+  return { kind: 'postgres', db, close: () => db.destroy() };
+}

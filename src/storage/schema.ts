@@ -1,0 +1,82 @@
+/**
+ * Row types of the tables created by migrations/, as kysely sees them.
+ * Columns with database defaults are Generated; timestamps come back as
+ * Date from both pg and PGlite.
+ */
+import type { ColumnType, Generated } from 'kysely';
+
+type Timestamp = ColumnType<Date, Date, Date>;
+type NullableTimestamp = ColumnType<Date | null, Date | null | undefined, Date | null>;
+
+export interface TenantsTable {
+  id: string;
+  rate_limit_max: number | null;
+  rate_limit_window_ms: number | null;
+  created_at: Generated<Date>;
+}
+
+export interface ApiKeysTable {
+  tenant_id: string;
+  id: string;
+  name: string;
+  role: 'admin' | 'validator';
+  key_hash: string;
+  created_at: Timestamp;
+  revoked_at: NullableTimestamp;
+  last_used_at: NullableTimestamp;
+}
+
+export interface RulesTable {
+  tenant_id: string;
+  id: string;
+  context: string;
+  code: string;
+  version: number;
+  published_version: number | null;
+  archived_at: NullableTimestamp;
+  created_at: Timestamp;
+  updated_at: Timestamp;
+  published_at: NullableTimestamp;
+}
+
+export interface RuleVersionsTable {
+  tenant_id: string;
+  rule_id: string;
+  version: number;
+  /** A RuleContent, stored as json (key order kept). Written as a JSON string. */
+  content: ColumnType<Record<string, unknown>, string, string>;
+  created_at: Timestamp;
+  published_at: NullableTimestamp;
+}
+
+export interface ContextsTable {
+  tenant_id: string;
+  context: string;
+  ruleset_version: number | null;
+  created_at: Generated<Date>;
+  published_at: NullableTimestamp;
+}
+
+/** One live rule of a ruleset version. */
+export interface RulesetMember {
+  ruleId: string;
+  version: number;
+}
+
+export interface RulesetVersionsTable {
+  tenant_id: string;
+  context: string;
+  ruleset_version: number;
+  members: ColumnType<RulesetMember[], string, string>;
+  created_at: Timestamp;
+}
+
+/** The whole schema. */
+export interface DatabaseSchema {
+  tenants: TenantsTable;
+  api_keys: ApiKeysTable;
+  rules: RulesTable;
+  rule_versions: RuleVersionsTable;
+  contexts: ContextsTable;
+  ruleset_versions: RulesetVersionsTable;
+}
