@@ -1,0 +1,589 @@
+/**
+ * The run-time half of the rule language (product.md 3.2-3.4). Generated
+ * validators receive this module as their frozen `rt` argument and reach
+ * nothing else: no globals, no prototypes of payload values.
+ *
+ * Every helper is total: for any JSON value, and for the values the
+ * language itself produces (undefined, NaN as the "invalid number"), it
+ * returns a value and never throws. Deep structures are walked with an
+ * explicit stack, so payload depth cannot overflow the call stack here.
+ *
+ * The module imports only ajv-formats' format checks, so a bundler can
+ * inline it into the standalone validator module (product.md 4).
+ */
+import { fullFormats } from 'ajv-formats/dist/formats.js';
+import type { FailureRecord, Severity } from './types.ts';
+
+// Captured at load: later changes to built-ins, and payload keys such as
+// "hasOwnProperty", cannot change how the helpers behave.
+const hasOwn = Object.hasOwn;
+const isArrayFn = Array.isArray;
+const objectKeys = Object.keys;
+const freeze = Object.freeze;
+const isFiniteNumber = Number.isFinite;
+const isIntegerNumber = Number.isInteger;
+const jsonParse = JSON.parse;
+const jsonStringify = JSON.stringify;
+const mathRound = Math.round;
+const mathFloor = Math.floor;
+const mathCeil = Math.ceil;
+const mathAbs = Math.abs;
+const mathMin = Math.min;
+const mathMax = Math.max;
+const dateNow = Date.now;
+
+/** V8's longest string is just under 2^29 UTF-16 units; longer joins would throw. */
+const MAX_STRING_LENGTH = 0x1fffffe8;
+const DAY_MS = 86_400_000;
+
+type Json = unknown;
+
+/** Normalizes a number result: NaN and infinities become the invalid number (NaN). */
+function num(x: number): number {
+  return isFiniteNumber(x) ? x : NaN;
+}
+
+/**
+ * Own-property read that never throws: `x.constructor`, `x.__proto__` and
+ * every other inherited name read as undefined unless the payload has such
+ * an own key. Strings and numbers have no fields.
+ */
+export function get(object: Json, key: string | number): Json {
+  return object !== null && typeof object === 'object' && hasOwn(object, key)
+    ? (object as Record<string | number, Json>)[key]
+    : undefined;
+}
+
+/** `.length`: UTF-16 units of a string, else the own field `length` (arrays have one). */
+export function length(x: Json): Json {
+  return typeof x === 'string' ? x.length : get(x, 'length');
+}
+
+/** Strict deep equality of `==` and `===` (3.2): no coercion, objects in any key order. */
+export function eq(a: Json, b: Json): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  const stack: Json[] = [a, b];
+  while (stack.length > 0) {
+    const y = stack.pop();
+    const x = stack.pop();
+    if (x === y) continue;
+    if (typeof x !== 'object' || typeof y !== 'object' || x === null || y === null) return false;
+    const xIsArray = isArrayFn(x);
+    if (xIsArray !== isArrayFn(y)) return false;
+    if (xIsArray) {
+      const ya = y as Json[];
+      if (x.length !== ya.length) return false;
+      for (let i = 0; i < x.length; i++) stack.push(x[i], ya[i]);
+    } else {
+      const xo = x as Record<string, Json>;
+      const yo = y as Record<string, Json>;
+      const keys = objectKeys(xo);
+      if (keys.length !== objectKeys(yo).length) return false;
+      for (const key of keys) {
+        if (!hasOwn(yo, key)) return false;
+        stack.push(xo[key], yo[key]);
+      }
+    }
+  }
+  return true;
+}
+
+/** `!=` / `!==`: the negation of `eq`, so an invalid number is unequal to everything. */
+export function ne(a: Json, b: Json): boolean {
+  return !eq(a, b);
+}
+
+/** `<`: only two numbers or two strings (UTF-16 code units) compare; otherwise false. */
+export function lt(a: Json, b: Json): boolean {
+  return (typeof a === 'number' && typeof b === 'number') || (typeof a === 'string' && typeof b === 'string')
+    ? (a as number) < (b as number)
+    : false;
+}
+
+/** `<=`, typed like `lt`. */
+export function le(a: Json, b: Json): boolean {
+  return (typeof a === 'number' && typeof b === 'number') || (typeof a === 'string' && typeof b === 'string')
+    ? (a as number) <= (b as number)
+    : false;
+}
+
+/** `>`, typed like `lt`. */
+export function gt(a: Json, b: Json): boolean {
+  return (typeof a === 'number' && typeof b === 'number') || (typeof a === 'string' && typeof b === 'string')
+    ? (a as number) > (b as number)
+    : false;
+}
+
+/** `>=`, typed like `lt`. */
+export function ge(a: Json, b: Json): boolean {
+  return (typeof a === 'number' && typeof b === 'number') || (typeof a === 'string' && typeof b === 'string')
+    ? (a as number) >= (b as number)
+    : false;
+}
+
+/** `+`: two numbers add, two strings join; anything else is the invalid number. */
+export function add(a: Json, b: Json): Json {
+  if (typeof a === 'number' && typeof b === 'number') return num(a + b);
+  if (typeof a === 'string' && typeof b === 'string') {
+    // A join past the engine's limit would throw; it is an invalid value instead.
+    return a.length + b.length <= MAX_STRING_LENGTH ? a + b : NaN;
+  }
+  return NaN;
+}
+
+/** `-` of two numbers. */
+export function sub(a: Json, b: Json): number {
+  return typeof a === 'number' && typeof b === 'number' ? num(a - b) : NaN;
+}
+
+/** `*` of two numbers. */
+export function mul(a: Json, b: Json): number {
+  return typeof a === 'number' && typeof b === 'number' ? num(a * b) : NaN;
+}
+
+/** `/` of two numbers; division by zero is invalid (infinite or NaN). */
+export function div(a: Json, b: Json): number {
+  return typeof a === 'number' && typeof b === 'number' ? num(a / b) : NaN;
+}
+
+/** `%` of two numbers, with JavaScript's sign rule. */
+export function mod(a: Json, b: Json): number {
+  return typeof a === 'number' && typeof b === 'number' ? num(a % b) : NaN;
+}
+
+/** `**` of two numbers. */
+export function pow(a: Json, b: Json): number {
+  return typeof a === 'number' && typeof b === 'number' ? num(a ** b) : NaN;
+}
+
+/** Unary `-`. */
+export function neg(a: Json): number {
+  return typeof a === 'number' ? -a : NaN;
+}
+
+/** Unary `+`: numbers only, no string coercion. */
+export function pos(a: Json): number {
+  return typeof a === 'number' ? a : NaN;
+}
+
+// ---- functions of 3.4 ------------------------------------------------------
+
+/** Not undefined or null. */
+export function exists(x: Json): boolean {
+  return x !== undefined && x !== null;
+}
+
+/** undefined, null, `""`, `[]` or `{}`. */
+export function isEmpty(x: Json): boolean {
+  if (x === undefined || x === null || x === '') return true;
+  if (typeof x !== 'object') return false;
+  return isArrayFn(x) ? x.length === 0 : objectKeys(x).length === 0;
+}
+
+/** Code points of a string (lone surrogates count one each, as JSON Schema's minLength). */
+function codePoints(s: string): number {
+  let n = s.length;
+  for (let i = 0; i < s.length - 1; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 0xd800 && c <= 0xdbff) {
+      const d = s.charCodeAt(i + 1);
+      if (d >= 0xdc00 && d <= 0xdfff) {
+        n--;
+        i++;
+      }
+    }
+  }
+  return n;
+}
+
+/** Code points of a string, elements of an array, own keys of an object, else undefined. */
+export function len(x: Json): number | undefined {
+  if (typeof x === 'string') return codePoints(x);
+  if (x === null || typeof x !== 'object') return undefined;
+  return isArrayFn(x) ? x.length : objectKeys(x).length;
+}
+
+export function isString(x: Json): boolean {
+  return typeof x === 'string';
+}
+
+/** Finite numbers only: the invalid number is not a number here. */
+export function isNumber(x: Json): boolean {
+  return typeof x === 'number' && isFiniteNumber(x);
+}
+
+export function isInteger(x: Json): boolean {
+  return isIntegerNumber(x);
+}
+
+export function isBoolean(x: Json): boolean {
+  return typeof x === 'boolean';
+}
+
+export function isArray(x: Json): boolean {
+  return isArrayFn(x);
+}
+
+/** A non-null object that is not an array. */
+export function isObject(x: Json): boolean {
+  return x !== null && typeof x === 'object' && !isArrayFn(x);
+}
+
+/** Sum of an array of numbers: 0 for `[]`, invalid for a non-number element or a non-array. */
+export function sum(x: Json): number {
+  if (!isArrayFn(x)) return NaN;
+  let total = 0;
+  for (let i = 0; i < x.length; i++) {
+    const v = x[i];
+    if (typeof v !== 'number') return NaN;
+    total += v;
+  }
+  return num(total);
+}
+
+/** Mean of an array of numbers: undefined for `[]`, invalid like `sum` otherwise. */
+export function avg(x: Json): number | undefined {
+  if (isArrayFn(x) && x.length === 0) return undefined;
+  const total = sum(x);
+  return total === total ? num(total / (x as Json[]).length) : NaN;
+}
+
+function extreme(x: Json, wantMin: boolean): number | undefined {
+  if (typeof x === 'number') return num(x);
+  if (!isArrayFn(x)) return NaN;
+  if (x.length === 0) return undefined;
+  let best = x[0];
+  if (typeof best !== 'number') return NaN;
+  for (let i = 1; i < x.length; i++) {
+    const v = x[i];
+    if (typeof v !== 'number') return NaN;
+    best = wantMin ? mathMin(best, v) : mathMax(best, v);
+  }
+  return num(best);
+}
+
+/** `min(arr)` or `min(n)`: one array of numbers or one number; `[]` gives undefined. */
+export function min(x: Json): number | undefined {
+  return extreme(x, true);
+}
+
+/** `max(arr)` or `max(n)`, like `min`. */
+export function max(x: Json): number | undefined {
+  return extreme(x, false);
+}
+
+/** `min(a, b, ...)` folds pairwise: every operand must be a number. */
+export function min2(a: Json, b: Json): number {
+  return typeof a === 'number' && typeof b === 'number' ? num(mathMin(a, b)) : NaN;
+}
+
+/** `max(a, b, ...)` folds pairwise, like `min2`. */
+export function max2(a: Json, b: Json): number {
+  return typeof a === 'number' && typeof b === 'number' ? num(mathMax(a, b)) : NaN;
+}
+
+export function abs(x: Json): number {
+  return typeof x === 'number' ? num(mathAbs(x)) : NaN;
+}
+
+export function floor(x: Json): number {
+  return typeof x === 'number' ? num(mathFloor(x)) : NaN;
+}
+
+export function ceil(x: Json): number {
+  return typeof x === 'number' ? num(mathCeil(x)) : NaN;
+}
+
+/**
+ * Rounds half away from zero to `digits` (an integer 0-15, default 0).
+ * Decimal shifting goes through the number's shortest decimal text, so
+ * `round(1.005, 2)` is 1.01 as written, not 1 as binary floating point
+ * would give.
+ */
+export function round(x: Json, digits: Json = 0): number {
+  if (typeof x !== 'number' || !isFiniteNumber(x)) return NaN;
+  if (typeof digits !== 'number' || !isIntegerNumber(digits) || digits < 0 || digits > 15) return NaN;
+  if (isIntegerNumber(x)) return x;
+  const sign = x < 0 ? -1 : 1;
+  const a = mathAbs(x);
+  const text = String(a);
+  if (text.includes('e')) {
+    // Below 1e-6: shifting by at most 15 digits stays far from the half point's precision issues.
+    const scale = 10 ** digits;
+    return sign * (mathRound(a * scale) / scale);
+  }
+  const shifted = mathRound(Number(`${text}e${digits}`));
+  const shiftedText = String(shifted);
+  const result = shiftedText.includes('e') ? shifted / 10 ** digits : Number(`${shiftedText}e-${digits}`);
+  return num(sign * result);
+}
+
+export function lower(x: Json): string | undefined {
+  return typeof x === 'string' ? x.toLowerCase() : undefined;
+}
+
+export function upper(x: Json): string | undefined {
+  return typeof x === 'string' ? x.toUpperCase() : undefined;
+}
+
+export function trim(x: Json): string | undefined {
+  return typeof x === 'string' ? x.trim() : undefined;
+}
+
+/** A compiled pattern: native RegExp or a linear-time engine, both with `test`. */
+export interface Matcher {
+  test(s: string): boolean;
+}
+
+/** `matches(str, "pattern")`: search semantics; a non-string subject is false. */
+export function matches(matcher: Matcher, x: Json): boolean {
+  return typeof x === 'string' && matcher.test(x);
+}
+
+const emailFormat = fullFormats.email as RegExp;
+const uuidFormat = fullFormats.uuid as RegExp;
+const uriFormat = fullFormats.uri as (s: string) => boolean;
+const dateFormat = (fullFormats.date as { validate: (s: string) => boolean }).validate;
+const dateTimeFormat = (fullFormats['date-time'] as { validate: (s: string) => boolean }).validate;
+
+/** ajv-formats' `email`, so expression and schema rules agree. */
+export function isEmail(x: Json): boolean {
+  return typeof x === 'string' && emailFormat.test(x);
+}
+
+/** ajv-formats' `uuid`. */
+export function isUuid(x: Json): boolean {
+  return typeof x === 'string' && uuidFormat.test(x);
+}
+
+/** ajv-formats' `uri`. */
+export function isUri(x: Json): boolean {
+  return typeof x === 'string' && uriFormat(x);
+}
+
+/** ajv-formats' `date` or `date-time` (the latter needs an offset, as RFC 3339). */
+export function isDate(x: Json): boolean {
+  return typeof x === 'string' && (dateFormat(x) || dateTimeFormat(x));
+}
+
+const ISO_DATE_TIME =
+  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?)?$/;
+
+/** Days since 1970-01-01 of a proleptic Gregorian date (Hinnant's days_from_civil). */
+function daysFromCivil(year: number, month: number, day: number): number {
+  const y = month <= 2 ? year - 1 : year;
+  const era = mathFloor(y / 400);
+  const yoe = y - era * 400;
+  const doy = mathFloor((153 * (month + (month > 2 ? -3 : 9)) + 2) / 5) + day - 1;
+  const doe = yoe * 365 + mathFloor(yoe / 4) - mathFloor(yoe / 100) + doy;
+  return era * 146097 + doe - 719468;
+}
+
+/** The inverse of daysFromCivil. */
+function civilFromDays(days: number): [number, number, number] {
+  const z = days + 719468;
+  const era = mathFloor(z / 146097);
+  const doe = z - era * 146097;
+  const yoe = mathFloor((doe - mathFloor(doe / 1460) + mathFloor(doe / 36524) - mathFloor(doe / 146096)) / 365);
+  const doy = doe - (365 * yoe + mathFloor(yoe / 4) - mathFloor(yoe / 100));
+  const mp = mathFloor((5 * doy + 2) / 153);
+  const day = doy - mathFloor((153 * mp + 2) / 5) + 1;
+  const month = mp < 10 ? mp + 3 : mp - 9;
+  return [era * 400 + yoe + (month <= 2 ? 1 : 0), month, day];
+}
+
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+
+/**
+ * Epoch milliseconds of an ISO-8601 date (`2024-02-29`) or date-time
+ * (`2024-02-29T10:30`, seconds, fraction and offset optional; no offset
+ * means UTC), with every field range-checked (`2024-02-30` is undefined).
+ * Computed arithmetically: `Date.parse` would read offset-less date-times
+ * in the server's local time zone.
+ */
+export function date(x: Json): number | undefined {
+  if (typeof x !== 'string' || x.length > 40) return undefined;
+  const m = ISO_DATE_TIME.exec(x);
+  if (m === null) return undefined;
+  const year = +m[1];
+  const month = +m[2];
+  const day = +m[3];
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
+  let ms = daysFromCivil(year, month, day) * DAY_MS;
+  if (m[4] !== undefined) {
+    const hour = +m[4];
+    const minute = +m[5];
+    const second = m[6] === undefined ? 0 : +m[6];
+    if (hour > 23 || minute > 59 || second > 59) return undefined;
+    const fraction = m[7] === undefined ? 0 : mathFloor(+`0.${m[7]}` * 1000);
+    ms += ((hour * 60 + minute) * 60 + second) * 1000 + fraction;
+    if (m[9] !== undefined) {
+      const offsetHours = +m[10];
+      const offsetMinutes = m[11] === undefined ? 0 : +m[11];
+      if (offsetHours > 23 || offsetMinutes > 59) return undefined;
+      const offset = (offsetHours * 60 + offsetMinutes) * 60_000;
+      ms += m[9] === '+' ? -offset : offset;
+    }
+  }
+  return ms;
+}
+
+/** Epoch milliseconds of a date string or a finite number of milliseconds. */
+function instant(x: Json): number | undefined {
+  if (typeof x === 'number') return isFiniteNumber(x) ? x : undefined;
+  return date(x);
+}
+
+/** Whole UTC calendar days from `a` to `b`, signed; dates as ISO strings or epoch ms. */
+export function daysBetween(a: Json, b: Json): number | undefined {
+  const from = instant(a);
+  const to = instant(b);
+  if (from === undefined || to === undefined) return undefined;
+  return mathFloor(to / DAY_MS) - mathFloor(from / DAY_MS);
+}
+
+/**
+ * Whole years from `dob` to `now`, in UTC. A 29 February birthday is
+ * reached on 1 March in common years.
+ */
+export function age(dob: Json, now: Json): number | undefined {
+  const born = instant(dob);
+  if (born === undefined || typeof now !== 'number' || !isFiniteNumber(now)) return undefined;
+  const [by, bm, bd] = civilFromDays(mathFloor(born / DAY_MS));
+  const [ny, nm, nd] = civilFromDays(mathFloor(now / DAY_MS));
+  return ny - by - (nm < bm || (nm === bm && nd < bd) ? 1 : 0);
+}
+
+/** True when no two elements are deeply equal; undefined for a non-array. */
+export function distinct(x: Json): boolean | undefined {
+  if (!isArrayFn(x)) return undefined;
+  let primitive = true;
+  for (let i = 0; i < x.length; i++) {
+    const v = x[i];
+    if ((v !== null && typeof v === 'object') || v !== v) {
+      primitive = false;
+      break;
+    }
+  }
+  if (primitive) return new Set(x).size === x.length;
+  for (let i = 0; i < x.length; i++) {
+    for (let j = i + 1; j < x.length; j++) if (eq(x[i], x[j])) return false;
+  }
+  return true;
+}
+
+// ---- methods of 3.3 --------------------------------------------------------
+
+/** `.startsWith(s)` of a string; wrong types give undefined. */
+export function startsWith(x: Json, s: Json): boolean | undefined {
+  return typeof x === 'string' && typeof s === 'string' ? x.startsWith(s) : undefined;
+}
+
+/** `.endsWith(s)` of a string. */
+export function endsWith(x: Json, s: Json): boolean | undefined {
+  return typeof x === 'string' && typeof s === 'string' ? x.endsWith(s) : undefined;
+}
+
+/** `.includes(v)`: substring of a string, or a deeply equal element of an array. */
+export function includes(x: Json, v: Json): boolean | undefined {
+  if (typeof x === 'string') return typeof v === 'string' ? x.includes(v) : undefined;
+  if (!isArrayFn(x)) return undefined;
+  if (v === null || typeof v !== 'object') {
+    for (let i = 0; i < x.length; i++) if (x[i] === v) return true;
+    return false;
+  }
+  for (let i = 0; i < x.length; i++) if (eq(x[i], v)) return true;
+  return false;
+}
+
+// ---- results ---------------------------------------------------------------
+
+/** The parts of a failure record that a rule fixes at compile time. */
+export interface RuleMeta {
+  readonly ruleCode: string;
+  readonly ruleName: string;
+  readonly severity: Severity;
+  readonly errorCode: string;
+}
+
+/** Builds a failure record with the keys in the interface's order (2.1). */
+export function failure(
+  meta: RuleMeta,
+  message: string,
+  fieldPath: string,
+  actualValue: Json,
+  expectedValue: Json,
+): FailureRecord {
+  return {
+    ruleCode: meta.ruleCode,
+    ruleName: meta.ruleName,
+    severity: meta.severity,
+    message,
+    errorCode: meta.errorCode,
+    fieldPath,
+    actualValue: actualValue === undefined || actualValue !== actualValue ? null : actualValue,
+    expectedValue: expectedValue === undefined ? null : expectedValue,
+  };
+}
+
+/** Renders a template placeholder (3.6): strings verbatim, containers as JSON, nothing as "". */
+export function text(x: Json): string {
+  switch (typeof x) {
+    case 'string':
+      return x;
+    case 'number':
+      return isFiniteNumber(x) ? String(x) : '';
+    case 'boolean':
+      return x ? 'true' : 'false';
+    case 'object':
+      if (x === null) return '';
+      try {
+        return jsonStringify(x);
+      } catch {
+        // Only a structure deeper than the call stack gets here.
+        return '';
+      }
+    default:
+      return '';
+  }
+}
+
+/** Appends an array index to a rendered path: `items` + 3 gives `items[3]`. */
+export function indexPath(base: string, index: number): string {
+  return `${base === '' ? '$' : base}[${index}]`;
+}
+
+/** Deeply frozen copy of a JSON text; constants are shared by every request. */
+export function constant(json: string): Json {
+  const value = jsonParse(json) as Json;
+  const stack: Json[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (v !== null && typeof v === 'object') {
+      freeze(v);
+      for (const key of objectKeys(v)) stack.push((v as Record<string, Json>)[key]);
+    }
+  }
+  return value;
+}
+
+/** The request's clock: the caller's `now`, or the wall clock when none is given. */
+export function clock(now: Json): number {
+  return typeof now === 'number' && isFiniteNumber(now) ? now : dateNow();
+}
+
+/** Everything generated code may use, frozen so that no rule or tenant can swap a helper. */
+export const runtime = freeze({
+  get, length, eq, ne, lt, le, gt, ge, add, sub, mul, div, mod, pow, neg, pos,
+  exists, isEmpty, len, isString, isNumber, isInteger, isBoolean, isArray, isObject,
+  sum, avg, min, max, min2, max2, abs, floor, ceil, round, lower, upper, trim,
+  matches, isEmail, isUuid, isUri, isDate, date, daysBetween, age, distinct,
+  startsWith, endsWith, includes, failure, text, indexPath, constant, clock,
+});
+
+/** The type of `runtime`; generated code may name only its keys. */
+export type Runtime = typeof runtime;
