@@ -1,5 +1,57 @@
+/**
+ * API key routes (product.md sections 4 and 5): create (the secret is shown
+ * once), list without secrets, revoke (effective at once through
+ * deps.keys, which also evicts the key from the auth cache). Admin keys
+ * only; another tenant's key is unknown (404).
+ */
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppDeps } from '../app-deps.ts';
+import type { Role } from '../storage/types.ts';
+import { isUuid, notFound, tenantOf } from './schemas/route-helpers.ts';
+import {
+  apiKeyIdParamsSchema,
+  apiKeyListResponseSchema,
+  createApiKeyBodySchema,
+  createdApiKeyResponseSchema,
+} from './schemas/api-key-schemas.ts';
 
-/** Stub until the real routes land. */
-export const apiKeysRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async () => {};
+const adminOnly = { role: 'admin' } as const;
+
+/**
+ * Registers the /api-keys routes. Mounted by buildApp under /api/v1 with
+ * `{ deps }`.
+ *
+ * @example
+ * await app.register(apiKeysRoutes, { prefix: '/api/v1', deps });
+ */
+export const apiKeysRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
+  const { storage, keys } = deps;
+
+  app.post<{ Body: { name: string; role: Role } }>('/api-keys', {
+    config: adminOnly,
+    schema: { body: createApiKeyBodySchema, response: { 201: createdApiKeyResponseSchema } },
+  }, async (request, reply) => {
+    const { record, key } = await keys.create(tenantOf(request), request.body.name, request.body.role);
+    return reply.code(201).send({
+      id: record.id,
+      name: record.name,
+      role: record.role,
+      key,
+      createdAt: record.createdAt,
+    });
+  });
+
+  app.get('/api-keys', {
+    config: adminOnly,
+    schema: { response: { 200: apiKeyListResponseSchema } },
+  }, async (request) => ({ items: await storage.apiKeys.list(tenantOf(request)) }));
+
+  app.delete<{ Params: { id: string } }>('/api-keys/:id', {
+    config: adminOnly,
+    schema: { params: apiKeyIdParamsSchema, response: { 204: { type: 'null' } } },
+  }, async (request, reply) => {
+    if (!isUuid(request.params.id)) throw notFound('API key');
+    await keys.revoke(tenantOf(request), request.params.id);
+    return reply.code(204).send();
+  });
+};

@@ -1,5 +1,106 @@
+/**
+ * POST /rules/test (product.md section 4): evaluate a payload without
+ * storing anything, either against one rule as it would be saved, or
+ * against a context's ruleset as it is live now (`draft: false`, the
+ * default) or as it would be after a context publish (`draft: true`).
+ * Validators built here are never cached: a test must not change what
+ * validation sees.
+ */
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppDeps } from '../app-deps.ts';
+import { ProblemError } from '../errors.ts';
+import type { LiveRuleset } from '../storage/types.ts';
+import { assertRuleCompiles, describeCompileError } from '../rules/check-rule-content.ts';
+import { toRuleDefinition } from '../rules/to-rule-definition.ts';
+import { contextNotFound, tenantOf } from './schemas/route-helpers.ts';
+import { toRuleContent, type TestRuleBody } from './schemas/rule-body.ts';
+import { ruleTestBodySchema, singleResultResponseSchema } from './schemas/rule-test-schemas.ts';
 
-/** Stub until the real routes land. */
-export const ruleTestRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async () => {};
+interface RuleTestBody {
+  rule?: TestRuleBody;
+  context?: string;
+  draft?: boolean;
+  payload: Record<string, unknown>;
+}
+
+/** The context name a one-rule test runs under when the rule names none. */
+const TEST_CONTEXT = 'rule-test';
+
+/**
+ * Registers POST /rules/test. Mounted by buildApp under /api/v1 with
+ * `{ deps }`.
+ *
+ * @example
+ * await app.register(ruleTestRoutes, { prefix: '/api/v1', deps });
+ */
+export const ruleTestRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
+  const { storage, validators, config } = deps;
+
+  /** The one-rule ruleset of `{ rule, payload }`, checked as a save would check it. */
+  const ruleRuleset = (tenantId: string, rule: TestRuleBody): LiveRuleset => {
+    const content = toRuleContent(rule);
+    assertRuleCompiles(rule.code, content, { maxExpressionLength: config.maxExpressionLength, pathPrefix: 'rule' });
+    return {
+      tenantId,
+      context: rule.context ?? TEST_CONTEXT,
+      rulesetVersion: 0,
+      rules: [toRuleDefinition(rule.code, content)],
+    };
+  };
+
+  /** The ruleset of `{ context, payload, draft }`. */
+  const contextRuleset = async (tenantId: string, context: string, draft: boolean): Promise<LiveRuleset> => {
+    const ruleset = draft
+      ? await storage.rules.draftRuleset(tenantId, context)
+      : await storage.rules.liveRuleset(tenantId, context);
+    if (ruleset === null) throw contextNotFound(context, draft ? 'has no rules' : 'has no published ruleset');
+    return ruleset;
+  };
+
+  app.post<{ Body: RuleTestBody }>('/rules/test', {
+    config: { role: 'admin' },
+    schema: { body: ruleTestBodySchema, response: { 200: singleResultResponseSchema } },
+  }, async (request, reply) => {
+    const tenantId = tenantOf(request);
+    const body = request.body;
+    let ruleset: LiveRuleset;
+    if (body.rule !== undefined) {
+      assertOneForm(body);
+      ruleset = ruleRuleset(tenantId, body.rule);
+    } else {
+      ruleset = await contextRuleset(tenantId, requireContext(body), body.draft ?? false);
+    }
+
+    const { validator, errors } = validators.compileUncached(ruleset);
+    if (validator === undefined || errors.length > 0) {
+      // Rules are checked when saved, so only a compiler change could get
+      // here; a publish would refuse the same ruleset, so the test does too.
+      throw new ProblemError('INVALID_BODY', 'The ruleset does not compile.', errors.map((error) => ({
+        path: body.rule !== undefined ? `rule.${error.field}` : error.field,
+        message: `rule ${error.ruleCode}: ${describeCompileError(error)}`,
+      })));
+    }
+    const result = validator.validate(body.payload, Date.now());
+    return { ...result, executionTimeMs: Math.round(reply.elapsedTime) };
+  });
+};
+
+/** A rule test carries no context-test fields. */
+function assertOneForm(body: RuleTestBody): void {
+  const extra = (['context', 'draft'] as const).filter((field) => body[field] !== undefined);
+  if (extra.length > 0) {
+    throw new ProblemError('INVALID_BODY', 'Send either `rule` or `context`, not both.', extra.map((field) => ({
+      path: field,
+      message: 'must be left out when `rule` is sent (put the context inside the rule)',
+    })));
+  }
+}
+
+function requireContext(body: RuleTestBody): string {
+  if (body.context === undefined) {
+    throw new ProblemError('INVALID_BODY', 'Send either `rule` or `context`.', [
+      { path: 'rule', message: 'either `rule` or `context` is required' },
+    ]);
+  }
+  return body.context;
+}

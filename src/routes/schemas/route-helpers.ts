@@ -1,0 +1,43 @@
+/**
+ * Small helpers shared by the management routes: who the tenant is, and how
+ * ids that cannot exist are answered.
+ */
+import type { FastifyRequest } from 'fastify';
+import { ProblemError } from '../../errors.ts';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/**
+ * The tenant of the request, taken from the authenticated key and never
+ * from the body or the URL (SECURITY-NOTES 4, API1).
+ *
+ * @example
+ * const tenantId = tenantOf(request);
+ */
+export function tenantOf(request: FastifyRequest): string {
+  if (request.auth === null || request.auth === undefined) {
+    // The auth hook runs before every /api/v1 route; reaching here means the
+    // plugin was registered outside it, which must never answer with data.
+    throw new ProblemError('INTERNAL', 'The request was not authenticated.');
+  }
+  return request.auth.tenantId;
+}
+
+/**
+ * True for a syntactically valid UUID. Ids that are not UUIDs are answered
+ * 404 before they reach the database: PostgreSQL would refuse to cast them
+ * (a 500), and to a caller they are simply unknown ids.
+ */
+export function isUuid(value: string): boolean {
+  return UUID.test(value);
+}
+
+/** The 404 of an unknown (or another tenant's) resource. */
+export function notFound(what: string): ProblemError {
+  return new ProblemError('NOT_FOUND', `${what} was not found.`);
+}
+
+/** The 404 of a context without rules or without a ruleset version. */
+export function contextNotFound(context: string, why: string): ProblemError {
+  return new ProblemError('CONTEXT_NOT_FOUND', `Context "${context}" ${why}.`);
+}

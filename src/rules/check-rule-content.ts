@@ -1,0 +1,78 @@
+/**
+ * The save-time check of a rule (product.md 2: "saving compiles the rule").
+ * What JSON Schema cannot say is checked here, then the compiler's own
+ * checkRule runs; every problem becomes one `{ path, message }` entry of a
+ * 400 INVALID_BODY, so a publish never meets a rule that cannot compile.
+ */
+import { checkRule } from '../../compiler/index.ts';
+import type { CompileError } from '../../compiler/types.ts';
+import { ProblemError, type FieldError } from '../errors.ts';
+import type { RuleContent } from '../storage/types.ts';
+import { toRuleDefinition } from './to-rule-definition.ts';
+import { jsonDepthExceeds } from './json-depth.ts';
+
+/** Deeper expected values could not be serialized back without risk; schemas have the same bound (2.5). */
+export const MAX_EXPECTED_VALUE_DEPTH = 32;
+
+export interface RuleCheckOptions {
+  /** MAX_EXPRESSION_LENGTH, applied to `expression` and `when`. */
+  maxExpressionLength: number;
+  /** Prefix of reported paths, e.g. `rule` for POST /rules/test. */
+  pathPrefix?: string;
+}
+
+/**
+ * The problems of a rule's content, [] when it would compile.
+ *
+ * @example
+ * ruleContentErrors('LIMIT', { ...content, expression: 'new Date()' }, { maxExpressionLength: 4096 });
+ * // [{ path: 'expression', message: 'line 1, column 1: `new` is not allowed' }]
+ */
+export function ruleContentErrors(code: string, content: RuleContent, options: RuleCheckOptions): FieldError[] {
+  const at = (field: string): string => (options.pathPrefix === undefined ? field : `${options.pathPrefix}.${field}`);
+  const errors: FieldError[] = [];
+
+  if (content.expression === undefined && content.schema === undefined && !content.required) {
+    errors.push({
+      path: at('expression'),
+      message: 'a rule needs at least one of `expression`, `schema` or `required: true`',
+    });
+  }
+  for (const field of ['expression', 'when'] as const) {
+    const text = content[field];
+    if (text !== undefined && text.length > options.maxExpressionLength) {
+      errors.push({
+        path: at(field),
+        message: `is ${text.length} characters long; at most ${options.maxExpressionLength} are allowed`,
+      });
+    }
+  }
+  if (content.expectedValue !== undefined && jsonDepthExceeds(content.expectedValue, MAX_EXPECTED_VALUE_DEPTH)) {
+    errors.push({ path: at('expectedValue'), message: `is nested deeper than ${MAX_EXPECTED_VALUE_DEPTH} levels` });
+  }
+  // The compiler is only asked once the cheap checks pass: it would repeat
+  // them with less precise wording, and an over-long text is not worth parsing.
+  if (errors.length > 0) return errors;
+
+  const compileErrors = checkRule(toRuleDefinition(code, content), {
+    limits: { maxExpressionLength: options.maxExpressionLength },
+  });
+  return compileErrors.map((error) => ({ path: at(error.field), message: describeCompileError(error) }));
+}
+
+/**
+ * Throws the 400 INVALID_BODY that names every problem of the rule.
+ */
+export function assertRuleCompiles(code: string, content: RuleContent, options: RuleCheckOptions): void {
+  const errors = ruleContentErrors(code, content, options);
+  if (errors.length > 0) {
+    throw new ProblemError('INVALID_BODY', 'The rule does not compile.', errors);
+  }
+}
+
+/** "line 1, column 7: `new` is not allowed"; the position only when the compiler gives one. */
+export function describeCompileError(error: CompileError): string {
+  if (error.line === undefined) return error.message;
+  const column = error.column === undefined ? '' : `, column ${error.column}`;
+  return `line ${error.line}${column}: ${error.message}`;
+}
