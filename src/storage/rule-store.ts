@@ -1,35 +1,504 @@
 /**
- * Rules and their lifecycle (product.md 4). Placeholder until the
- * lifecycle lands; every method refuses.
+ * Rules and their lifecycle (product.md 4). Content lives in immutable
+ * rule_versions rows; the rules row says which version is the latest, which
+ * is live, and whether the rule is archived.
+ *
+ * Every operation that changes what is live (publish, archive of a live
+ * rule, rollback) runs in one transaction that first locks the context
+ * row, so such operations on one context serialize across processes; it
+ * then records the next ruleset version and calls beforeCommit with it
+ * before committing. beforeCommit must not use this storage: on PGlite the
+ * one connection is held by the transaction.
  */
-import type { Kysely } from 'kysely';
-import type { DatabaseSchema } from './schema.ts';
-import type { RuleStore } from './types.ts';
+import { randomUUID } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
+import { advanceRuleset, loadRuleset, lockContext, markVersionsPublished } from './context-rulesets.ts';
+import { guard } from './database-errors.ts';
+import { isUuid } from './identifiers.ts';
+import { contentEquals, normalizeContent, toRule, type RuleRow } from './rule-content.ts';
+import { decodeCursor, encodeCursor } from './rule-cursor.ts';
+import type { DatabaseSchema, RulesetMember } from './schema.ts';
+import {
+  ConflictError,
+  LimitExceededError,
+  NotFoundError,
+  type BeforeCommit,
+  type ContextSummary,
+  type ListRulesQuery,
+  type LiveRuleset,
+  type Page,
+  type PublishResult,
+  type Rule,
+  type RuleContent,
+  type RuleStore,
+  type RuleVersion,
+} from './types.ts';
 
-function notYet(): never {
-  throw new Error('rule storage is not implemented yet');
+type Db = Kysely<DatabaseSchema>;
+
+function selectRules(db: Db) {
+  return db
+    .selectFrom('rules as r')
+    .innerJoin('rule_versions as v', (join) =>
+      join.onRef('v.tenant_id', '=', 'r.tenant_id').onRef('v.rule_id', '=', 'r.id').onRef('v.version', '=', 'r.version'),
+    )
+    .select([
+      'r.id', 'r.context', 'r.code', 'r.version', 'r.published_version', 'r.archived_at',
+      'r.created_at', 'r.updated_at', 'r.published_at', 'v.content',
+    ]);
+}
+
+async function findRule(db: Db, tenantId: string, id: string, lock = false): Promise<RuleRow | undefined> {
+  if (!isUuid(id)) return undefined;
+  let query = selectRules(db).where('r.tenant_id', '=', tenantId).where('r.id', '=', id);
+  // FOR UPDATE OF r: the version row is immutable and needs no lock.
+  if (lock) query = query.modifyEnd(sql`for update of r`);
+  return query.executeTakeFirst();
+}
+
+async function requireRule(db: Db, tenantId: string, id: string, lock = false): Promise<RuleRow> {
+  const row = await findRule(db, tenantId, id, lock);
+  if (row === undefined) throw new NotFoundError('rule not found');
+  return row;
+}
+
+/**
+ * Reads the rule, locks its context, then reads it again under a row lock:
+ * the context is immutable, so the first read only serves to find which
+ * context to lock, and the second sees any change that committed meanwhile.
+ */
+async function lockRuleAndContext(
+  trx: Db,
+  tenantId: string,
+  id: string,
+): Promise<{ rule: RuleRow; rulesetVersion: number | null }> {
+  const { context } = await requireRule(trx, tenantId, id);
+  const rulesetVersion = await lockContext(trx, tenantId, context);
+  return { rule: await requireRule(trx, tenantId, id, true), rulesetVersion };
+}
+
+async function insertVersion(trx: Db, tenantId: string, ruleId: string, version: number, content: unknown, now: Date, published: boolean): Promise<void> {
+  await trx
+    .insertInto('rule_versions')
+    .values({
+      tenant_id: tenantId,
+      rule_id: ruleId,
+      version,
+      content: JSON.stringify(content),
+      created_at: now,
+      published_at: published ? now : null,
+    })
+    .execute();
 }
 
 /** RuleStore over the rules, rule_versions, contexts and ruleset_versions tables. */
 export class SqlRuleStore implements RuleStore {
-  readonly #db: Kysely<DatabaseSchema>;
-  constructor(db: Kysely<DatabaseSchema>) {
+  readonly #db: Db;
+
+  constructor(db: Db) {
     this.#db = db;
   }
-  get db(): Kysely<DatabaseSchema> {
-    return this.#db;
+
+  create(tenantId: string, context: string, code: string, content: RuleContent, maxRulesPerContext: number): Promise<Rule> {
+    const clash = `a rule with code "${code}" already exists in context "${context}"`;
+    return guard(
+      () =>
+        this.#db.transaction().execute(async (trx) => {
+          // The context lock makes the count and the code check exact under
+          // concurrent creates; the partial unique index backs the latter.
+          await lockContext(trx, tenantId, context);
+          const { count } = await trx
+            .selectFrom('rules')
+            .select(sql<number>`count(*)::int`.as('count'))
+            .where('tenant_id', '=', tenantId)
+            .where('context', '=', context)
+            .where('archived_at', 'is', null)
+            .executeTakeFirstOrThrow();
+          if (count >= maxRulesPerContext) {
+            throw new LimitExceededError(`context "${context}" already has ${count} rules, the maximum is ${maxRulesPerContext}`);
+          }
+          const taken = await trx
+            .selectFrom('rules')
+            .select('id')
+            .where('tenant_id', '=', tenantId)
+            .where('context', '=', context)
+            .where('code', '=', code)
+            .where('archived_at', 'is', null)
+            .executeTakeFirst();
+          if (taken !== undefined) throw new ConflictError(clash);
+
+          const id = randomUUID();
+          const now = new Date();
+          await trx
+            .insertInto('rules')
+            .values({ tenant_id: tenantId, id, context, code, version: 1, created_at: now, updated_at: now })
+            .execute();
+          await insertVersion(trx, tenantId, id, 1, normalizeContent(content), now, false);
+          return toRule(await requireRule(trx, tenantId, id));
+        }),
+      clash,
+    );
   }
-  create = notYet;
-  get = notYet;
-  list = notYet;
-  update = notYet;
-  versions = notYet;
-  archive = notYet;
-  publishRule = notYet;
-  publishContext = notYet;
-  rollback = notYet;
-  liveRuleset = notYet;
-  draftRuleset = notYet;
-  rulesetVersions = notYet;
-  contexts = notYet;
+
+  get(tenantId: string, id: string): Promise<Rule | null> {
+    return guard(async () => {
+      const row = await findRule(this.#db, tenantId, id);
+      return row === undefined ? null : toRule(row);
+    });
+  }
+
+  list(tenantId: string, query: ListRulesQuery): Promise<Page<Rule>> {
+    return guard(async () => {
+      let select = selectRules(this.#db).where('r.tenant_id', '=', tenantId);
+      if (query.context !== undefined) select = select.where('r.context', '=', query.context);
+      switch (query.status ?? 'active') {
+        case 'active':
+          select = select.where('r.archived_at', 'is', null);
+          break;
+        case 'archived':
+          select = select.where('r.archived_at', 'is not', null);
+          break;
+        case 'published':
+          select = select.where('r.archived_at', 'is', null).whereRef('r.published_version', '=', 'r.version');
+          break;
+        case 'draft':
+          select = select.where('r.archived_at', 'is', null).where(sql<boolean>`r.published_version is distinct from r.version`);
+          break;
+        case 'all':
+          break;
+      }
+      if (query.tag !== undefined) {
+        select = select.where(sql<boolean>`(v.content::jsonb -> 'tags') @> ${JSON.stringify([query.tag])}::jsonb`);
+      }
+      if (query.cursor !== undefined) {
+        const after = decodeCursor(query.cursor);
+        select = select.where(sql<boolean>`(r.created_at, r.id) > (${after.createdAt}::timestamptz, ${after.id}::uuid)`);
+      }
+      const limit = Math.max(1, Math.floor(query.limit));
+      // One row more than the page tells whether another page follows.
+      const rows = await select.orderBy('r.created_at').orderBy('r.id').limit(limit + 1).execute();
+      const items = rows.slice(0, limit);
+      const last = items.at(-1);
+      const nextCursor = rows.length > limit && last !== undefined ? encodeCursor({ createdAt: last.created_at, id: last.id }) : null;
+      return { items: items.map(toRule), nextCursor };
+    });
+  }
+
+  update(tenantId: string, id: string, basedOnVersion: number, content: RuleContent): Promise<Rule> {
+    return guard(() =>
+      this.#db.transaction().execute(async (trx) => {
+        const rule = await requireRule(trx, tenantId, id, true);
+        if (rule.archived_at !== null) throw new ConflictError('the rule is archived');
+        if (rule.version !== basedOnVersion) {
+          throw new ConflictError(`the rule is at version ${rule.version}, not ${basedOnVersion}`);
+        }
+        const now = new Date();
+        const version = rule.version + 1;
+        await trx
+          .updateTable('rules')
+          .set({ version, updated_at: now })
+          .where('tenant_id', '=', tenantId)
+          .where('id', '=', id)
+          .execute();
+        await insertVersion(trx, tenantId, id, version, normalizeContent(content), now, false);
+        return toRule(await requireRule(trx, tenantId, id));
+      }),
+    );
+  }
+
+  versions(tenantId: string, id: string): Promise<RuleVersion[] | null> {
+    return guard(async () => {
+      if ((await findRule(this.#db, tenantId, id)) === undefined) return null;
+      const rows = await this.#db
+        .selectFrom('rule_versions')
+        .select(['version', 'content', 'created_at', 'published_at'])
+        .where('tenant_id', '=', tenantId)
+        .where('rule_id', '=', id)
+        .orderBy('version', 'desc')
+        .execute();
+      return rows.map((row) => ({
+        version: row.version,
+        ...normalizeContent(row.content as unknown as RuleContent),
+        createdAt: row.created_at.toISOString(),
+        publishedAt: row.published_at?.toISOString() ?? null,
+      }));
+    });
+  }
+
+  archive<T>(tenantId: string, id: string, beforeCommit: BeforeCommit<T>): Promise<{ rule: Rule; live?: T }> {
+    return guard(() =>
+      this.#db.transaction().execute(async (trx) => {
+        const { rule, rulesetVersion } = await lockRuleAndContext(trx, tenantId, id);
+        if (rule.archived_at !== null) return { rule: toRule(rule) };
+        const wasLive = rule.published_version !== null;
+        const now = new Date();
+        await trx
+          .updateTable('rules')
+          .set({ archived_at: now, published_version: null, updated_at: now })
+          .where('tenant_id', '=', tenantId)
+          .where('id', '=', id)
+          .execute();
+        const archived = toRule(await requireRule(trx, tenantId, id));
+        // A rule that was never live leaves the ruleset as it is.
+        if (!wasLive) return { rule: archived };
+        const next = await advanceRuleset(trx, tenantId, rule.context, rulesetVersion, now);
+        return { rule: archived, live: await beforeCommit(next) };
+      }),
+    );
+  }
+
+  publishRule<T>(tenantId: string, id: string, beforeCommit: BeforeCommit<T>): Promise<{ rule: Rule; result: PublishResult; live: T }> {
+    return guard(() =>
+      this.#db.transaction().execute(async (trx) => {
+        const { rule, rulesetVersion } = await lockRuleAndContext(trx, tenantId, id);
+        if (rule.archived_at !== null) throw new ConflictError('the rule is archived');
+        if (rule.published_version === rule.version) throw new ConflictError(`version ${rule.version} is already live`);
+        const now = new Date();
+        await trx
+          .updateTable('rules')
+          .set({ published_version: rule.version, published_at: now, updated_at: now })
+          .where('tenant_id', '=', tenantId)
+          .where('id', '=', id)
+          .execute();
+        await markVersionsPublished(trx, tenantId, [{ ruleId: id, version: rule.version }], now);
+        const next = await advanceRuleset(trx, tenantId, rule.context, rulesetVersion, now);
+        const published = toRule(await requireRule(trx, tenantId, id));
+        const live = await beforeCommit(next);
+        return {
+          rule: published,
+          result: { context: rule.context, rulesetVersion: next.rulesetVersion, published: [id] },
+          live,
+        };
+      }),
+    );
+  }
+
+  publishContext<T>(tenantId: string, context: string, beforeCommit: BeforeCommit<T>): Promise<{ result: PublishResult; live?: T }> {
+    return guard(() =>
+      this.#db.transaction().execute(async (trx) => {
+        const rulesetVersion = await lockContext(trx, tenantId, context);
+        const drafts = await trx
+          .selectFrom('rules')
+          .select(['id', 'version'])
+          .where('tenant_id', '=', tenantId)
+          .where('context', '=', context)
+          .where('archived_at', 'is', null)
+          .where(sql<boolean>`published_version is distinct from version`)
+          .orderBy('created_at')
+          .orderBy('id')
+          .forUpdate()
+          .execute();
+        if (drafts.length === 0) {
+          // Only archived rules that never went live: there is no version
+          // to report, so the context counts as unknown. (Throwing also
+          // rolls back the context row lockContext may have created.)
+          if (rulesetVersion === null) throw new NotFoundError(`context "${context}" has no rules`);
+          return { result: { context, rulesetVersion, published: [] } };
+        }
+        const now = new Date();
+        const ids = drafts.map((d) => d.id);
+        await trx
+          .updateTable('rules')
+          .set((eb) => ({ published_version: eb.ref('version'), published_at: now, updated_at: now }))
+          .where('tenant_id', '=', tenantId)
+          .where('id', 'in', ids)
+          .execute();
+        await markVersionsPublished(trx, tenantId, drafts.map((d) => ({ ruleId: d.id, version: d.version })), now);
+        const next = await advanceRuleset(trx, tenantId, context, rulesetVersion, now);
+        const live = await beforeCommit(next);
+        return { result: { context, rulesetVersion: next.rulesetVersion, published: ids }, live };
+      }),
+    );
+  }
+
+  rollback<T>(tenantId: string, context: string, rulesetVersion: number, beforeCommit: BeforeCommit<T>): Promise<{ result: PublishResult; live: T }> {
+    return guard(() =>
+      this.#db.transaction().execute(async (trx) => {
+        const current = await lockContext(trx, tenantId, context);
+        const target = Number.isSafeInteger(rulesetVersion)
+          ? await trx
+              .selectFrom('ruleset_versions')
+              .select('members')
+              .where('tenant_id', '=', tenantId)
+              .where('context', '=', context)
+              .where('ruleset_version', '=', rulesetVersion)
+              .executeTakeFirst()
+          : undefined;
+        if (current === null || target === undefined) {
+          throw new NotFoundError(`context "${context}" has no ruleset version ${rulesetVersion}`);
+        }
+        if (rulesetVersion === current) throw new ConflictError(`ruleset version ${rulesetVersion} is already live`);
+
+        const rules = await trx
+          .selectFrom('rules')
+          .select(['id', 'code', 'version', 'published_version', 'archived_at'])
+          .where('tenant_id', '=', tenantId)
+          .where('context', '=', context)
+          .orderBy('created_at')
+          .orderBy('id')
+          .forUpdate()
+          .execute();
+        const byId = new Map(rules.map((r) => [r.id, r]));
+        const members = target.members.filter((m) => byId.has(m.ruleId));
+        const memberIds = new Set(members.map((m) => m.ruleId));
+        const liveNow: RulesetMember[] = rules
+          .filter((r) => r.archived_at === null && r.published_version !== null)
+          .map((r) => ({ ruleId: r.id, version: r.published_version as number }));
+        const contents = await loadContents(trx, tenantId, [...members, ...liveNow]);
+
+        const toArchive = liveNow.filter((m) => !memberIds.has(m.ruleId)).map((m) => m.ruleId);
+        const liveVersionOf = new Map(liveNow.map((m) => [m.ruleId, m.version]));
+        const toCopy = members.filter((m) => {
+          const liveVersion = liveVersionOf.get(m.ruleId);
+          return liveVersion === undefined || !contentEquals(contents.get(key(m.ruleId, liveVersion)), contents.get(key(m.ruleId, m.version)));
+        });
+
+        // A revived rule takes back its code; any other rule still holding
+        // it after this rollback (live or draft) makes the rollback refuse.
+        const archiving = new Set(toArchive);
+        for (const member of toCopy) {
+          const rule = byId.get(member.ruleId)!;
+          if (rule.archived_at === null) continue;
+          const holder = rules.find(
+            (r) => r.id !== rule.id && r.code === rule.code && r.archived_at === null && !archiving.has(r.id),
+          );
+          if (holder !== undefined) {
+            throw new ConflictError(`rule code "${rule.code}" of ruleset version ${rulesetVersion} is now used by another rule`);
+          }
+        }
+
+        const now = new Date();
+        if (toArchive.length > 0) {
+          await trx
+            .updateTable('rules')
+            .set({ archived_at: now, published_version: null, updated_at: now })
+            .where('tenant_id', '=', tenantId)
+            .where('id', 'in', toArchive)
+            .execute();
+        }
+        // Copies, not pointers to old versions: the latest version is then
+        // the live one, statuses read "published", and a later publish has
+        // no stale draft to re-apply.
+        for (const member of toCopy) {
+          const version = byId.get(member.ruleId)!.version + 1;
+          await insertVersion(trx, tenantId, member.ruleId, version, contents.get(key(member.ruleId, member.version)), now, true);
+          await trx
+            .updateTable('rules')
+            .set({ version, published_version: version, archived_at: null, published_at: now, updated_at: now })
+            .where('tenant_id', '=', tenantId)
+            .where('id', '=', member.ruleId)
+            .execute();
+        }
+        const next = await advanceRuleset(trx, tenantId, context, current, now);
+        const live = await beforeCommit(next);
+        return {
+          result: { context, rulesetVersion: next.rulesetVersion, published: toCopy.map((m) => m.ruleId) },
+          live,
+        };
+      }),
+    );
+  }
+
+  liveRuleset(tenantId: string, context: string): Promise<LiveRuleset | null> {
+    return this.#snapshotRuleset(tenantId, context, 'live');
+  }
+
+  draftRuleset(tenantId: string, context: string): Promise<LiveRuleset | null> {
+    return this.#snapshotRuleset(tenantId, context, 'draft');
+  }
+
+  /**
+   * One snapshot (repeatable read) for the version number and the rules,
+   * so a publish committing in between cannot pair version N with the
+   * rules of N+1.
+   */
+  #snapshotRuleset(tenantId: string, context: string, mode: 'live' | 'draft'): Promise<LiveRuleset | null> {
+    return guard(() =>
+      this.#db
+        .transaction()
+        .setIsolationLevel('repeatable read')
+        .execute(async (trx) => {
+          const row = await trx
+            .selectFrom('contexts')
+            .select('ruleset_version')
+            .where('tenant_id', '=', tenantId)
+            .where('context', '=', context)
+            .executeTakeFirst();
+          const current = row?.ruleset_version ?? null;
+          if (mode === 'live') {
+            if (current === null) return null;
+            const { rules } = await loadRuleset(trx, tenantId, context, 'live');
+            return { tenantId, context, rulesetVersion: current, rules };
+          }
+          const { rules, members } = await loadRuleset(trx, tenantId, context, 'draft');
+          if (rules.length === 0) return null;
+          // The version a context publish would produce: one more when
+          // anything is a draft.
+          const live = await loadRuleset(trx, tenantId, context, 'live');
+          const unchanged =
+            current !== null &&
+            live.members.length === members.length &&
+            live.members.every((m, i) => m.ruleId === members[i]!.ruleId && m.version === members[i]!.version);
+          return { tenantId, context, rulesetVersion: unchanged ? current : (current ?? 0) + 1, rules };
+        }),
+    );
+  }
+
+  rulesetVersions(tenantId: string): Promise<Map<string, number>> {
+    return guard(async () => {
+      const rows = await this.#db
+        .selectFrom('contexts')
+        .select(['context', 'ruleset_version'])
+        .where('tenant_id', '=', tenantId)
+        .where('ruleset_version', 'is not', null)
+        .execute();
+      return new Map(rows.map((r) => [r.context, r.ruleset_version as number]));
+    });
+  }
+
+  contexts(tenantId: string): Promise<ContextSummary[]> {
+    return guard(async () => {
+      const rows = await this.#db
+        .selectFrom('contexts as c')
+        .leftJoin('rules as r', (join) => join.onRef('r.tenant_id', '=', 'c.tenant_id').onRef('r.context', '=', 'c.context'))
+        .select([
+          'c.context',
+          'c.ruleset_version',
+          sql<number>`count(r.id) filter (where r.archived_at is null and r.published_version is distinct from r.version)::int`.as('draft'),
+          sql<number>`count(r.id) filter (where r.archived_at is null and r.published_version = r.version)::int`.as('published'),
+          sql<number>`count(r.id) filter (where r.archived_at is not null)::int`.as('archived'),
+        ])
+        .where('c.tenant_id', '=', tenantId)
+        .groupBy(['c.context', 'c.ruleset_version'])
+        .orderBy('c.context')
+        .execute();
+      return rows
+        .filter((r) => r.ruleset_version !== null || r.draft + r.published + r.archived > 0)
+        .map((r) => ({
+          context: r.context,
+          rulesetVersion: r.ruleset_version,
+          rules: { draft: r.draft, published: r.published, archived: r.archived },
+        }));
+    });
+  }
+}
+
+function key(ruleId: string, version: number): string {
+  return `${ruleId}@${version}`;
+}
+
+/** The content of each listed rule version, keyed by key(). */
+async function loadContents(trx: Db, tenantId: string, wanted: RulesetMember[]): Promise<Map<string, unknown>> {
+  const contents = new Map<string, unknown>();
+  if (wanted.length === 0) return contents;
+  const rows = await trx
+    .selectFrom('rule_versions')
+    .select(['rule_id', 'version', 'content'])
+    .where('tenant_id', '=', tenantId)
+    .where(
+      sql<boolean>`(rule_id, version) in (select * from unnest(${wanted.map((m) => m.ruleId)}::uuid[], ${wanted.map((m) => m.version)}::int[]))`,
+    )
+    .execute();
+  for (const row of rows) contents.set(key(row.rule_id, row.version), row.content);
+  return contents;
 }

@@ -1,0 +1,96 @@
+/**
+ * The shape of stored rule content, and the two views built from it: the
+ * API's Rule resource and the compiler's RuleDefinition.
+ */
+import type { RuleDefinition } from '../../compiler/types.ts';
+import type { Rule, RuleContent, RuleStatus } from './types.ts';
+
+const OPTIONAL_FIELDS = [
+  'description', 'errorCode', 'fieldPath', 'expression', 'schema', 'when', 'forEach', 'message', 'expectedValue',
+] as const;
+
+/**
+ * Content in the field order of product.md section 2, without undefined
+ * fields, so what is stored (and echoed) does not depend on how the caller
+ * built the object.
+ */
+export function normalizeContent(content: RuleContent): RuleContent {
+  const out: Record<string, unknown> = {
+    name: content.name,
+    description: content.description,
+    severity: content.severity,
+    errorCode: content.errorCode,
+    fieldPath: content.fieldPath,
+    required: content.required,
+    expression: content.expression,
+    schema: content.schema,
+    when: content.when,
+    forEach: content.forEach,
+    message: content.message,
+    expectedValue: content.expectedValue,
+    priority: content.priority,
+    enabled: content.enabled,
+    tags: [...content.tags],
+  };
+  for (const field of OPTIONAL_FIELDS) {
+    if (out[field] === undefined) delete out[field];
+  }
+  return out as unknown as RuleContent;
+}
+
+/** What the rule looks like to the compiler: content plus code, without description and tags. */
+export function toRuleDefinition(code: string, content: RuleContent): RuleDefinition {
+  const { description: _description, tags: _tags, ...rest } = content;
+  return { code, ...rest };
+}
+
+/** The columns of a rule row joined with its latest version's content. */
+export interface RuleRow {
+  id: string;
+  context: string;
+  code: string;
+  version: number;
+  published_version: number | null;
+  archived_at: Date | null;
+  created_at: Date;
+  updated_at: Date;
+  published_at: Date | null;
+  content: Record<string, unknown>;
+}
+
+/** product.md 4: archived after DELETE, else published when the latest version is live, else draft. */
+export function statusOf(row: Pick<RuleRow, 'version' | 'published_version' | 'archived_at'>): RuleStatus {
+  if (row.archived_at !== null) return 'archived';
+  return row.published_version === row.version ? 'published' : 'draft';
+}
+
+/** The API resource, keys in the order of product.md section 2. */
+export function toRule(row: RuleRow): Rule {
+  const content = normalizeContent(row.content as unknown as RuleContent);
+  return {
+    id: row.id,
+    context: row.context,
+    code: row.code,
+    ...content,
+    status: statusOf(row),
+    version: row.version,
+    publishedVersion: row.published_version,
+    createdAt: row.created_at.toISOString(),
+    updatedAt: row.updated_at.toISOString(),
+    publishedAt: row.published_at?.toISOString() ?? null,
+  };
+}
+
+/** Deep JSON equality, object keys in any order: "does the live content differ" for rollback. */
+export function contentEquals(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== 'object' || typeof b !== 'object' || a === null || b === null) return false;
+  if (Array.isArray(a) !== Array.isArray(b)) return false;
+  if (Array.isArray(a) && Array.isArray(b)) {
+    return a.length === b.length && a.every((item, i) => contentEquals(item, b[i]));
+  }
+  const aKeys = Object.keys(a);
+  const bRecord = b as Record<string, unknown>;
+  if (aKeys.length !== Object.keys(bRecord).length) return false;
+  return aKeys.every((key) => Object.hasOwn(bRecord, key) && contentEquals((a as Record<string, unknown>)[key], bRecord[key]));
+}
