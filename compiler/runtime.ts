@@ -230,9 +230,9 @@ export function isObject(x: Json): boolean {
   return x !== null && typeof x === 'object' && !isArrayFn(x);
 }
 
-/** Sum of an array of numbers: 0 for `[]`, invalid for a non-number element or a non-array. */
-export function sum(x: Json): number {
-  if (!isArrayFn(x)) return NaN;
+/** Sum of an array of numbers: 0 for `[]`, invalid for a non-number element, undefined for a non-array. */
+export function sum(x: Json): number | undefined {
+  if (!isArrayFn(x)) return undefined;
   let total = 0;
   for (let i = 0; i < x.length; i++) {
     const v = x[i];
@@ -242,17 +242,17 @@ export function sum(x: Json): number {
   return num(total);
 }
 
-/** Mean of an array of numbers: undefined for `[]`, invalid like `sum` otherwise. */
+/** Mean of an array of numbers: undefined for `[]` and non-arrays, invalid like `sum` otherwise. */
 export function avg(x: Json): number | undefined {
-  if (isArrayFn(x) && x.length === 0) return undefined;
-  const total = sum(x);
-  return total === total ? num(total / (x as Json[]).length) : NaN;
+  if (!isArrayFn(x) || x.length === 0) return undefined;
+  const total = sum(x) as number;
+  return num(total / x.length);
 }
 
-function extreme(x: Json, wantMin: boolean): number | undefined {
+function extreme(x: Json, wantMin: boolean): number {
   if (typeof x === 'number') return num(x);
-  if (!isArrayFn(x)) return NaN;
-  if (x.length === 0) return undefined;
+  // An empty list has no extreme; like a bad operand, that is an invalid number.
+  if (!isArrayFn(x) || x.length === 0) return NaN;
   let best = x[0];
   if (typeof best !== 'number') return NaN;
   for (let i = 1; i < x.length; i++) {
@@ -263,13 +263,13 @@ function extreme(x: Json, wantMin: boolean): number | undefined {
   return num(best);
 }
 
-/** `min(arr)` or `min(n)`: one array of numbers or one number; `[]` gives undefined. */
-export function min(x: Json): number | undefined {
+/** `min(arr)` or `min(n)`: one array of numbers or one number; `[]` is invalid. */
+export function min(x: Json): number {
   return extreme(x, true);
 }
 
 /** `max(arr)` or `max(n)`, like `min`. */
-export function max(x: Json): number | undefined {
+export function max(x: Json): number {
   return extreme(x, false);
 }
 

@@ -1,0 +1,45 @@
+/**
+ * Indented lines of generated source. Generated validators are read by
+ * tenant admins, so the writer keeps one statement per line and two-space
+ * indentation.
+ */
+import { _, layout, type Code } from './code.ts';
+
+/** Accumulates statements; `toCode()` gives the program text. */
+export class CodeWriter {
+  readonly #lines: Array<readonly [number, Code]> = [];
+  #depth: number;
+
+  constructor(depth = 0) {
+    this.#depth = depth;
+  }
+
+  /** One statement (or several lines of trusted code), at the current indentation. */
+  line(code: Code): this {
+    this.#lines.push([this.#depth, code]);
+    return this;
+  }
+
+  blank(): this {
+    this.#lines.push([0, _``]);
+    return this;
+  }
+
+  /** `head {`, then the body one level deeper, then `}` (or `} tail`). */
+  block(head: Code, body: () => void, tail?: Code): this {
+    this.line(_`${head} {`);
+    this.#depth++;
+    body();
+    this.#depth--;
+    this.line(tail === undefined ? _`}` : _`} ${tail}`);
+    return this;
+  }
+
+  get isEmpty(): boolean {
+    return this.#lines.length === 0;
+  }
+
+  toCode(): Code {
+    return layout(this.#lines);
+  }
+}
