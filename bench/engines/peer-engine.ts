@@ -53,12 +53,17 @@ function failsOn<E>(rule: PeerRule<E>, evaluate: PeerEvaluate<E>, data: unknown)
   return rule.test !== undefined && !holds(evaluate, rule.test, data);
 }
 
-/** Runs translated rules in order and returns the keys of the failures. */
-export function runPeerRules<E>(rules: readonly PeerRule<E>[], evaluate: PeerEvaluate<E>, payload: unknown): string[] {
+/**
+ * Runs translated rules in order and returns the keys of the failures.
+ * Top-level rules see `root` (the payload unless the engine wraps it).
+ */
+export function runPeerRules<E>(
+  rules: readonly PeerRule<E>[], evaluate: PeerEvaluate<E>, payload: unknown, root: unknown = payload,
+): string[] {
   const failed: string[] = [];
   for (const rule of rules) {
     if (rule.forEach === undefined) {
-      if (failsOn(rule, evaluate, payload)) failed.push(rule.code);
+      if (failsOn(rule, evaluate, root)) failed.push(rule.code);
       continue;
     }
     const list = (payload as Record<string, unknown>)[rule.forEach];
