@@ -368,10 +368,11 @@ export function parseExpression(src: string): Node {
   return program.body[0].expression as Node;
 }
 
-/** Evaluates an expression's source text. */
+/** Evaluates an expression's source text; `$value` defaults to the payload root, as in a rule without fieldPath. */
 export function evaluateSource(src: string, scope: Partial<Scope> = {}): unknown {
+  const payload = scope.payload ?? {};
   return evaluate(parseExpression(src), {
-    payload: {}, value: undefined, item: undefined, index: undefined,
+    payload, value: payload, item: undefined, index: undefined,
     expected: null, now: 0, params: [], ...scope,
   });
 }

@@ -1,0 +1,168 @@
+/**
+ * Differential test: the compiled validator and the reference interpreter
+ * (reference-interpreter.ts, written from product.md alone) must return the
+ * same result, key order included, for random well-formed rules and random
+ * payloads. Runs are seeded: set DIFF_SEED to replay, DIFF_RUNS to scale.
+ * fast-check prints the seed and the shrunk counterexample on failure.
+ */
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { compileRuleset } from '../../compiler/index.ts';
+import type { RuleDefinition } from '../../compiler/types.ts';
+import { expressionArb, payloadArb, rulesetArb } from './arbitraries.ts';
+import { evaluateSource, referenceValidate } from './reference-interpreter.ts';
+
+const NOW = Date.UTC(2024, 5, 15, 12, 30);
+const SEED = Number(process.env.DIFF_SEED ?? 20_240_615);
+const RUNS = Number(process.env.DIFF_RUNS ?? 1);
+
+/** Compiles once, then checks every payload against the reference. */
+function agree(rules: RuleDefinition[], payloads: string[]): void {
+  const compiled = compileRuleset(rules);
+  expect(compiled.errors, 'a well-formed rule was refused').toEqual([]);
+  for (const text of payloads) {
+    const expected = referenceValidate(rules, JSON.parse(text), NOW);
+    const actual = compiled.validate(JSON.parse(text), NOW);
+    expect(JSON.stringify(actual), `payload ${text}`).toBe(JSON.stringify(expected));
+    expect(actual, `payload ${text}`).toEqual(expected);
+  }
+}
+
+/**
+ * Rules that make an expression's value observable: whether it is exactly
+ * true, its rendering (3.6) and a few type probes.
+ */
+export function probeRules(expression: string, forEach: boolean): RuleDefinition[] {
+  const each = forEach ? { forEach: 'items' } : {};
+  const rules: RuleDefinition[] = [
+    { code: 'exact', name: 'exact', expression, ...each },
+    { code: 'value', name: 'value', expression: 'false', message: `{{ ${expression} }}`, ...each },
+  ];
+  if (expression.length < 300) {
+    const probes = ['isString', 'isNumber', 'exists', 'isArray', '!'].map((f) => `{{ ${f}(${expression}) }}`);
+    probes.push(`{{ (${expression}) == null }}`);
+    rules.push({ code: 'kind', name: 'kind', expression: 'false', message: probes.join('|'), ...each });
+  }
+  return rules;
+}
+
+const payloads = fc.array(payloadArb, { minLength: 1, maxLength: 3 });
+
+describe('reference interpreter against product.md examples', () => {
+  const payload = {
+    loan: { amount: 12000 }, s: 'a😀', n: 5, items: [{ qty: 1 }, { qty: 0 }], obj: { k: 1 },
+    'first-name': 'Ann', nul: null,
+  };
+  const cases: Array<[string, unknown]> = [
+    ['loan.amount', 12000],
+    ['$["first-name"]', 'Ann'],
+    ['$value == $', true],
+    ['obj.constructor', undefined],
+    ['obj.__proto__', undefined],
+    ['obj.toString', undefined],
+    ['obj.missing.deeper', undefined],
+    ['[1, [2, "x"]] == [1, [2, "x"]]', true],
+    ['[1, 2] == [2, 1]', false],
+    ['1 == "1"', false],
+    ['nul == missing', false],
+    ['"B" < "a"', true],
+    ['1 < "2"', false],
+    ['null < 1', false],
+    ['1 + "1" == "11"', false],
+    ['isNumber(1 + "1")', false],
+    ['"a" + "b"', 'ab'],
+    ['1 / 0 == 1 / 0', false],
+    ['1 / 0 != 1 / 0', true],
+    ['isNumber(1e308 * 10)', false],
+    ['-"5" < 0', false],
+    ['0.1 + 0.2 == 0.3', false],
+    ['s.length', 3],
+    ['len(s)', 2],
+    ['len(obj)', 1],
+    ['len(5)', undefined],
+    ['items.every(i => i.qty > 0)', false],
+    ['items.some(i => i.qty > 0)', true],
+    ['items.filter(i => i.qty > 0).length', 1],
+    ['items.map(i => i.qty)', [1, 0]],
+    ['items.find(i => i.qty == 0).qty', 0],
+    ['items.every(x => [1, 2].some(y => y == x.qty))', false],
+    ['[[1], 2].includes([1])', true],
+    ['n.startsWith("5")', undefined],
+    ['s.startsWith("a")', true],
+    ['isEmpty([]) && isEmpty("") && isEmpty(missing) && !isEmpty(0)', true],
+    ['sum([])', 0],
+    ['avg([])', undefined],
+    ['isNumber(min(1, "2"))', false],
+    ['max([3, 9, 2])', 9],
+    ['min(4, 2, 8)', 2],
+    ['round(2.5)', 3],
+    ['daysBetween("2024-01-01", "2024-03-01")', 60],
+    ['daysBetween("2024-03-01", "2024-01-01")', -60],
+    ['date("2024-01-01") == date("2024-01-01T00:00:00Z")', true],
+    ['date("2024-01-01T00:00:00")', Date.UTC(2024, 0, 1)],
+    ['date("2021-02-29")', undefined],
+    ['age("2000-06-16")', 23],
+    ['age("2000-06-15")', 24],
+    ['isDate("2024-02-30")', false],
+    ['isEmail("a@b.co")', true],
+    ['isUuid("123e4567-e89b-12d3-a456-426614174000")', true],
+    ['distinct([1, [1], "1"])', true],
+    ['distinct([[1], [1]])', false],
+    ['missing ?? "d"', 'd'],
+    ['nul || 0 || "x"', 'x'],
+    ['n > 1 ? "big" : "small"', 'big'],
+  ];
+  it.each(cases)('%s', (src, want) => {
+    expect(evaluateSource(src, { payload, now: NOW })).toEqual(want);
+  });
+
+  it('reports missing, forEach and priority semantics of 2.1-2.3', () => {
+    const rules: RuleDefinition[] = [
+      { code: 'qty', name: 'Qty', forEach: 'items', fieldPath: 'items[].qty', expression: '$item.qty > 0', message: '#{{ $index }}: {{ $value }} <= {{ $expected }}' },
+      { code: 'max', name: 'Max', fieldPath: 'loan.amount', expression: 'loan.amount <= 10000', priority: -1 },
+      { code: 'req', name: 'Req', fieldPath: 'zip', required: true },
+      { code: 'skip', name: 'Skip', fieldPath: 'zip', expression: 'zip > 1' },
+      { code: 'off', name: 'Off', expression: 'false', enabled: false },
+      { code: 'when', name: 'When', expression: 'false', when: 'n > 10' },
+    ];
+    expect(referenceValidate(rules, payload, NOW)).toEqual({
+      isValid: false,
+      totalRulesEvaluated: 3,
+      failures: [
+        { ruleCode: 'max', ruleName: 'Max', severity: 'Error', message: 'Max failed', errorCode: 'max', fieldPath: 'loan.amount', actualValue: 12000, expectedValue: 10000 },
+        { ruleCode: 'qty', ruleName: 'Qty', severity: 'Error', message: '#1: 0 <= 0', errorCode: 'qty', fieldPath: 'items[1].qty', actualValue: 0, expectedValue: 0 },
+        { ruleCode: 'req', ruleName: 'Req', severity: 'Error', message: 'Req failed', errorCode: 'req', fieldPath: 'zip', actualValue: null, expectedValue: null },
+      ],
+    });
+  });
+});
+
+describe('compiled validator agrees with the reference interpreter', () => {
+  it('on random expressions (value, exact truth and type probes)', () => {
+    fc.assert(
+      fc.property(expressionArb(false, 4, 'any'), payloads, (expression, texts) => agree(probeRules(expression, false), texts)),
+      { seed: SEED, numRuns: 700 * RUNS },
+    );
+  });
+
+  it('on random boolean expressions', () => {
+    fc.assert(
+      fc.property(expressionArb(false, 5, 'bool'), payloads, (expression, texts) => agree(probeRules(expression, false), texts)),
+      { seed: SEED + 1, numRuns: 700 * RUNS },
+    );
+  });
+
+  it('on random expressions inside forEach ($item, $index, $value)', () => {
+    fc.assert(
+      fc.property(expressionArb(true, 4, 'any'), payloads, (expression, texts) => agree(probeRules(expression, true), texts)),
+      { seed: SEED + 2, numRuns: 500 * RUNS },
+    );
+  });
+
+  it('on random rulesets (when, fieldPath, required, forEach, messages, priorities)', () => {
+    fc.assert(
+      fc.property(rulesetArb, payloads, (rules, texts) => agree(rules, texts)),
+      { seed: SEED + 3, numRuns: 1000 * RUNS },
+    );
+  });
+});
