@@ -319,7 +319,7 @@ describe('contexts and ruleset versions', () => {
       await s.rules.create('globex', 'gamma', 'X', content(), NO_LIMIT);
       expect(await s.rules.contexts('acme')).toEqual([
         { context: 'alpha', rulesetVersion: 1, rules: { draft: 1, published: 1, archived: 1 } },
-        { context: 'beta', rulesetVersion: null, rules: { draft: 0 + 1, published: 0, archived: 0 } },
+        { context: 'beta', rulesetVersion: null, rules: { draft: 1, published: 0, archived: 0 } },
       ]);
       expect(await s.rules.rulesetVersions('acme')).toEqual(new Map([['alpha', 1]]));
       expect(await s.rules.rulesetVersions('globex')).toEqual(new Map());
