@@ -1,0 +1,115 @@
+/**
+ * buildApp: the whole HTTP service as a Fastify instance, built from a
+ * configuration and an open storage. It does not listen; `server.ts` does,
+ * and tests listen on port 0.
+ *
+ * Order matters: timing first (so its clock covers everything), then the
+ * error handlers and body parser, then authentication, then the routes.
+ */
+import { randomUUID } from 'node:crypto';
+import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import type { AppDeps } from './app-deps.ts';
+import { registerAuth } from './auth/auth-hook.ts';
+import { KeyCache } from './auth/key-cache.ts';
+import { createKeyService } from './auth/key-service.ts';
+import { LastUsedTracker } from './auth/last-used-tracker.ts';
+import type { Config } from './config.ts';
+import { frameworkErrorHandler, registerErrorHandlers } from './http/error-handler.ts';
+import { registerJsonBodyParser } from './http/json-body-parser.ts';
+import { registerRequestTiming } from './http/request-timing.ts';
+import { apiKeysRoutes } from './routes/api-keys.ts';
+import { contextsRoutes } from './routes/contexts.ts';
+import { healthRoutes } from './routes/health.ts';
+import { ruleTestRoutes } from './routes/rule-test.ts';
+import { rulesRoutes } from './routes/rules.ts';
+import { validationRoutes } from './routes/validation.ts';
+import type { Storage } from './storage/types.ts';
+import { ValidatorCache } from './validators/validator-cache.ts';
+
+export interface BuildAppOptions {
+  config: Config;
+  /** Open and migrated; the caller closes it after `app.close()`. */
+  storage: Storage;
+  /** A pino logger to use instead of one built from config.logLevel. */
+  logger?: FastifyBaseLogger;
+}
+
+/** The parts of the running service that operators' tools and tests reach into. */
+export interface AppInternals {
+  readonly validators: ValidatorCache;
+  readonly keyCache: KeyCache;
+  readonly lastUsed: LastUsedTracker;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** The collaborators handed to every route plugin. */
+    deps: AppDeps;
+    internals: AppInternals;
+  }
+}
+
+/** A request that takes longer than this to arrive in full is dropped (Fastify's default 0 means never). */
+const REQUEST_TIMEOUT_MS = 30_000;
+
+/** Where pino must never print a secret. */
+const REDACTED_PATHS = ['req.headers["x-api-key"]', 'headers["x-api-key"]', 'req.headers.authorization'];
+
+/**
+ * Builds the service. Resolves once every plugin is registered (`ready`).
+ *
+ * @example
+ * const app = await buildApp({ config: loadConfig(), storage });
+ * await app.listen({ port: 3000 });
+ */
+export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
+  const { config, storage } = options;
+  const verbose = config.logLevel === 'debug' || config.logLevel === 'trace';
+  const app = Fastify({
+    ...(options.logger !== undefined
+      ? { loggerInstance: options.logger }
+      : { logger: { level: config.logLevel, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } } }),
+    // Per-request log lines cost more than validating; they are for debugging.
+    disableRequestLogging: !verbose,
+    bodyLimit: config.maxBodyBytes,
+    onProtoPoisoning: 'error',
+    onConstructorPoisoning: 'error',
+    requestIdHeader: false,
+    requestIdLogLabel: 'requestId',
+    genReqId: () => randomUUID(),
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    return503OnClosing: false,
+    frameworkErrors: frameworkErrorHandler,
+    ajv: {
+      customOptions: { removeAdditional: false, coerceTypes: false, allErrors: true, useDefaults: false },
+    },
+  });
+
+  const keyCache = new KeyCache({ find: (keyHash) => storage.apiKeys.findActiveByHash(keyHash) });
+  const lastUsed = new LastUsedTracker(storage.apiKeys, app.log);
+  const validators = new ValidatorCache({
+    rules: storage.rules,
+    maxEntries: config.validatorCacheSize,
+    limits: { maxExpressionLength: config.maxExpressionLength },
+  });
+  const deps: AppDeps = { config, storage, validators, keys: createKeyService(storage.apiKeys, keyCache) };
+  app.decorate('deps', deps);
+  app.decorate('internals', { validators, keyCache, lastUsed });
+
+  registerRequestTiming(app);
+  registerErrorHandlers(app);
+  registerJsonBodyParser(app);
+  registerAuth(app, { cache: keyCache, lastUsed });
+
+  await app.register(healthRoutes, { deps });
+  for (const routes of [validationRoutes, rulesRoutes, contextsRoutes, apiKeysRoutes, ruleTestRoutes]) {
+    await app.register(routes, { prefix: '/api/v1', deps });
+  }
+
+  lastUsed.start();
+  app.addHook('onClose', async () => {
+    await lastUsed.stop();
+  });
+  await app.ready();
+  return app;
+}

@@ -1,0 +1,82 @@
+/**
+ * Authentication and the role check for everything under /api/v1.
+ *
+ * The tenant comes from the key; X-Tenant-Id is only an assertion that must
+ * match it. Every way of failing gets the byte-identical 401, so a caller
+ * learns nothing about which part was wrong (product.md 5). The common case,
+ * a key already in memory, completes synchronously.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import { TENANT_ID_PATTERN } from '../config.ts';
+import { UNAUTHORIZED_DETAIL } from '../errors.ts';
+import { sendProblem } from '../http/error-handler.ts';
+import { hashApiKey, isWellFormedApiKey } from './api-key.ts';
+import type { CachedKey, KeyCache } from './key-cache.ts';
+import type { LastUsedTracker } from './last-used-tracker.ts';
+
+/** Paths under this prefix need a key. */
+export const AUTHENTICATED_PREFIX = '/api/v1';
+
+export interface AuthOptions {
+  cache: KeyCache;
+  lastUsed: LastUsedTracker;
+}
+
+const UNAUTHORIZED = { code: 'UNAUTHORIZED', detail: UNAUTHORIZED_DETAIL } as const;
+const FORBIDDEN = { code: 'FORBIDDEN', detail: 'This API key may not call this operation.' } as const;
+
+/** Registers `request.auth` and the onRequest hook that sets it. */
+export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
+  const { cache, lastUsed } = options;
+  app.decorateRequest('auth', null);
+
+  const admit = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction, key: CachedKey | null, tenantId: string): void => {
+    if (key === null || key.tenantId !== tenantId) {
+      sendProblem(request, reply, UNAUTHORIZED);
+      return;
+    }
+    request.auth = { tenantId: key.tenantId, role: key.role, keyId: key.keyId };
+    lastUsed.record(key.keyId);
+    // Unknown routes have no role: an authenticated caller gets the 404.
+    if (key.role !== 'admin' && !request.is404 && (request.routeOptions.config.role ?? 'admin') === 'admin') {
+      sendProblem(request, reply, FORBIDDEN);
+      return;
+    }
+    done();
+  };
+
+  app.addHook('onRequest', (request, reply, done) => {
+    if (!isAuthenticatedPath(request.url)) {
+      done();
+      return;
+    }
+    const apiKey = request.headers['x-api-key'];
+    const tenantId = request.headers['x-tenant-id'];
+    if (
+      typeof apiKey !== 'string' ||
+      typeof tenantId !== 'string' ||
+      !TENANT_ID_PATTERN.test(tenantId) ||
+      !isWellFormedApiKey(apiKey)
+    ) {
+      sendProblem(request, reply, UNAUTHORIZED);
+      return;
+    }
+    const found = cache.lookup(hashApiKey(apiKey));
+    if (found === null || !(found instanceof Promise)) {
+      admit(request, reply, done, found, tenantId);
+      return;
+    }
+    found.then(
+      (key) => admit(request, reply, done, key, tenantId),
+      (error: unknown) => done(error as Error),
+    );
+  });
+}
+
+/** True for `/api/v1` and everything below it, whatever the query string. */
+export function isAuthenticatedPath(url: string): boolean {
+  if (!url.startsWith(AUTHENTICATED_PREFIX)) return false;
+  const next = url.charCodeAt(AUTHENTICATED_PREFIX.length);
+  // End of string (NaN), '/', '?' or '#'.
+  return Number.isNaN(next) || next === 47 || next === 63 || next === 35;
+}

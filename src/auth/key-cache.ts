@@ -1,0 +1,121 @@
+/**
+ * The lookup behind authentication, keyed by key hash. Known keys stay
+ * cached until revoked (or pushed out by the LRU bound); unknown hashes are
+ * remembered briefly, so a client hammering one bad key costs one query per
+ * TTL; concurrent misses for one hash share one query.
+ */
+import type { ApiKeyRecord, Role } from '../storage/types.ts';
+
+/** What authentication needs to know about a key. */
+export interface CachedKey {
+  readonly keyId: string;
+  readonly tenantId: string;
+  readonly role: Role;
+}
+
+export interface KeyCacheOptions {
+  /** Reads the active key with this hash from storage. */
+  find(keyHash: string): Promise<ApiKeyRecord | null>;
+  /** Known keys kept (LRU). */
+  maxKeys?: number;
+  /** Unknown hashes kept (oldest dropped first). */
+  maxUnknown?: number;
+  /** How long an unknown hash is answered from memory. */
+  unknownTtlMs?: number;
+  now?: () => number;
+}
+
+export class KeyCache {
+  readonly #find: (keyHash: string) => Promise<ApiKeyRecord | null>;
+  readonly #maxKeys: number;
+  readonly #maxUnknown: number;
+  readonly #unknownTtlMs: number;
+  readonly #now: () => number;
+  readonly #known = new Map<string, CachedKey>();
+  readonly #hashById = new Map<string, string>();
+  readonly #unknown = new Map<string, number>();
+  readonly #inflight = new Map<string, Promise<CachedKey | null>>();
+  // Bumped by every eviction: a lookup that started before a revocation must
+  // not put the revoked key back into the cache when it completes.
+  #epoch = 0;
+
+  constructor(options: KeyCacheOptions) {
+    this.#find = options.find;
+    this.#maxKeys = options.maxKeys ?? 10_000;
+    this.#maxUnknown = options.maxUnknown ?? 10_000;
+    this.#unknownTtlMs = options.unknownTtlMs ?? 5_000;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /**
+   * The key with this hash, or null. Synchronous when the answer is in
+   * memory, so the hot path never waits on a promise.
+   */
+  lookup(keyHash: string): CachedKey | null | Promise<CachedKey | null> {
+    const known = this.#known.get(keyHash);
+    if (known !== undefined) {
+      this.#known.delete(keyHash);
+      this.#known.set(keyHash, known);
+      return known;
+    }
+    const unknownUntil = this.#unknown.get(keyHash);
+    if (unknownUntil !== undefined) {
+      if (unknownUntil > this.#now()) return null;
+      this.#unknown.delete(keyHash);
+    }
+    let pending = this.#inflight.get(keyHash);
+    if (pending === undefined) {
+      pending = this.#load(keyHash);
+      this.#inflight.set(keyHash, pending);
+    }
+    return pending;
+  }
+
+  /** Drops a key (revocation), effective for the next request. */
+  evictKeyId(keyId: string): void {
+    this.#epoch++;
+    const keyHash = this.#hashById.get(keyId);
+    if (keyHash === undefined) return;
+    this.#hashById.delete(keyId);
+    this.#known.delete(keyHash);
+  }
+
+  /** Forgets everything (tests, or after a missed revocation notice). */
+  clear(): void {
+    this.#epoch++;
+    this.#known.clear();
+    this.#hashById.clear();
+    this.#unknown.clear();
+  }
+
+  async #load(keyHash: string): Promise<CachedKey | null> {
+    const epoch = this.#epoch;
+    try {
+      const record = await this.#find(keyHash);
+      const key = record === null || record.revokedAt !== null
+        ? null
+        : { keyId: record.id, tenantId: record.tenantId, role: record.role };
+      if (epoch === this.#epoch) this.#remember(keyHash, key);
+      return key;
+    } finally {
+      this.#inflight.delete(keyHash);
+    }
+  }
+
+  #remember(keyHash: string, key: CachedKey | null): void {
+    if (key === null) {
+      if (this.#unknown.size >= this.#maxUnknown) {
+        this.#unknown.delete(this.#unknown.keys().next().value!);
+      }
+      this.#unknown.set(keyHash, this.#now() + this.#unknownTtlMs);
+      return;
+    }
+    if (this.#known.size >= this.#maxKeys) {
+      const [oldestHash, oldest] = this.#known.entries().next().value!;
+      this.#known.delete(oldestHash);
+      this.#hashById.delete(oldest.keyId);
+    }
+    this.#known.set(keyHash, key);
+    this.#hashById.set(key.keyId, keyHash);
+  }
+}

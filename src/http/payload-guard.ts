@@ -1,0 +1,54 @@
+/**
+ * The payload guard of product.md 6: at most `maxDepth` levels (the payload
+ * object is level 1; objects and arrays both count) and finite numbers only.
+ * JSON.parse turns `1e400` into Infinity and accepts any nesting, while the
+ * compiled validators, ajv and JSON.stringify recurse, so this check runs
+ * before any of them. It is iterative so that it cannot overflow itself.
+ */
+import { appendPath } from '../../compiler/paths.ts';
+import type { FieldError } from '../errors.ts';
+
+/**
+ * The first violation in `payload`, reported under `basePath` (e.g.
+ * `payload` or `items[2].payload`), or undefined when the payload is fine.
+ *
+ * @example
+ * checkPayload({ a: 1e400 }, 'payload', 64); // { path: 'payload.a', message: 'must be a finite number' }
+ */
+export function checkPayload(payload: unknown, basePath: string, maxDepth: number): FieldError | undefined {
+  // Paths are built only for containers; a leaf's path is built only when it fails.
+  const values: unknown[] = [payload];
+  const depths: number[] = [1];
+  const paths: string[] = [basePath];
+  while (values.length > 0) {
+    const value = values.pop();
+    const depth = depths.pop()!;
+    const path = paths.pop()!;
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth > maxDepth) return { path, message: `is nested deeper than ${maxDepth} levels` };
+    if (Array.isArray(value)) {
+      for (let i = 0; i < value.length; i++) {
+        const child: unknown = value[i];
+        if (typeof child === 'number') {
+          if (!Number.isFinite(child)) return { path: appendPath(path, i), message: 'must be a finite number' };
+        } else if (typeof child === 'object' && child !== null) {
+          values.push(child);
+          depths.push(depth + 1);
+          paths.push(appendPath(path, i));
+        }
+      }
+    } else {
+      for (const key of Object.keys(value)) {
+        const child: unknown = (value as Record<string, unknown>)[key];
+        if (typeof child === 'number') {
+          if (!Number.isFinite(child)) return { path: appendPath(path, key), message: 'must be a finite number' };
+        } else if (typeof child === 'object' && child !== null) {
+          values.push(child);
+          depths.push(depth + 1);
+          paths.push(appendPath(path, key));
+        }
+      }
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,48 @@
+/**
+ * Fastify schema errors (ajv) as `{ path, message }` in product.md 2.4
+ * syntax: `/items/3/payload` becomes `items[3].payload`, and a missing or
+ * unexpected property is named itself rather than its parent.
+ */
+import { appendPath } from '../../compiler/paths.ts';
+import type { FieldError } from '../errors.ts';
+
+/** The part of an ajv ErrorObject this module reads. */
+export interface SchemaErrorLike {
+  instancePath: string;
+  keyword: string;
+  params: Record<string, unknown>;
+  message?: string;
+}
+
+/** Converts a JSON Pointer into a 2.4 path; all-digit segments are indices. */
+export function pointerToPath(pointer: string): string {
+  if (pointer === '') return '';
+  let path = '';
+  for (const raw of pointer.slice(1).split('/')) {
+    const segment = raw.replaceAll('~1', '/').replaceAll('~0', '~');
+    path = /^(?:0|[1-9]\d*)$/.test(segment) ? appendPath(path, Number(segment)) : appendPath(path, segment);
+  }
+  return path;
+}
+
+/** One FieldError per ajv error, in ajv's order, duplicates removed. */
+export function schemaErrorsToFieldErrors(errors: readonly SchemaErrorLike[]): FieldError[] {
+  const out: FieldError[] = [];
+  const seen = new Set<string>();
+  for (const error of errors) {
+    let path = pointerToPath(error.instancePath);
+    let message = error.message ?? 'is invalid';
+    if (error.keyword === 'required' && typeof error.params.missingProperty === 'string') {
+      path = appendPath(path, error.params.missingProperty);
+      message = 'is required';
+    } else if (error.keyword === 'additionalProperties' && typeof error.params.additionalProperty === 'string') {
+      path = appendPath(path, error.params.additionalProperty);
+      message = 'is not an allowed field';
+    }
+    const key = `${path}\u0000${message}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push({ path, message });
+  }
+  return out;
+}

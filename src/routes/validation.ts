@@ -1,0 +1,306 @@
+/**
+ * The three validation operations (service-interface.md 4.1-4.3, product.md
+ * 6). The hot path is: auth cache lookup (hook), payload guard, validator
+ * cache lookup, one call of the compiled function, serialization by the
+ * response schema. The database is touched only on a cache miss.
+ *
+ * The compiled function always returns full failure records; the batch and
+ * transaction response schemas are what trim them to ruleCode and message,
+ * so one compiled function serves all three operations.
+ */
+import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { ValidationResult } from '../../compiler/types.ts';
+import type { AppDeps, CompiledValidator, ValidatorService } from '../app-deps.ts';
+import { ProblemError, type FieldError } from '../errors.ts';
+import { checkPayload } from '../http/payload-guard.ts';
+import { elapsedMs } from '../http/request-timing.ts';
+import { CONTEXT_PATTERN } from './schemas/rule-schemas.ts';
+
+interface ValidateBody {
+  context: string;
+  payload: Record<string, unknown>;
+}
+
+interface BatchBody {
+  context: string;
+  items: { id: string; payload: Record<string, unknown> }[];
+}
+
+interface TransactionBody {
+  transactionId: string;
+  contexts: string[];
+  payload: Record<string, unknown>;
+}
+
+const contextSchema = { type: 'string', pattern: CONTEXT_PATTERN } as const;
+const payloadSchema = { type: 'object' } as const;
+const idSchema = { type: 'string', minLength: 1, maxLength: 200 } as const;
+
+/** Failure records of single results: all eight fields, in the interface's order (2.1). */
+const fullFailureSchema = {
+  type: 'object',
+  required: ['ruleCode', 'ruleName', 'severity', 'message', 'errorCode', 'fieldPath', 'actualValue', 'expectedValue'],
+  properties: {
+    ruleCode: { type: 'string' },
+    ruleName: { type: 'string' },
+    severity: { type: 'string' },
+    message: { type: 'string' },
+    errorCode: { type: 'string' },
+    fieldPath: { type: 'string' },
+    actualValue: {},
+    expectedValue: {},
+  },
+} as const;
+
+/** Failure records of batch and transaction results: exactly ruleCode and message. */
+const shortFailureSchema = {
+  type: 'object',
+  required: ['ruleCode', 'message'],
+  properties: {
+    ruleCode: { type: 'string' },
+    message: { type: 'string' },
+  },
+} as const;
+
+const singleResponseSchema = {
+  type: 'object',
+  required: ['isValid', 'totalRulesEvaluated', 'failures', 'executionTimeMs'],
+  properties: {
+    isValid: { type: 'boolean' },
+    totalRulesEvaluated: { type: 'integer' },
+    failures: { type: 'array', items: fullFailureSchema },
+    executionTimeMs: { type: 'integer' },
+  },
+} as const;
+
+const batchResponseSchema = {
+  type: 'object',
+  required: ['results', 'totalProcessed', 'totalFailed', 'executionTimeMs'],
+  properties: {
+    results: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['id', 'isValid', 'failures'],
+        properties: {
+          id: { type: 'string' },
+          isValid: { type: 'boolean' },
+          failures: { type: 'array', items: shortFailureSchema },
+        },
+      },
+    },
+    totalProcessed: { type: 'integer' },
+    totalFailed: { type: 'integer' },
+    executionTimeMs: { type: 'integer' },
+  },
+} as const;
+
+const transactionResponseSchema = {
+  type: 'object',
+  required: ['transactionId', 'overallResult', 'contextResults', 'executionTimeMs'],
+  properties: {
+    transactionId: { type: 'string' },
+    overallResult: { type: 'string', enum: ['Approved', 'Rejected'] },
+    contextResults: {
+      type: 'array',
+      items: {
+        type: 'object',
+        required: ['context', 'isValid', 'failures'],
+        properties: {
+          context: { type: 'string' },
+          isValid: { type: 'boolean' },
+          failures: { type: 'array', items: shortFailureSchema },
+        },
+      },
+    },
+    executionTimeMs: { type: 'integer' },
+  },
+} as const;
+
+const validatorRole = { role: 'validator' } as const;
+
+/**
+ * Registers POST /validation/validate, /validate-batch and
+ * /validate-transaction. Mounted by buildApp under /api/v1.
+ *
+ * @example
+ * await app.register(validationRoutes, { prefix: '/api/v1', deps });
+ */
+export const validationRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
+  const { validators, config } = deps;
+  const maxDepth = config.maxPayloadDepth;
+
+  app.post<{ Body: ValidateBody }>('/validation/validate', {
+    config: validatorRole,
+    schema: {
+      body: {
+        type: 'object',
+        required: ['context', 'payload'],
+        properties: { context: contextSchema, payload: payloadSchema },
+      },
+      response: { 200: singleResponseSchema },
+    },
+  }, async (request) => {
+    const now = Date.now();
+    const tenantId = tenantOf(request);
+    const { context, payload } = request.body;
+    rejectInvalid(checkPayload(payload, 'payload', maxDepth));
+    const validator = validators.get(tenantId, context) ?? (await loadValidator(validators, tenantId, context, 'context'));
+    const result = validator.validate(payload, now);
+    return {
+      isValid: result.isValid,
+      totalRulesEvaluated: result.totalRulesEvaluated,
+      failures: result.failures,
+      executionTimeMs: Math.round(elapsedMs(request)),
+    };
+  });
+
+  app.post<{ Body: BatchBody }>('/validation/validate-batch', {
+    config: validatorRole,
+    schema: {
+      body: {
+        type: 'object',
+        required: ['context', 'items'],
+        properties: {
+          context: contextSchema,
+          items: {
+            type: 'array',
+            minItems: 1,
+            maxItems: config.maxBatchItems,
+            items: {
+              type: 'object',
+              required: ['id', 'payload'],
+              properties: { id: idSchema, payload: payloadSchema },
+            },
+          },
+        },
+      },
+      response: { 200: batchResponseSchema },
+    },
+  }, async (request) => {
+    const now = Date.now();
+    const tenantId = tenantOf(request);
+    const { context, items } = request.body;
+    const errors: FieldError[] = [];
+    const seen = new Set<string>();
+    for (let i = 0; i < items.length; i++) {
+      const { id, payload } = items[i];
+      if (seen.has(id)) errors.push({ path: `items[${i}].id`, message: 'must be unique within the batch' });
+      seen.add(id);
+      const violation = checkPayload(payload, `items[${i}].payload`, maxDepth);
+      if (violation !== undefined) errors.push(violation);
+    }
+    if (errors.length > 0) throw new ProblemError('INVALID_BODY', 'The request body is invalid.', errors);
+
+    const validator = validators.get(tenantId, context) ?? (await loadValidator(validators, tenantId, context, 'context'));
+    const results = new Array<{ id: string; isValid: boolean; failures: ValidationResult['failures'] }>(items.length);
+    let totalFailed = 0;
+    for (let i = 0; i < items.length; i++) {
+      const result = validator.validate(items[i].payload, now);
+      if (!result.isValid) totalFailed++;
+      results[i] = { id: items[i].id, isValid: result.isValid, failures: result.failures };
+    }
+    return {
+      results,
+      totalProcessed: items.length,
+      totalFailed,
+      executionTimeMs: Math.round(elapsedMs(request)),
+    };
+  });
+
+  app.post<{ Body: TransactionBody }>('/validation/validate-transaction', {
+    config: validatorRole,
+    schema: {
+      body: {
+        type: 'object',
+        required: ['transactionId', 'contexts', 'payload'],
+        properties: {
+          transactionId: idSchema,
+          contexts: {
+            type: 'array',
+            minItems: 1,
+            maxItems: config.maxTransactionContexts,
+            items: contextSchema,
+          },
+          payload: payloadSchema,
+        },
+      },
+      response: { 200: transactionResponseSchema },
+    },
+  }, async (request) => {
+    const now = Date.now();
+    const tenantId = tenantOf(request);
+    const { transactionId, contexts, payload } = request.body;
+    const errors: FieldError[] = [];
+    const seen = new Set<string>();
+    for (let i = 0; i < contexts.length; i++) {
+      if (seen.has(contexts[i])) errors.push({ path: `contexts[${i}]`, message: 'must be distinct' });
+      seen.add(contexts[i]);
+    }
+    const violation = checkPayload(payload, 'payload', maxDepth);
+    if (violation !== undefined) errors.push(violation);
+    if (errors.length > 0) throw new ProblemError('INVALID_BODY', 'The request body is invalid.', errors);
+
+    const set = await consistentSet(validators, tenantId, contexts);
+    const contextResults = new Array<{ context: string; isValid: boolean; failures: ValidationResult['failures'] }>(contexts.length);
+    let allValid = true;
+    for (let i = 0; i < set.length; i++) {
+      const result = set[i].validate(payload, now);
+      if (!result.isValid) allValid = false;
+      contextResults[i] = { context: contexts[i], isValid: result.isValid, failures: result.failures };
+    }
+    return {
+      transactionId,
+      overallResult: allValid ? 'Approved' : 'Rejected',
+      contextResults,
+      executionTimeMs: Math.round(elapsedMs(request)),
+    };
+  });
+};
+
+function tenantOf(request: FastifyRequest): string {
+  if (request.auth === null) {
+    // Unreachable while the auth hook guards /api/v1; never validate for nobody.
+    throw new ProblemError('INTERNAL', 'The request was not authenticated.');
+  }
+  return request.auth.tenantId;
+}
+
+function rejectInvalid(violation: FieldError | undefined): void {
+  if (violation !== undefined) throw new ProblemError('INVALID_BODY', 'The request body is invalid.', [violation]);
+}
+
+function contextNotFound(context: string, path: string): ProblemError {
+  return new ProblemError('CONTEXT_NOT_FOUND', `Context "${context}" has no published rules.`, [
+    { path, message: 'names no published ruleset' },
+  ]);
+}
+
+async function loadValidator(validators: ValidatorService, tenantId: string, context: string, path: string): Promise<CompiledValidator> {
+  const validator = await validators.load(tenantId, context);
+  if (validator === null) throw contextNotFound(context, path);
+  return validator;
+}
+
+/**
+ * The validators of every context of a transaction, as one consistent set:
+ * misses are loaded first, then all are taken from the cache in one
+ * synchronous pass, so no publish can interleave between two of them.
+ */
+async function consistentSet(validators: ValidatorService, tenantId: string, contexts: string[]): Promise<CompiledValidator[]> {
+  const loaded = new Map<string, CompiledValidator | null>();
+  const misses = contexts.filter((context) => validators.get(tenantId, context) === undefined);
+  if (misses.length > 0) {
+    const results = await Promise.all(misses.map((context) => validators.load(tenantId, context)));
+    misses.forEach((context, i) => loaded.set(context, results[i]));
+  }
+  const set = new Array<CompiledValidator>(contexts.length);
+  for (let i = 0; i < contexts.length; i++) {
+    // A validator loaded above may have been pushed out of a small cache
+    // since; the loaded copy is then the freshest this request can have.
+    const validator = validators.get(tenantId, contexts[i]) ?? loaded.get(contexts[i]);
+    if (validator === undefined || validator === null) throw contextNotFound(contexts[i], `contexts[${i}]`);
+    set[i] = validator;
+  }
+  return set;
+}

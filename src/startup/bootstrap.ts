@@ -1,0 +1,24 @@
+/**
+ * RULES_BOOTSTRAP_TENANTS (product.md 5): at every start, each configured
+ * tenant exists and holds its configured admin key. Idempotent, so every
+ * instance of a fleet may run it.
+ */
+import { hashApiKey } from '../auth/api-key.ts';
+import type { BootstrapTenant } from '../config.ts';
+import type { Storage } from '../storage/types.ts';
+
+/** Name given to keys created from configuration. */
+export const BOOTSTRAP_KEY_NAME = 'bootstrap admin';
+
+/**
+ * Ensures the tenants and their admin keys.
+ *
+ * @example
+ * await bootstrapTenants(storage, config.bootstrapTenants ?? []);
+ */
+export async function bootstrapTenants(storage: Storage, tenants: readonly BootstrapTenant[]): Promise<void> {
+  for (const { tenantId, adminKey } of tenants) {
+    await storage.tenants.ensureTenant(tenantId);
+    await storage.apiKeys.ensure(tenantId, BOOTSTRAP_KEY_NAME, 'admin', hashApiKey(adminKey));
+  }
+}

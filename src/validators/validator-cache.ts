@@ -1,0 +1,193 @@
+/**
+ * The compiled-validator cache (ValidatorService). `get` is the hot path:
+ * two Map reads and a counter write. Everything else happens on a miss or
+ * on publish.
+ *
+ * - Single flight: concurrent misses for one context share one load.
+ * - Versions only move forward: `install` ignores a validator older than
+ *   the one cached, so a slow load cannot undo a publish.
+ * - Bounded: beyond `maxEntries` the least recently used validator goes;
+ *   recency is a tick stamped by `get`, scanned only on eviction (rare),
+ *   so hits never reorder a Map.
+ * - Unknown contexts are remembered briefly, so a flood of requests for a
+ *   context that does not exist costs one query per TTL.
+ */
+import type { CompilerLimits } from '../../compiler/types.ts';
+import type { CompiledValidator, ValidatorService } from '../app-deps.ts';
+import { ProblemError, type FieldError } from '../errors.ts';
+import type { LiveRuleset, RuleStore } from '../storage/types.ts';
+import { compileValidator } from './compile-validator.ts';
+
+export interface ValidatorCacheOptions {
+  rules: Pick<RuleStore, 'liveRuleset'>;
+  maxEntries: number;
+  limits: Partial<CompilerLimits>;
+  /** How long a context without a ruleset version is answered from memory. */
+  unknownTtlMs?: number;
+  now?: () => number;
+}
+
+interface Entry {
+  validator: CompiledValidator;
+  tick: number;
+}
+
+/** Default memory of unknown contexts; below the 1 s in which instances converge. */
+export const UNKNOWN_CONTEXT_TTL_MS = 500;
+
+export class ValidatorCache implements ValidatorService {
+  readonly #rules: Pick<RuleStore, 'liveRuleset'>;
+  readonly #maxEntries: number;
+  readonly #limits: Partial<CompilerLimits>;
+  readonly #unknownTtlMs: number;
+  readonly #now: () => number;
+  readonly #byTenant = new Map<string, Map<string, Entry>>();
+  readonly #unknown = new Map<string, number>();
+  readonly #inflight = new Map<string, Promise<CompiledValidator | null>>();
+  #size = 0;
+  #tick = 0;
+  // Bumped by invalidate: a load that started before it may have read what
+  // the invalidation said is stale, so its result is returned but not cached.
+  #invalidations = 0;
+  #compiles = 0;
+
+  constructor(options: ValidatorCacheOptions) {
+    this.#rules = options.rules;
+    this.#maxEntries = options.maxEntries;
+    this.#limits = options.limits;
+    this.#unknownTtlMs = options.unknownTtlMs ?? UNKNOWN_CONTEXT_TTL_MS;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** Compiles performed so far (tests check single flight with it). */
+  get compileCount(): number {
+    return this.#compiles;
+  }
+
+  /** Validators cached now. */
+  get size(): number {
+    return this.#size;
+  }
+
+  get(tenantId: string, context: string): CompiledValidator | undefined {
+    const entry = this.#byTenant.get(tenantId)?.get(context);
+    if (entry === undefined) return undefined;
+    entry.tick = ++this.#tick;
+    return entry.validator;
+  }
+
+  load(tenantId: string, context: string): Promise<CompiledValidator | null> {
+    const cached = this.get(tenantId, context);
+    if (cached !== undefined) return Promise.resolve(cached);
+    const key = cacheKey(tenantId, context);
+    const unknownUntil = this.#unknown.get(key);
+    if (unknownUntil !== undefined) {
+      if (unknownUntil > this.#now()) return Promise.resolve(null);
+      this.#unknown.delete(key);
+    }
+    const shared = this.#inflight.get(key);
+    if (shared !== undefined) return shared;
+    const pending: Promise<CompiledValidator | null> = this.#loadFromStorage(tenantId, context, key).finally(() => {
+      // invalidate() may have replaced this load with a newer one meanwhile.
+      if (this.#inflight.get(key) === pending) this.#inflight.delete(key);
+    });
+    this.#inflight.set(key, pending);
+    return pending;
+  }
+
+  compile(ruleset: LiveRuleset): CompiledValidator {
+    const { validator, errors } = this.compileUncached(ruleset);
+    if (validator === undefined) {
+      const fieldErrors: FieldError[] = errors.map((error) => ({
+        path: error.field,
+        message: `rule ${error.ruleCode}: ${error.message}${
+          error.line === undefined ? '' : ` (line ${error.line}, column ${error.column ?? 1})`
+        }`,
+      }));
+      throw new ProblemError('INVALID_BODY', `The ruleset of context "${ruleset.context}" does not compile.`, fieldErrors);
+    }
+    return validator;
+  }
+
+  compileUncached(ruleset: LiveRuleset): { validator?: CompiledValidator; errors: ReturnType<typeof compileValidator>['errors'] } {
+    this.#compiles++;
+    return compileValidator(ruleset, this.#limits);
+  }
+
+  install(validator: CompiledValidator): void {
+    const { tenantId, context } = validator;
+    this.#unknown.delete(cacheKey(tenantId, context));
+    let contexts = this.#byTenant.get(tenantId);
+    if (contexts === undefined) {
+      contexts = new Map();
+      this.#byTenant.set(tenantId, contexts);
+    }
+    const existing = contexts.get(context);
+    if (existing !== undefined) {
+      if (existing.validator.rulesetVersion > validator.rulesetVersion) return;
+      existing.validator = validator;
+      existing.tick = ++this.#tick;
+      return;
+    }
+    contexts.set(context, { validator, tick: ++this.#tick });
+    this.#size++;
+    if (this.#size > this.#maxEntries) this.#evictLeastRecentlyUsed();
+  }
+
+  invalidate(tenantId: string, context: string): void {
+    this.#invalidations++;
+    const key = cacheKey(tenantId, context);
+    this.#inflight.delete(key);
+    this.#unknown.delete(key);
+    this.#remove(tenantId, context);
+  }
+
+  async recompile(tenantId: string, context: string): Promise<CompiledValidator | null> {
+    const validator = await this.#loadFromStorage(tenantId, context, cacheKey(tenantId, context));
+    if (validator === null) this.#remove(tenantId, context);
+    return validator;
+  }
+
+  async #loadFromStorage(tenantId: string, context: string, key: string): Promise<CompiledValidator | null> {
+    const invalidations = this.#invalidations;
+    const ruleset = await this.#rules.liveRuleset(tenantId, context);
+    const current = invalidations === this.#invalidations;
+    if (ruleset === null) {
+      if (current) this.#unknown.set(key, this.#now() + this.#unknownTtlMs);
+      return null;
+    }
+    const validator = this.compile(ruleset);
+    if (current) this.install(validator);
+    // A newer version may have been installed meanwhile; hand out the one
+    // the cache holds so callers never see a version going backwards.
+    return this.get(tenantId, context) ?? validator;
+  }
+
+  #remove(tenantId: string, context: string): void {
+    const contexts = this.#byTenant.get(tenantId);
+    if (contexts === undefined || !contexts.delete(context)) return;
+    this.#size--;
+    if (contexts.size === 0) this.#byTenant.delete(tenantId);
+  }
+
+  #evictLeastRecentlyUsed(): void {
+    let oldestTenant: string | undefined;
+    let oldestContext: string | undefined;
+    let oldestTick = Infinity;
+    for (const [tenantId, contexts] of this.#byTenant) {
+      for (const [context, entry] of contexts) {
+        if (entry.tick < oldestTick) {
+          oldestTick = entry.tick;
+          oldestTenant = tenantId;
+          oldestContext = context;
+        }
+      }
+    }
+    if (oldestTenant !== undefined && oldestContext !== undefined) this.#remove(oldestTenant, oldestContext);
+  }
+}
+
+function cacheKey(tenantId: string, context: string): string {
+  // Tenant ids cannot contain NUL, so the pair is unambiguous.
+  return `${tenantId}\u0000${context}`;
+}
