@@ -1,0 +1,143 @@
+/**
+ * Context routes over HTTP (product.md section 4): the list with rule counts
+ * and cache state, recompile, the generated validator source, and the
+ * configurable limits that guard rule saving (section 8).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp } from '../support/app.ts';
+
+type TestApp = Awaited<ReturnType<typeof startTestApp>>;
+type Json = Record<string, any>;
+type Response = { status: number; headers: Headers; body: any };
+
+let t: TestApp;
+
+beforeAll(async () => {
+  t = await startTestApp({ env: { MAX_RULES_PER_CONTEXT: '3', MAX_EXPRESSION_LENGTH: '100' } });
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+function api(method: string, path: string, body?: unknown, options: Json = {}): Promise<Response> {
+  return t.request(method, `/api/v1${path}`, { body, ...options }) as Promise<Response>;
+}
+
+async function ok(response: Promise<Response>, status = 200): Promise<any> {
+  const resolved = await response;
+  expect(resolved.status, JSON.stringify(resolved.body)).toBe(status);
+  return resolved.body;
+}
+
+async function expectProblem(response: Promise<Response>, status: number, code: string): Promise<Json> {
+  const resolved = await response;
+  expect(resolved.status, JSON.stringify(resolved.body)).toBe(status);
+  expect(resolved.body.code).toBe(code);
+  return resolved.body;
+}
+
+function createRule(context: string, code: string, extra: Json = {}): Promise<Json> {
+  return ok(api('POST', '/rules', { context, code, name: code, fieldPath: 'amount', expression: 'amount > 0', ...extra }), 201);
+}
+
+function headerOf(response: Response, name: string): string | null {
+  const headers = response.headers as unknown;
+  if (headers instanceof Headers) return headers.get(name);
+  const value = (headers as Record<string, string | string[] | undefined>)[name];
+  return Array.isArray(value) ? value.join(', ') : value ?? null;
+}
+
+describe('GET /contexts', () => {
+  it('lists nothing for a tenant without rules', async () => {
+    expect(await ok(api('GET', '/contexts'))).toEqual({ items: [] });
+  });
+
+  it('counts rules by status and reports the compile of the live version', async () => {
+    const live = await createRule('listed', 'LIVE');
+    await createRule('listed', 'DRAFT');
+    const archived = await createRule('listed', 'GONE');
+    await ok(api('DELETE', `/rules/${archived.id}`), 204);
+    await ok(api('POST', `/rules/${live.id}/publish`));
+    await createRule('drafts-only', 'D1');
+
+    const items = (await ok(api('GET', '/contexts'))).items as Json[];
+    const listed = items.find((item) => item.context === 'listed');
+    expect(listed).toMatchObject({ context: 'listed', rulesetVersion: 1, rules: { draft: 1, published: 1, archived: 1 } });
+    // The publish compiled and installed the validator in this process.
+    expect(listed!.compiledAt).toEqual(expect.stringMatching(/^\d{4}-\d{2}-\d{2}T/));
+    expect(listed!.compileMs).toEqual(expect.any(Number));
+    expect(items.find((item) => item.context === 'drafts-only')).toEqual({
+      context: 'drafts-only',
+      rulesetVersion: null,
+      rules: { draft: 1, published: 0, archived: 0 },
+      compiledAt: null,
+      compileMs: null,
+    });
+  });
+});
+
+describe('POST /contexts/{context}/recompile', () => {
+  it('rebuilds the live validator from the database', async () => {
+    const rule = await createRule('recompiled', 'R1');
+    await ok(api('POST', `/rules/${rule.id}/publish`));
+    const before = (await ok(api('GET', '/contexts'))).items.find((item: Json) => item.context === 'recompiled');
+
+    const result = await ok(api('POST', '/contexts/recompiled/recompile'));
+    expect(result).toEqual({ context: 'recompiled', rulesetVersion: 1, rules: 1, compileMs: expect.any(Number) });
+    expect(Object.keys(result)).toEqual(['context', 'rulesetVersion', 'rules', 'compileMs']);
+
+    const after = (await ok(api('GET', '/contexts'))).items.find((item: Json) => item.context === 'recompiled');
+    expect(after.compiledAt >= before.compiledAt).toBe(true);
+  });
+
+  it('404 CONTEXT_NOT_FOUND without a ruleset version', async () => {
+    await createRule('unpublished', 'U1');
+    await expectProblem(api('POST', '/contexts/unpublished/recompile'), 404, 'CONTEXT_NOT_FOUND');
+    await expectProblem(api('POST', '/contexts/never-heard-of/recompile'), 404, 'CONTEXT_NOT_FOUND');
+  });
+});
+
+describe('GET /contexts/{context}/validator', () => {
+  it('serves the generated JavaScript of the live version', async () => {
+    const rule = await createRule('sourced', 'SOURCE_RULE');
+    await ok(api('POST', `/rules/${rule.id}/publish`));
+    const response = await api('GET', '/contexts/sourced/validator');
+    expect(response.status).toBe(200);
+    expect(headerOf(response, 'content-type')).toMatch(/^text\/javascript/);
+    expect(typeof response.body).toBe('string');
+    expect(response.body).toContain('SOURCE_RULE');
+  });
+
+  it('404 CONTEXT_NOT_FOUND without a ruleset version', async () => {
+    await expectProblem(api('GET', '/contexts/unknown-context/validator'), 404, 'CONTEXT_NOT_FOUND');
+  });
+
+  it('400 for ?format=module (not implemented yet) and for an unknown format', async () => {
+    const notYet = await expectProblem(api('GET', '/contexts/sourced/validator?format=module'), 400, 'INVALID_BODY');
+    expect(JSON.stringify(notYet)).toMatch(/not implemented yet/);
+    await expectProblem(api('GET', '/contexts/sourced/validator?format=zip'), 400, 'INVALID_BODY');
+  });
+});
+
+describe('limits', () => {
+  it('409 LIMIT_EXCEEDED past MAX_RULES_PER_CONTEXT; archived rules do not count', async () => {
+    const first = await createRule('full', 'F1');
+    await createRule('full', 'F2');
+    await createRule('full', 'F3');
+    await expectProblem(api('POST', '/rules', { context: 'full', code: 'F4', name: 'x', expression: 'true' }), 409, 'LIMIT_EXCEEDED');
+    await ok(api('DELETE', `/rules/${first.id}`), 204);
+    await createRule('full', 'F4');
+  });
+
+  it('400 naming the field past MAX_EXPRESSION_LENGTH', async () => {
+    const expression = `amount > ${'1'.repeat(92)}`;
+    expect(expression).toHaveLength(101);
+    const body = await expectProblem(
+      api('POST', '/rules', { context: 'long', code: 'L', name: 'x', expression }),
+      400,
+      'INVALID_BODY',
+    );
+    expect(body.errors).toEqual([{ path: 'expression', message: expect.stringContaining('100') }]);
+    await createRule('long', 'L', { expression: `amount > ${'1'.repeat(91)}` });
+  });
+});
