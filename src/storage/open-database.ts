@@ -63,6 +63,14 @@ export async function openDatabase(options: DatabaseOptions): Promise<OpenDataba
   pool.on('error', (error) => {
     options.logger?.error({ err: error }, 'idle database connection failed');
   });
+  // The pool listens only to idle clients. A checked-out client whose
+  // connection drops between two queries (say, while a transaction awaits
+  // beforeCommit) would emit 'error' to nobody and crash the process. With
+  // this listener its next query fails instead ("not queryable", mapped to
+  // UnavailableError) and the pool discards it on release.
+  pool.on('connect', (client) => {
+    client.on('error', () => {});
+  });
   const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
   return { kind: 'postgres', db, close: () => db.destroy() };
 }
