@@ -15,6 +15,7 @@ import { createKeyService } from './auth/key-service.ts';
 import { LastUsedTracker } from './auth/last-used-tracker.ts';
 import type { Config } from './config.ts';
 import { frameworkErrorHandler, registerErrorHandlers } from './http/error-handler.ts';
+import { registerConnectionDrain } from './http/connection-drain.ts';
 import { registerJsonBodyParser } from './http/json-body-parser.ts';
 import { registerRequestTiming } from './http/request-timing.ts';
 import { apiKeysRoutes } from './routes/api-keys.ts';
@@ -97,6 +98,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   app.decorate('internals', { validators, keyCache, lastUsed });
 
   registerRequestTiming(app);
+  registerConnectionDrain(app);
   registerErrorHandlers(app);
   registerJsonBodyParser(app);
   registerAuth(app, { cache: keyCache, lastUsed });
