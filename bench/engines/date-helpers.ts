@@ -7,17 +7,25 @@
 const DAY_MS = 86_400_000;
 const ISO_DATE_RE = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?([Zz]|[+-]\d{2}:\d{2})?)?$/;
 
+function daysInMonth(year: number, month: number): number {
+  if (month === 2) return year % 4 === 0 && (year % 100 !== 0 || year % 400 === 0) ? 29 : 28;
+  return month === 4 || month === 6 || month === 9 || month === 11 ? 30 : 31;
+}
+
 /** Epoch milliseconds of an ISO-8601 date or date-time (UTC when no offset). */
 export function parseDate(value: unknown): number | undefined {
   if (typeof value !== 'string') return undefined;
   const m = ISO_DATE_RE.exec(value);
   if (m === null) return undefined;
-  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  const [hour, minute, second] = [Number(m[4] ?? 0), Number(m[5] ?? 0), Number(m[6] ?? 0)];
+  const year = +m[1];
+  const month = +m[2];
+  const day = +m[3];
+  if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
+  const hour = m[4] === undefined ? 0 : +m[4];
+  const minute = m[5] === undefined ? 0 : +m[5];
+  const second = m[6] === undefined ? 0 : +m[6];
   if (hour > 23 || minute > 59 || second > 59) return undefined;
-  const ms = Date.UTC(year, month - 1, day, hour, minute, second) + Math.floor(Number(m[7] ?? 0) * 1000);
-  const check = new Date(ms);
-  if (check.getUTCFullYear() !== year || check.getUTCMonth() !== month - 1 || check.getUTCDate() !== day) return undefined;
+  const ms = Date.UTC(year, month - 1, day, hour, minute, second) + (m[7] === undefined ? 0 : Math.floor(+m[7] * 1000));
   const zone = m[8];
   if (zone === undefined || zone === 'Z' || zone === 'z') return ms;
   const offset = (Number(zone.slice(1, 3)) * 60 + Number(zone.slice(4, 6))) * 60_000;

@@ -22,6 +22,7 @@ const PHONE_RE = /^[+][0-9][0-9 ]{7,19}$/;
 const POSTCODE_RE = /^[A-Z0-9 ]{3,10}$/u;
 const SKU_RE = /^[A-Z]{3}-[0-9]{4}$/;
 const POSTCODE_PATTERN = '^[A-Z0-9 ]{3,10}$';
+const ADDRESS_KEYS = ['line1', 'city', 'postcode', 'country'];
 const COUNTRIES = ['GB', 'IE', 'FR', 'DE', 'NL'];
 const PURPOSES = ['equipment', 'vehicle', 'working-capital'];
 const TERMS = [12, 24, 36, 48, 60, 84, 120];
@@ -75,11 +76,19 @@ function deepEqual(a: unknown, b: unknown): boolean {
 
 /** True when no two values are deeply equal; a Set suffices unless a value is an object. */
 function distinct(values: unknown[]): boolean {
-  if (values.every((v) => v === null || typeof v !== 'object')) return new Set(values).size === values.length;
+  let primitive = true;
+  for (const v of values) if (v !== null && typeof v === 'object') primitive = false;
+  if (primitive) return new Set(values).size === values.length;
   for (let i = 0; i < values.length; i++) {
     for (let j = i + 1; j < values.length; j++) if (deepEqual(values[i], values[j])) return false;
   }
   return true;
+}
+
+function skus(items: unknown[]): unknown[] {
+  const values = new Array<unknown>(items.length);
+  for (let i = 0; i < items.length; i++) values[i] = own(items[i], 'sku');
+  return values;
 }
 
 function failure(
@@ -89,39 +98,42 @@ function failure(
   return { ruleCode, ruleName, severity, message, errorCode, fieldPath, actualValue, expectedValue };
 }
 
+function addressFailure(failures: FailureRecord[], path: string, actual: unknown, expected: unknown, ajvMessage: string): void {
+  failures.push(failure('APPLICANT_ADDRESS', 'Applicant address', 'Error', `Applicant address: ${ajvMessage}`,
+    'APPLICANT_ADDRESS', path, actual, expected));
+}
+
+function checkAddressText(failures: FailureRecord[], address: Record<string, unknown>, key: string, maxLength: number): void {
+  if (!hasOwn(address, key)) return;
+  const value = address[key];
+  const path = `applicant.address.${key}`;
+  if (typeof value !== 'string') return addressFailure(failures, path, value, 'string', 'must be string');
+  const length = codePoints(value);
+  if (length > maxLength) addressFailure(failures, path, value, maxLength, `must NOT have more than ${maxLength} characters`);
+  if (length < 1) addressFailure(failures, path, value, 1, 'must NOT have fewer than 1 characters');
+}
+
 /** The JSON Schema of `applicant.address`, checked by hand in ajv's error order. */
 function checkAddress(address: unknown, failures: FailureRecord[]): void {
-  const rule = (path: string, actual: unknown, expected: unknown, ajvMessage: string): void => {
-    failures.push(failure('APPLICANT_ADDRESS', 'Applicant address', 'Error', `Applicant address: ${ajvMessage}`,
-      'APPLICANT_ADDRESS', path, actual, expected));
-  };
-  if (!isPlainObject(address)) {
-    rule('applicant.address', address, 'object', 'must be object');
-    return;
+  if (!isPlainObject(address)) return addressFailure(failures, 'applicant.address', address, 'object', 'must be object');
+  for (const key of ADDRESS_KEYS) {
+    if (!hasOwn(address, key)) {
+      addressFailure(failures, `applicant.address.${key}`, null, null, `must have required property '${key}'`);
+    }
   }
-  for (const key of ['line1', 'city', 'postcode', 'country']) {
-    if (!hasOwn(address, key)) rule(`applicant.address.${key}`, null, null, `must have required property '${key}'`);
-  }
-  const textField = (key: string, maxLength: number): void => {
-    if (!hasOwn(address, key)) return;
-    const value = address[key];
-    const path = `applicant.address.${key}`;
-    if (typeof value !== 'string') return rule(path, value, 'string', 'must be string');
-    const length = codePoints(value);
-    if (length > maxLength) rule(path, value, maxLength, `must NOT have more than ${maxLength} characters`);
-    if (length < 1) rule(path, value, 1, 'must NOT have fewer than 1 characters');
-  };
-  textField('line1', 100);
-  textField('city', 60);
+  checkAddressText(failures, address, 'line1', 100);
+  checkAddressText(failures, address, 'city', 60);
   if (hasOwn(address, 'postcode')) {
     const postcode = address.postcode;
-    if (typeof postcode !== 'string') rule('applicant.address.postcode', postcode, 'string', 'must be string');
+    if (typeof postcode !== 'string') addressFailure(failures, 'applicant.address.postcode', postcode, 'string', 'must be string');
     else if (!POSTCODE_RE.test(postcode)) {
-      rule('applicant.address.postcode', postcode, POSTCODE_PATTERN, `must match pattern "${POSTCODE_PATTERN}"`);
+      addressFailure(failures, 'applicant.address.postcode', postcode, POSTCODE_PATTERN,
+        `must match pattern "${POSTCODE_PATTERN}"`);
     }
   }
   if (hasOwn(address, 'country') && !COUNTRIES.includes(address.country as string)) {
-    rule('applicant.address.country', address.country, COUNTRIES, 'must be equal to one of the allowed values');
+    addressFailure(failures, 'applicant.address.country', address.country, COUNTRIES,
+      'must be equal to one of the allowed values');
   }
 }
 
@@ -279,7 +291,7 @@ export function validateLoanByHand(payload: unknown, now: number): ValidationRes
 
   // Priority 30.
   evaluated++;
-  if (!Array.isArray(items) || items.length < 1 || items.length > 50 || !distinct(items.map((i) => own(i, 'sku')))) {
+  if (!Array.isArray(items) || items.length < 1 || items.length > 50 || !distinct(skus(items))) {
     failures.push(failure('ITEMS_PRESENT', 'Line items present and distinct', 'Error',
       'Between 1 and 50 line items with distinct SKUs are required', 'ITEMS_PRESENT', 'items', items ?? null, null));
   }
