@@ -1,0 +1,63 @@
+/**
+ * Schema rules (product.md 2.5): a tenant's JSON Schema (draft 2020-12)
+ * checked against the schema policy, deep-copied, and compiled on the one
+ * shared Ajv instance; Ajv's errors turned into failure fields.
+ *
+ * Pipeline: `measureSchema` (depth, size, `__proto__`) -> JSON copy ->
+ * `checkSchemaKeywords` (`$id`, `$data`, remote refs, `$schema`,
+ * `uniqueItems`, patterns through the regex policy) -> Ajv (strict mode;
+ * its refusals are INVALID_SCHEMA with its message and schema path).
+ */
+import type { CompilerLimits } from '../types.ts';
+import { checkSchemaKeywords, measureSchema } from './schema-policy.ts';
+import { compileOnSharedAjv } from './shared-ajv.ts';
+
+export { schemaFailures, type SchemaFailure } from './schema-failures.ts';
+export { createStandaloneAjv } from './shared-ajv.ts';
+export { DRAFT_2020_12, MAX_UNIQUE_ITEMS } from './schema-policy.ts';
+
+/** A compiled schema: Ajv's validate function, with `errors` after a failed call. */
+export interface SchemaValidator {
+  (value: unknown): boolean;
+  errors?: unknown[] | null;
+}
+
+/** Why a schema was refused at save time. */
+export interface SchemaCompileError {
+  ok: false;
+  code: 'INVALID_SCHEMA' | 'UNSAFE_PATTERN' | 'TOO_LONG' | 'TOO_DEEP';
+  message: string;
+}
+
+/**
+ * Compiles a tenant schema under the policy of product.md 2.5. Never throws.
+ *
+ * @example
+ * const result = compileSchema({ type: 'integer', minimum: 18 }, DEFAULT_LIMITS);
+ * if (result.ok && !result.validate(15)) schemaFailures(result.validate.errors ?? [], 'age', 15);
+ */
+export function compileSchema(
+  schema: unknown,
+  limits: CompilerLimits,
+): { ok: true; validate: SchemaValidator } | SchemaCompileError {
+  const measured = measureSchema(schema, limits);
+  if (!measured.ok) return { ok: false, ...measured.violation };
+  // Ajv keeps references into the schema it compiles; the tenant's object
+  // must not be one of them.
+  const copy = JSON.parse(measured.json) as object | boolean;
+  const violation = checkSchemaKeywords(copy, limits);
+  if (violation !== undefined) return { ok: false, ...violation };
+  try {
+    return { ok: true, validate: compileOnSharedAjv(copy) };
+  } catch (error) {
+    return { ok: false, code: 'INVALID_SCHEMA', message: ajvMessage(error) };
+  }
+}
+
+function ajvMessage(error: unknown): string {
+  const message = error instanceof Error ? error.message : String(error);
+  // Ajv's meta-schema errors read "schema is invalid: data/properties/a/maximum
+  // must be number"; its "data" is the schema itself, so say so.
+  if (!message.startsWith('schema is invalid: ')) return message;
+  return message.replace(/(^schema is invalid: |, )data(?=[/ ])/g, '$1#');
+}
