@@ -9,6 +9,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppDeps } from '../app-deps.ts';
 import { ProblemError } from '../errors.ts';
+import { checkPayload } from '../http/payload-guard.ts';
 import type { LiveRuleset } from '../storage/types.ts';
 import { assertRuleCompiles, describeCompileError } from '../rules/check-rule-content.ts';
 import { toRuleDefinition } from '../rules/to-rule-definition.ts';
@@ -63,6 +64,10 @@ export const ruleTestRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
   }, async (request, reply) => {
     const tenantId = tenantOf(request);
     const body = request.body;
+    // The same guard as the validation operations: depth and finite numbers,
+    // before anything recursive (the validator, the serializer) sees it.
+    const payloadProblem = checkPayload(body.payload, 'payload', config.maxPayloadDepth);
+    if (payloadProblem !== undefined) throw new ProblemError('INVALID_BODY', 'The payload is invalid.', [payloadProblem]);
     let ruleset: LiveRuleset;
     if (body.rule !== undefined) {
       assertOneForm(body);

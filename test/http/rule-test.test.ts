@@ -98,6 +98,17 @@ describe('{ rule, payload }', () => {
     await expectProblem(api('POST', '/rules/test', body), 400, 'INVALID_BODY');
   });
 
+  it('guards the payload as validation does: depth and finite numbers', async () => {
+    const deep = JSON.parse('{"a":'.repeat(65) + '1' + '}'.repeat(65));
+    const tooDeep = await expectProblem(api('POST', '/rules/test', { rule: limitRule, payload: deep }), 400, 'INVALID_BODY');
+    expect(tooDeep.errors[0].path).toMatch(/^payload(\.a)+$/);
+    const infinite = await t.request('POST', '/api/v1/rules/test', {
+      rawBody: `{"rule":${JSON.stringify(limitRule)},"payload":{"amount":1e400}}`,
+    });
+    expect(infinite.status).toBe(400);
+    expect(infinite.body.errors).toEqual([{ path: 'payload.amount', message: expect.any(String) }]);
+  });
+
   it('stores nothing and makes nothing live', async () => {
     await ok(api('POST', '/rules/test', { rule: { ...limitRule, context: 'test-only', code: 'T' }, payload: {} }));
     const list = await ok(api('GET', '/rules?context=test-only&status=all'));

@@ -143,13 +143,11 @@ const contentResponseProperties = {
 
 const nullableString = { type: ['string', 'null'] } as const;
 
-/** The rule resource as every rule route answers it. */
+/** The rule resource as every rule route answers it, keys in the order of product.md's table. */
 export const ruleResponseSchema = {
   type: 'object',
-  required: [
-    'id', 'context', 'code', 'name', 'severity', 'required', 'priority', 'enabled', 'tags',
-    'status', 'version', 'publishedVersion', 'createdAt', 'updatedAt', 'publishedAt',
-  ],
+  // No `required` list: fast-json-stringify writes required keys first,
+  // and the resource reads best in the order of product.md's table.
   properties: {
     id: { type: 'string' },
     context: { type: 'string' },
@@ -183,7 +181,6 @@ export const ruleVersionsResponseSchema = {
       type: 'array',
       items: {
         type: 'object',
-        required: ['version', 'name', 'severity', 'required', 'priority', 'enabled', 'tags', 'createdAt', 'publishedAt'],
         properties: {
           version: { type: 'integer' },
           ...contentResponseProperties,
