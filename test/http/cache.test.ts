@@ -1,0 +1,176 @@
+/**
+ * The compiled-validator cache seen from outside: a publish is visible to
+ * the very next request, a restart compiles each context once however many
+ * requests race for it, state survives a restart, versions never go
+ * backwards, the cache stays within its bound, and a database outage spares
+ * contexts already cached (product.md 4 and 9).
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp, type TestResponse } from '../support/app.ts';
+
+const VALIDATE = '/api/v1/validation/validate';
+
+async function ok(response: Promise<TestResponse>, status = 200): Promise<any> {
+  const resolved = await response;
+  expect(resolved.status, resolved.text).toBe(status);
+  return resolved.body;
+}
+
+async function publish(t: TestApp, context: string, rules: Record<string, unknown>[]): Promise<string[]> {
+  const ids: string[] = [];
+  for (const rule of rules) {
+    ids.push((await ok(t.request('POST', '/api/v1/rules', { body: { context, ...rule } }), 201)).id);
+  }
+  await ok(t.request('POST', `/api/v1/contexts/${context}/publish`));
+  return ids;
+}
+
+const limitRule = (max: number) => ({ code: 'LIMIT', name: 'Limit', fieldPath: 'amount', expression: `amount <= ${max}`, message: 'over' });
+
+describe('one service across changes and restarts', () => {
+  let t: TestApp;
+  let ruleId: string;
+  let validatorKey: string;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    [ruleId] = await publish(t, 'orders', [limitRule(100)]);
+    validatorKey = (await ok(t.request('POST', '/api/v1/api-keys', { body: { name: 'v', role: 'validator' } }), 201)).key;
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const validate = (context: string, payload: unknown) =>
+    ok(t.request('POST', VALIDATE, { body: { context, payload }, key: validatorKey }));
+
+  it('sees a publish through storage and validators.install on the next request', async () => {
+    expect((await validate('orders', { amount: 150 })).isValid).toBe(false);
+    const { validators } = t.app.deps;
+    const rule = await t.storage.rules.get(t.tenantId, ruleId);
+    const { expression: _old, ...content } = rule!;
+    await t.storage.rules.update(t.tenantId, ruleId, rule!.version, { ...content, expression: 'amount <= 200' });
+    const { live } = await t.storage.rules.publishRule(t.tenantId, ruleId, (next) => validators.compile(next));
+    validators.install(live);
+    expect((await validate('orders', { amount: 150 })).isValid).toBe(true);
+  });
+
+  it('sees a publish through the management API on the next request', async () => {
+    const rule = await ok(t.request('GET', `/api/v1/rules/${ruleId}`));
+    await ok(t.request('PUT', `/api/v1/rules/${ruleId}`, { body: { ...rule, expression: 'amount <= 50' } }));
+    // Edited but not yet published: the live version still answers.
+    expect((await validate('orders', { amount: 150 })).isValid).toBe(true);
+    await ok(t.request('POST', `/api/v1/rules/${ruleId}/publish`));
+    expect((await validate('orders', { amount: 60 })).isValid).toBe(false);
+  });
+
+  it('sees an archive on the next request', async () => {
+    const [extra] = await publish(t, 'orders', [{ code: 'EXTRA', name: 'Extra', expression: 'false', message: 'always' }]);
+    expect((await validate('orders', { amount: 1 })).failures.map((f: any) => f.ruleCode)).toEqual(['EXTRA']);
+    await ok(t.request('DELETE', `/api/v1/rules/${extra}`), 204);
+    expect((await validate('orders', { amount: 1 })).isValid).toBe(true);
+  });
+
+  it('never replaces a cached validator with an older version', async () => {
+    const { validators } = t.app.deps;
+    const current = validators.get(t.tenantId, 'orders')!;
+    const older = validators.compile({ ...current.ruleset, rulesetVersion: current.rulesetVersion - 1, rules: [] });
+    validators.install(older);
+    expect(validators.get(t.tenantId, 'orders')!.rulesetVersion).toBe(current.rulesetVersion);
+    expect((await validate('orders', { amount: 60 })).isValid).toBe(false);
+  });
+
+  it('compiles once when 20 requests race for a context after a restart', async () => {
+    await t.restart();
+    const before = t.app.internals.validators.compileCount;
+    const responses = await Promise.all(
+      Array.from({ length: 20 }, () => t.request('POST', VALIDATE, { body: { context: 'orders', payload: { amount: 60 } }, key: validatorKey })),
+    );
+    for (const response of responses) {
+      expect(response.status).toBe(200);
+      expect(response.body.isValid).toBe(false);
+    }
+    expect(t.app.internals.validators.compileCount - before).toBe(1);
+  });
+
+  it('keeps rules, keys and versions across a restart', async () => {
+    await t.restart();
+    // The validator key was created through the API before both restarts.
+    expect((await validate('orders', { amount: 60 })).failures).toEqual([expect.objectContaining({ ruleCode: 'LIMIT' })]);
+    expect((await validate('orders', { amount: 10 })).isValid).toBe(true);
+    const rule = await ok(t.request('GET', `/api/v1/rules/${ruleId}`));
+    expect(rule).toMatchObject({ status: 'published', expression: 'amount <= 50' });
+  });
+});
+
+describe('cache bound', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp({ env: { VALIDATOR_CACHE_SIZE: '2' } });
+    for (const context of ['a', 'b', 'c']) await publish(t, context, [limitRule(10)]);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('keeps at most VALIDATOR_CACHE_SIZE validators and reloads an evicted one', async () => {
+    for (const context of ['a', 'b', 'c', 'a', 'b', 'c']) {
+      const body = await ok(t.request('POST', VALIDATE, { body: { context, payload: { amount: 11 } } }));
+      expect(body.isValid).toBe(false);
+      expect(t.app.internals.validators.size).toBeLessThanOrEqual(2);
+    }
+  });
+
+  it('evicts the least recently used', async () => {
+    const { validators } = t.app.internals;
+    await ok(t.request('POST', VALIDATE, { body: { context: 'a', payload: {} } }));
+    await ok(t.request('POST', VALIDATE, { body: { context: 'b', payload: {} } }));
+    await ok(t.request('POST', VALIDATE, { body: { context: 'a', payload: {} } }));
+    await ok(t.request('POST', VALIDATE, { body: { context: 'c', payload: {} } }));
+    expect(validators.get(t.tenantId, 'a')).toBeDefined();
+    expect(validators.get(t.tenantId, 'c')).toBeDefined();
+    expect(validators.get(t.tenantId, 'b')).toBeUndefined();
+  });
+});
+
+describe('database outage', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    await publish(t, 'cached', [limitRule(10)]);
+    await publish(t, 'uncached', [limitRule(10)]);
+    t.app.deps.validators.invalidate(t.tenantId, 'uncached');
+    await ok(t.request('POST', VALIDATE, { body: { context: 'cached', payload: { amount: 1 } } }));
+    // The database goes away under the running app.
+    await t.storage.close();
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('keeps validating contexts already cached', async () => {
+    const body = await ok(t.request('POST', VALIDATE, { body: { context: 'cached', payload: { amount: 11 } } }));
+    expect(body.isValid).toBe(false);
+  });
+
+  it('answers an uncached context with 503 and Retry-After', async () => {
+    const response = await t.request('POST', VALIDATE, { body: { context: 'uncached', payload: {} } });
+    expect(response.status).toBe(503);
+    expect(response.body.code).toBe('SERVICE_UNAVAILABLE');
+    expect(Number(response.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+  });
+
+  it('answers management calls with 503', async () => {
+    const response = await t.request('GET', '/api/v1/rules');
+    expect(response.status).toBe(503);
+    expect(response.body.code).toBe('SERVICE_UNAVAILABLE');
+  });
+
+  it('reports not ready', async () => {
+    const response = await t.request('GET', '/health/ready', { key: null, tenant: null });
+    expect(response.status).toBe(503);
+    expect((await t.request('GET', '/health/live')).status).toBe(200);
+  });
+});
