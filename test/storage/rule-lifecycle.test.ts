@@ -308,24 +308,22 @@ describe('draftRuleset', () => {
 
 describe('contexts and ruleset versions', () => {
   it('summarize each context of the tenant', async () => {
-    const { storage: s, close: closeOwn } = await openTestStorage();
-    try {
-      const a = await s.rules.create('acme', 'alpha', 'A', content(), NO_LIMIT);
-      await s.rules.create('acme', 'alpha', 'B', content(), NO_LIMIT);
-      const c = await s.rules.create('acme', 'alpha', 'C', content(), NO_LIMIT);
-      await s.rules.publishRule('acme', a.id, accept);
-      await s.rules.archive('acme', c.id, accept);
-      await s.rules.create('acme', 'beta', 'X', content(), NO_LIMIT);
-      await s.rules.create('globex', 'gamma', 'X', content(), NO_LIMIT);
-      expect(await s.rules.contexts('acme')).toEqual([
-        { context: 'alpha', rulesetVersion: 1, rules: { draft: 1, published: 1, archived: 1 } },
-        { context: 'beta', rulesetVersion: null, rules: { draft: 1, published: 0, archived: 0 } },
-      ]);
-      expect(await s.rules.rulesetVersions('acme')).toEqual(new Map([['alpha', 1]]));
-      expect(await s.rules.rulesetVersions('globex')).toEqual(new Map());
-    } finally {
-      await closeOwn();
-    }
+    // Tenants of their own, so the contexts of other tests stay out of view.
+    await storage.tenants.ensureTenant('summary');
+    await storage.tenants.ensureTenant('summary-2');
+    const a = await storage.rules.create('summary', 'alpha', 'A', content(), NO_LIMIT);
+    await storage.rules.create('summary', 'alpha', 'B', content(), NO_LIMIT);
+    const c = await storage.rules.create('summary', 'alpha', 'C', content(), NO_LIMIT);
+    await storage.rules.publishRule('summary', a.id, accept);
+    await storage.rules.archive('summary', c.id, accept);
+    await storage.rules.create('summary', 'beta', 'X', content(), NO_LIMIT);
+    await storage.rules.create('summary-2', 'gamma', 'X', content(), NO_LIMIT);
+    expect(await storage.rules.contexts('summary')).toEqual([
+      { context: 'alpha', rulesetVersion: 1, rules: { draft: 1, published: 1, archived: 1 } },
+      { context: 'beta', rulesetVersion: null, rules: { draft: 1, published: 0, archived: 0 } },
+    ]);
+    expect(await storage.rules.rulesetVersions('summary')).toEqual(new Map([['alpha', 1]]));
+    expect(await storage.rules.rulesetVersions('summary-2')).toEqual(new Map());
   });
 });
 
