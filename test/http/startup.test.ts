@@ -1,0 +1,235 @@
+/**
+ * The real process (`node --import tsx src/server.ts`), as an operator runs
+ * it: the first run on an empty database prints a curl command that works
+ * when pasted into a shell, later runs do not, bootstrap keys work, a bad
+ * configuration stops the start naming the variable, and SIGTERM drains
+ * requests in flight (answered with Connection: close) before exiting 0.
+ */
+import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { connect, createServer, type Socket } from 'node:net';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { freshDatabase, type FreshDatabase } from '../support/database.ts';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const BOOTSTRAP_KEY = 'bootstrap_key_0123456789abcdef';
+
+interface Server {
+  child: ChildProcess;
+  port: number;
+  stdout: () => string;
+  stderr: () => string;
+  exited: Promise<number | null>;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((done) => server.listen(0, '127.0.0.1', done));
+  const { port } = server.address() as { port: number };
+  await new Promise((done) => server.close(done));
+  return port;
+}
+
+function databaseEnv(db: FreshDatabase): Record<string, string> {
+  return { RULES_DATA_DIR: db.dataDir, DATABASE_URL: db.databaseUrl ?? '' };
+}
+
+/** Starts the server process; env replaces the variables the service reads. */
+async function startServer(env: Record<string, string>): Promise<Server> {
+  const port = env.PORT === undefined ? await freePort() : Number(env.PORT);
+  const inherited = { ...process.env };
+  for (const name of ['RULES_BOOTSTRAP_TENANTS', 'DATABASE_URL', 'RULES_DATA_DIR', 'LOG_LEVEL', 'WORKERS']) delete inherited[name];
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+    cwd: ROOT,
+    env: { ...inherited, PORT: String(port), HOST: '127.0.0.1', ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout!.on('data', (chunk) => (stdout += chunk));
+  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
+  return { child, port, stdout: () => stdout, stderr: () => stderr, exited };
+}
+
+/** Resolves once the server answers /health/live; fails if it exits first. */
+async function untilListening(server: Server): Promise<void> {
+  let exited = false;
+  void server.exited.then(() => (exited = true));
+  for (;;) {
+    if (exited) throw new Error(`server exited early:\n${server.stdout()}\n${server.stderr()}`);
+    try {
+      const response = await fetch(`http://127.0.0.1:${server.port}/health/live`);
+      if (response.ok) return;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((done) => setTimeout(done, 100));
+  }
+}
+
+async function stop(server: Server): Promise<number | null> {
+  if (server.child.exitCode === null) server.child.kill('SIGTERM');
+  return server.exited;
+}
+
+describe('first run on an empty database', () => {
+  let db: FreshDatabase;
+  let server: Server;
+
+  beforeAll(async () => {
+    db = await freshDatabase();
+    server = await startServer({ ...databaseEnv(db), LOG_LEVEL: 'silent' });
+    await untilListening(server);
+  });
+  afterAll(async () => {
+    if (server) await stop(server);
+    await db?.drop();
+  });
+
+  it('prints one curl command on a line of its own that works in bash as printed', async () => {
+    const lines = server.stdout().split('\n').filter((line) => line.includes('curl'));
+    expect(lines).toHaveLength(1);
+    const [command] = lines;
+    expect(command.startsWith('curl ')).toBe(true);
+    expect(command).toContain(`http://127.0.0.1:${server.port}/api/v1/validation/validate`);
+    expect(command).toContain('X-Tenant-Id: demo');
+
+    const { stdout } = await promisify(execFile)('bash', ['-c', command]);
+    const result = JSON.parse(stdout);
+    expect(Object.keys(result)).toEqual(['isValid', 'totalRulesEvaluated', 'failures', 'executionTimeMs']);
+    expect(result.isValid).toBe(false);
+    expect(result.totalRulesEvaluated).toBeGreaterThanOrEqual(4);
+    expect(result.failures.map((f: { ruleCode: string }) => f.ruleCode)).toEqual(['INCOME_CHECK']);
+  });
+
+  it('exits 0 on SIGTERM', async () => {
+    expect(await stop(server)).toBe(0);
+  });
+
+  it('does not seed or print again on the next start', async () => {
+    const again = await startServer({ ...databaseEnv(db), LOG_LEVEL: 'info' });
+    try {
+      await untilListening(again);
+      expect(again.stdout()).not.toContain('curl');
+      // The demo rules are still there: the demo tenant's data persisted.
+      for (const line of again.stdout().split('\n').filter(Boolean)) expect(() => JSON.parse(line)).not.toThrow();
+    } finally {
+      expect(await stop(again)).toBe(0);
+    }
+  });
+});
+
+describe('configured starts', () => {
+  let db: FreshDatabase;
+
+  beforeAll(async () => {
+    db = await freshDatabase();
+  });
+  afterAll(async () => {
+    await db?.drop();
+  });
+
+  it('stops with exit 1 naming the variable when the configuration is bad', async () => {
+    const server = await startServer({ ...databaseEnv(db), PORT: 'abc' });
+    expect(await server.exited).toBe(1);
+    expect(server.stderr()).toContain('PORT');
+  });
+
+  it('refuses a short bootstrap key naming RULES_BOOTSTRAP_TENANTS', async () => {
+    const server = await startServer({ ...databaseEnv(db), RULES_BOOTSTRAP_TENANTS: 'acme:short' });
+    expect(await server.exited).toBe(1);
+    expect(server.stderr()).toContain('RULES_BOOTSTRAP_TENANTS');
+  });
+
+  it('creates bootstrap tenants with working admin keys and no demo', async () => {
+    const server = await startServer({ ...databaseEnv(db), LOG_LEVEL: 'warn', RULES_BOOTSTRAP_TENANTS: `acme:${BOOTSTRAP_KEY}` });
+    try {
+      await untilListening(server);
+      expect(server.stdout()).not.toContain('curl');
+      const response = await fetch(`http://127.0.0.1:${server.port}/api/v1/rules`, {
+        headers: { 'x-api-key': BOOTSTRAP_KEY, 'x-tenant-id': 'acme' },
+      });
+      expect(response.status).toBe(200);
+      const demo = await fetch(`http://127.0.0.1:${server.port}/api/v1/rules`, {
+        headers: { 'x-api-key': BOOTSTRAP_KEY, 'x-tenant-id': 'demo' },
+      });
+      expect(demo.status).toBe(401);
+    } finally {
+      expect(await stop(server)).toBe(0);
+    }
+  });
+
+  it('finishes a request in flight on SIGTERM with Connection: close, ignores a second SIGTERM, then exits 0', async () => {
+    const server = await startServer({ ...databaseEnv(db), LOG_LEVEL: 'silent', RULES_BOOTSTRAP_TENANTS: `acme:${BOOTSTRAP_KEY}` });
+    await untilListening(server);
+    const body = JSON.stringify({ context: 'none', payload: { a: 1 } });
+    const socket = connect(server.port, '127.0.0.1');
+    let received = '';
+    socket.on('data', (chunk) => (received += chunk));
+    const closed = new Promise<void>((done) => socket.on('close', () => done()));
+    await new Promise<void>((done) => socket.once('connect', () => done()));
+    // Half a request: the server has it in flight until the body completes.
+    socket.write(
+      [
+        'POST /api/v1/validation/validate HTTP/1.1',
+        'Host: 127.0.0.1',
+        `X-Api-Key: ${BOOTSTRAP_KEY}`,
+        'X-Tenant-Id: acme',
+        'Content-Type: application/json',
+        `Content-Length: ${body.length}`,
+        '',
+        body.slice(0, 10),
+      ].join('\r\n'),
+    );
+    await new Promise((done) => setTimeout(done, 200));
+    server.child.kill('SIGTERM');
+    await untilRefused(server.port);
+    server.child.kill('SIGTERM');
+    expect(server.child.exitCode).toBeNull();
+
+    socket.write(body.slice(10));
+    await closed;
+    const [head, answer] = received.split('\r\n\r\n');
+    expect(head).toMatch(/^HTTP\/1\.1 404/);
+    expect(head.toLowerCase()).toContain('connection: close');
+    expect(JSON.parse(answer).code).toBe('CONTEXT_NOT_FOUND');
+    expect(await server.exited).toBe(0);
+  });
+
+  it('stops anyway after SHUTDOWN_TIMEOUT_MS when a request never completes', async () => {
+    const server = await startServer({
+      ...databaseEnv(db),
+      LOG_LEVEL: 'silent',
+      SHUTDOWN_TIMEOUT_MS: '300',
+      RULES_BOOTSTRAP_TENANTS: `acme:${BOOTSTRAP_KEY}`,
+    });
+    await untilListening(server);
+    const socket: Socket = connect(server.port, '127.0.0.1');
+    socket.on('error', () => {});
+    await new Promise<void>((done) => socket.once('connect', () => done()));
+    socket.write('POST /api/v1/validation/validate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\nContent-Length: 100\r\n\r\n{');
+    await new Promise((done) => setTimeout(done, 200));
+    server.child.kill('SIGTERM');
+    expect(await server.exited).not.toBeNull();
+    socket.destroy();
+  });
+});
+
+/** Resolves once new connections to the port are refused (the server stopped accepting). */
+async function untilRefused(port: number): Promise<void> {
+  for (;;) {
+    const refused = await new Promise<boolean>((done) => {
+      const probe = connect(port, '127.0.0.1');
+      probe.once('connect', () => {
+        probe.destroy();
+        done(false);
+      });
+      probe.once('error', () => done(true));
+    });
+    if (refused) return;
+    await new Promise((done) => setTimeout(done, 50));
+  }
+}
