@@ -510,6 +510,36 @@ export interface RuleMeta {
   readonly errorCode: string;
 }
 
+/** The frozen per-rule part of its failure records, declared once per validator. */
+export function meta(ruleCode: string, ruleName: string, severity: Severity, errorCode: string): RuleMeta {
+  return freeze({ ruleCode, ruleName, severity, errorCode });
+}
+
+/** A compiled JSON Schema: a predicate that leaves its errors on itself (ajv's shape). */
+export interface SchemaCheck {
+  (value: unknown): boolean;
+  errors?: unknown[] | null;
+}
+
+const UNCHECKABLE = freeze([
+  freeze({ instancePath: '', schemaPath: '#', keyword: 'nesting', params: freeze({}), message: 'is nested too deeply to be validated' }),
+]);
+
+/**
+ * Runs a schema validator: null when the value passes, else ajv's errors.
+ * A validator that throws (only data nested deeper than the call stack can
+ * make it) yields one error instead of breaking the whole validation.
+ */
+export function check(validator: SchemaCheck, value: Json): readonly unknown[] | null {
+  try {
+    if (validator(value)) return null;
+    const errors = validator.errors;
+    return isArrayFn(errors) ? errors : [];
+  } catch {
+    return UNCHECKABLE;
+  }
+}
+
 /** Builds a failure record with the keys in the interface's order (2.1). */
 export function failure(
   meta: RuleMeta,
@@ -582,7 +612,7 @@ export const runtime = freeze({
   exists, isEmpty, len, isString, isNumber, isInteger, isBoolean, isArray, isObject,
   sum, avg, min, max, min2, max2, abs, floor, ceil, round, lower, upper, trim,
   matches, isEmail, isUuid, isUri, isDate, date, daysBetween, age, distinct,
-  startsWith, endsWith, includes, failure, text, indexPath, constant, clock,
+  startsWith, endsWith, includes, meta, check, failure, text, indexPath, constant, clock,
 });
 
 /** The type of `runtime`; generated code may name only its keys. */

@@ -66,7 +66,8 @@ export type ValidatorFn = (payload: unknown, now: number) => ValidationResult;
 /** Which field of a rule a compile error is about. */
 export type RuleField =
   | 'code' | 'name' | 'expression' | 'when' | 'message' | 'schema'
-  | 'fieldPath' | 'forEach' | 'required' | 'expectedValue' | 'priority' | 'severity';
+  | 'fieldPath' | 'forEach' | 'required' | 'expectedValue' | 'priority' | 'severity'
+  | 'errorCode' | 'enabled';
 
 /** A stable, upper-case code for each kind of compile error. */
 export type CompileErrorCode =

@@ -25,13 +25,44 @@ export class CodeWriter {
     return this;
   }
 
-  /** `head {`, then the body one level deeper, then `}` (or `} tail`). */
+  /** `head {`, then the body one level deeper, then `}` (or `}` + tail, such as `;`). */
   block(head: Code, body: () => void, tail?: Code): this {
     this.line(_`${head} {`);
     this.#depth++;
     body();
     this.#depth--;
-    this.line(tail === undefined ? _`}` : _`} ${tail}`);
+    this.line(tail === undefined ? _`}` : _`}${tail}`);
+    return this;
+  }
+
+  /** `head {` and one level deeper; pair with `close()`. */
+  open(head: Code): this {
+    this.line(_`${head} {`);
+    this.#depth++;
+    return this;
+  }
+
+  /** `} head {` at the same level: `} else {`, `} else if (x) {`. */
+  reopen(head: Code): this {
+    this.#depth--;
+    this.line(_`} ${head} {`);
+    this.#depth++;
+    return this;
+  }
+
+  close(): this {
+    this.#depth--;
+    this.line(_`}`);
+    return this;
+  }
+
+  /** A bare block `{ ... }`, giving `const`s in the body their own scope. */
+  braces(body: () => void): this {
+    this.line(_`{`);
+    this.#depth++;
+    body();
+    this.#depth--;
+    this.line(_`}`);
     return this;
   }
 

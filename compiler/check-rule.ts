@@ -1,0 +1,20 @@
+/**
+ * The save-time check of one rule (product.md 2: "Saving compiles the
+ * rule"): the same planning `compileRuleset` does, errors only.
+ */
+import type { CompileError, CompileOptions, RuleDefinition } from './types.ts';
+import { resolveLimits } from './limits.ts';
+import { planRule } from './rule-plan.ts';
+
+/**
+ * Compile errors of one rule; `[]` when it compiles. A disabled rule is
+ * checked too: it can be enabled later without another save-time check.
+ *
+ * @example
+ * checkRule({ code: 'A', name: 'A', expression: 'new Date()' });
+ * // [{ ruleCode: 'A', field: 'expression', code: 'NOT_ALLOWED', message: '`new` is not allowed', line: 1, column: 1 }]
+ */
+export function checkRule(rule: RuleDefinition, options?: CompileOptions): CompileError[] {
+  const planned = planRule(rule, resolveLimits(options));
+  return planned.ok ? [] : planned.errors;
+}

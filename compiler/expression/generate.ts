@@ -1,0 +1,379 @@
+/**
+ * IR to JavaScript. Every piece of output is built with the codegen
+ * library: user values appear only as literals, names come from the
+ * program's Scope, and helpers are reached through `rt` only.
+ *
+ * Fast paths keep passing payloads cheap: equality against a primitive
+ * literal is `===`, a comparison with a number or string literal is a
+ * `typeof` guard plus the native operator, and a short literal list in
+ * `.includes()` becomes a chain of `===`. Callbacks become hoisted loop
+ * functions that take the values they capture as parameters, so no closure
+ * is allocated per evaluation.
+ */
+import { _, CodeWriter, join, lit, type Code, type Name, type Scope } from '../codegen/index.ts';
+import type { Runtime, Matcher } from '../runtime.ts';
+import { constantValue, type Expr, type Primitive } from './ir.ts';
+
+/** A runtime helper that generated code may call. */
+export type HelperName = keyof Runtime;
+
+/** Program-wide declarations: helpers, constants, refs and hoisted functions. */
+export interface Hoist {
+  readonly scope: Scope;
+  helper(name: HelperName): Name;
+  /** A deep-frozen JSON constant declared once at factory level. */
+  constant(value: unknown): Name;
+  /** A value passed in through `refs` (a matcher, a schema validator). */
+  ref(prefix: string, value: unknown, note: string): Name;
+  /** A function declaration at factory level. */
+  declare(code: Code): void;
+}
+
+/** Names of the values an expression can see in the function being generated. */
+export interface Env {
+  readonly payload: Name;
+  readonly now: Name;
+  readonly value: Code;
+  readonly item: Code;
+  readonly index: Code;
+  readonly expected: Code;
+  /** Callback parameters; `params[d - 1]` is the parameter of level d. */
+  readonly params: readonly Name[];
+  /** A fresh temporary of the current function. */
+  temp(): Name;
+}
+
+/** Fixed names that generated functions use besides helpers. */
+export interface FixedNames {
+  readonly payload: Name;
+  readonly now: Name;
+  readonly value: Name;
+  readonly item: Name;
+  readonly index: Name;
+  readonly list: Name;
+  readonly i: Name;
+  readonly out: Name;
+}
+
+interface Out {
+  code: Code;
+  /** Safe as an operand without parentheses. */
+  atomic: boolean;
+}
+
+const INLINE_INCLUDES_MAX = 8;
+
+/** Generates the JavaScript expression of `e`. */
+export function generateExpression(e: Expr, env: Env, hoist: Hoist, names: FixedNames): Code {
+  return new Generator(hoist, names).expr(e, env).code;
+}
+
+/** Generates a condition that holds when `e` is exactly `true` (3.2). */
+export function generateIsTrue(e: Expr, env: Env, hoist: Hoist, names: FixedNames, booleanTyped: boolean): Code {
+  const out = new Generator(hoist, names).expr(e, env);
+  return booleanTyped ? out.code : _`${paren(out)} === true`;
+}
+
+function paren(out: Out): Code {
+  return out.atomic ? out.code : _`(${out.code})`;
+}
+
+function atom(code: Code): Out {
+  return { code, atomic: true };
+}
+
+function compound(code: Code): Out {
+  return { code, atomic: false };
+}
+
+function isPrimitiveLiteral(e: Expr): e is Expr & { kind: 'literal' } {
+  return e.kind === 'literal';
+}
+
+class Generator {
+  readonly #hoist: Hoist;
+  readonly #names: FixedNames;
+
+  constructor(hoist: Hoist, names: FixedNames) {
+    this.#hoist = hoist;
+    this.#names = names;
+  }
+
+  h(name: HelperName): Name {
+    return this.#hoist.helper(name);
+  }
+
+  expr(e: Expr, env: Env): Out {
+    switch (e.kind) {
+      case 'literal':
+        return atom(lit(e.value));
+      case 'array': {
+        if (e.constant) {
+          const value = constantValue(e);
+          if (value.ok) return atom(this.#hoist.constant(value.value));
+        }
+        return atom(_`[${join(e.items.map((item) => this.expr(item, env).code))}]`);
+      }
+      case 'root':
+        return atom(e.name === 'payload' ? env.payload : env[e.name]);
+      case 'param':
+        return atom(env.params[e.depth - 1]);
+      case 'member': {
+        const object = this.expr(e.object, env).code;
+        return atom(e.key === 'length' ? _`${this.h('length')}(${object})` : _`${this.h('get')}(${object}, ${e.key})`);
+      }
+      case 'unary': {
+        const argument = this.expr(e.argument, env);
+        if (e.op === '!') return compound(_`!${paren(argument)}`);
+        return atom(_`${this.h(e.op === '-' ? 'neg' : 'pos')}(${argument.code})`);
+      }
+      case 'binary':
+        return this.binary(e, env);
+      case 'logical':
+        return compound(_`${paren(this.expr(e.left, env))} ${logicalOperator(e.op)} ${paren(this.expr(e.right, env))}`);
+      case 'conditional':
+        return compound(
+          _`${paren(this.expr(e.test, env))} ? ${paren(this.expr(e.consequent, env))} : ${paren(this.expr(e.alternate, env))}`,
+        );
+      case 'now':
+        return atom(env.now);
+      case 'call':
+        return this.call(e, env);
+      case 'matches': {
+        const matcher = this.#hoist.ref('re', e.matcher satisfies Matcher, e.pattern);
+        return atom(_`${this.h('matches')}(${matcher}, ${this.expr(e.subject, env).code})`);
+      }
+      case 'method':
+        return this.method(e, env);
+      case 'callback':
+        return this.callback(e, env);
+    }
+  }
+
+  /** `x`, or `(t = x)` then `t`, so that a guarded operand is evaluated once. */
+  once(e: Expr, env: Env): { first: Code; again: Code } {
+    const out = this.expr(e, env);
+    if (e.kind === 'root' || e.kind === 'param' || e.kind === 'now') return { first: out.code, again: out.code };
+    const t = env.temp();
+    return { first: _`(${t} = ${out.code})`, again: t };
+  }
+
+  binary(e: Expr & { kind: 'binary' }, env: Env): Out {
+    const { op, left, right } = e;
+    if (op === '==' || op === '!=') {
+      const native = op === '==' ? _`===` : _`!==`;
+      if (isPrimitiveLiteral(right)) return compound(_`${paren(this.expr(left, env))} ${native} ${lit(right.value)}`);
+      if (isPrimitiveLiteral(left)) return compound(_`${lit(left.value)} ${native} ${paren(this.expr(right, env))}`);
+      return atom(_`${this.h(op === '==' ? 'eq' : 'ne')}(${this.expr(left, env).code}, ${this.expr(right, env).code})`);
+    }
+    if (op === '<' || op === '<=' || op === '>' || op === '>=') {
+      const native = comparisonOperator(op);
+      if (isComparable(right.kind === 'literal' ? right.value : undefined) && !isPrimitiveLiteral(left)) {
+        const value = (right as Expr & { kind: 'literal' }).value;
+        const x = this.once(left, env);
+        return compound(_`typeof ${x.first} === ${typeof value} && ${x.again} ${native} ${lit(value)}`);
+      }
+      if (isComparable(left.kind === 'literal' ? left.value : undefined) && !isPrimitiveLiteral(right)) {
+        const value = (left as Expr & { kind: 'literal' }).value;
+        const x = this.once(right, env);
+        return compound(_`typeof ${x.first} === ${typeof value} && ${lit(value)} ${native} ${x.again}`);
+      }
+      const helper = op === '<' ? 'lt' : op === '<=' ? 'le' : op === '>' ? 'gt' : 'ge';
+      return atom(_`${this.h(helper)}(${this.expr(left, env).code}, ${this.expr(right, env).code})`);
+    }
+    const helper = ARITHMETIC[op];
+    return atom(_`${this.h(helper)}(${this.expr(left, env).code}, ${this.expr(right, env).code})`);
+  }
+
+  call(e: Expr & { kind: 'call' }, env: Env): Out {
+    const args = e.args.map((a) => this.expr(a, env).code);
+    if ((e.fn === 'min' || e.fn === 'max') && args.length > 1) {
+      // Several numbers fold pairwise: no argument array per evaluation.
+      const pair = this.h(e.fn === 'min' ? 'min2' : 'max2');
+      let code = args[0];
+      for (let i = 1; i < args.length; i++) code = _`${pair}(${code}, ${args[i]})`;
+      return atom(code);
+    }
+    if (e.fn === 'age') return atom(_`${this.h('age')}(${args[0]}, ${env.now})`);
+    return atom(_`${this.h(e.fn as HelperName)}(${join(args)})`);
+  }
+
+  method(e: Expr & { kind: 'method' }, env: Env): Out {
+    if (e.method === 'includes' && e.object.kind === 'array' && e.object.constant) {
+      const inline = this.inlineIncludes(e.object.items, e.args[0], env);
+      if (inline !== undefined) return inline;
+    }
+    const object = this.expr(e.object, env).code;
+    const args = e.args.map((a) => this.expr(a, env).code);
+    const helper: HelperName =
+      e.method === 'toLowerCase' ? 'lower' : e.method === 'toUpperCase' ? 'upper' : e.method;
+    return atom(_`${this.h(helper)}(${join([object, ...args])})`);
+  }
+
+  /** `["EUR", "USD"].includes(x)` as `(t = x) === "EUR" || t === "USD"`. */
+  inlineIncludes(items: Expr[], needle: Expr, env: Env): Out | undefined {
+    if (items.length === 0 || items.length > INLINE_INCLUDES_MAX) return undefined;
+    const values: Primitive[] = [];
+    for (const item of items) {
+      if (item.kind !== 'literal') return undefined;
+      values.push(item.value);
+    }
+    const x = this.once(needle, env);
+    const tests = values.map((v, i) => _`${i === 0 ? x.first : x.again} === ${lit(v)}`);
+    return compound(join(tests, _` || `));
+  }
+
+  callback(e: Expr & { kind: 'callback' }, env: Env): Out {
+    const names = this.#names;
+    const captured = capturedBy(e);
+    const scope = this.#hoist.scope;
+    const fn = scope.name(e.method);
+    const param = scope.name('p');
+    const temps: Name[] = [];
+    // Inside the hoisted function, captured values go by their formal names.
+    const inner: Env = {
+      payload: names.payload,
+      now: names.now,
+      value: names.value,
+      item: names.item,
+      index: names.index,
+      expected: env.expected,
+      params: [...env.params.slice(0, e.depth - 1), param],
+      temp: () => {
+        const t = scope.name('t');
+        temps.push(t);
+        return t;
+      },
+    };
+    const body = this.expr(e.body, inner);
+    const formal: Code[] = [names.list];
+    const actual: Code[] = [this.expr(e.object, env).code];
+    for (const c of captured) {
+      const [formalName, actualCode] = c === 'payload' ? [names.payload, env.payload]
+        : c === 'now' ? [names.now, env.now]
+          : c === 'value' ? [names.value, env.value]
+            : c === 'item' ? [names.item, env.item]
+              : c === 'index' ? [names.index, env.index]
+                : [env.params[c - 1], env.params[c - 1]];
+      formal.push(formalName);
+      actual.push(actualCode);
+    }
+    const { list, i, out } = names;
+    const w = new CodeWriter();
+    w.block(_`function ${fn}(${join(formal)})`, () => {
+      w.line(_`if (!${this.h('isArray')}(${list})) return undefined;`);
+      if (temps.length > 0) w.line(_`let ${join(temps)};`);
+      if (e.method === 'filter' || e.method === 'map') w.line(_`const ${out} = [];`);
+      w.block(_`for (let ${i} = 0; ${i} < ${list}.length; ${i}++)`, () => {
+        w.line(_`const ${param} = ${list}[${i}];`);
+        switch (e.method) {
+          case 'every':
+            w.line(_`if (!${paren(body)}) return false;`);
+            break;
+          case 'some':
+            w.line(_`if (${body.code}) return true;`);
+            break;
+          case 'find':
+            w.line(_`if (${body.code}) return ${param};`);
+            break;
+          case 'filter':
+            w.line(_`if (${body.code}) ${out}.push(${param});`);
+            break;
+          case 'map':
+            w.line(_`${out}.push(${body.code});`);
+            break;
+        }
+      });
+      if (e.method === 'every') w.line(_`return true;`);
+      else if (e.method === 'some') w.line(_`return false;`);
+      else if (e.method === 'find') w.line(_`return undefined;`);
+      else w.line(_`return ${out};`);
+    });
+    this.#hoist.declare(w.toCode());
+    return atom(_`${fn}(${join(actual)})`);
+  }
+}
+
+const ARITHMETIC = Object.freeze({
+  '+': 'add', '-': 'sub', '*': 'mul', '/': 'div', '%': 'mod', '**': 'pow',
+} as const);
+
+function isComparable(value: Primitive | undefined): value is number | string {
+  return typeof value === 'number' || typeof value === 'string';
+}
+
+function comparisonOperator(op: '<' | '<=' | '>' | '>='): Code {
+  switch (op) {
+    case '<':
+      return _`<`;
+    case '<=':
+      return _`<=`;
+    case '>':
+      return _`>`;
+    case '>=':
+      return _`>=`;
+  }
+}
+
+function logicalOperator(op: '&&' | '||' | '??'): Code {
+  return op === '&&' ? _`&&` : op === '||' ? _`||` : _`??`;
+}
+
+type Captured = 'payload' | 'now' | 'value' | 'item' | 'index' | number;
+
+/** The outer values a callback's body reads, in a stable order. */
+function capturedBy(e: Expr & { kind: 'callback' }): Captured[] {
+  const seen = new Set<Captured>();
+  const visit = (x: Expr): void => {
+    switch (x.kind) {
+      case 'root':
+        if (x.name !== 'expected') seen.add(x.name);
+        return;
+      case 'param':
+        if (x.depth < e.depth) seen.add(x.depth);
+        return;
+      case 'now':
+        seen.add('now');
+        return;
+      case 'call':
+        if (x.fn === 'age') seen.add('now');
+        x.args.forEach(visit);
+        return;
+      case 'literal':
+        return;
+      case 'array':
+        x.items.forEach(visit);
+        return;
+      case 'member':
+        visit(x.object);
+        return;
+      case 'unary':
+        visit(x.argument);
+        return;
+      case 'binary':
+      case 'logical':
+        visit(x.left);
+        visit(x.right);
+        return;
+      case 'conditional':
+        visit(x.test);
+        visit(x.consequent);
+        visit(x.alternate);
+        return;
+      case 'matches':
+        visit(x.subject);
+        return;
+      case 'method':
+        visit(x.object);
+        x.args.forEach(visit);
+        return;
+      case 'callback':
+        visit(x.object);
+        visit(x.body);
+        return;
+    }
+  };
+  visit(e.body);
+  const order: Captured[] = ['payload', 'now', 'value', 'item', 'index', 1, 2, 3];
+  return order.filter((c) => seen.has(c));
+}

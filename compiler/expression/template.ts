@@ -1,0 +1,75 @@
+/**
+ * Message templates (3.6): text with `{{ expression }}` placeholders in the
+ * rule language. A placeholder ends at the first `}}`. Each placeholder is
+ * checked like an expression, with positions reported inside the whole
+ * template, and rendered only when the rule fails.
+ */
+import type { CompilerLimits } from '../types.ts';
+import { shiftedBy, type ExpressionError, type Position } from './errors.ts';
+import type { Expr } from './ir.ts';
+import type { LowerOptions } from './lower.ts';
+import { compileExpression } from './compile-expression.ts';
+
+export type TemplatePart = { kind: 'text'; text: string } | { kind: 'expr'; expr: Expr };
+
+export type TemplateResult = { ok: true; parts: TemplatePart[] } | { ok: false; error: ExpressionError };
+
+/** Position of `offset` in `text`, 1-based. */
+function positionAt(text: string, offset: number): Position {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = 0; i < offset; i++) {
+    const ch = text[i];
+    if (ch === '\n' || ch === '\u2028' || ch === '\u2029' || (ch === '\r' && text[i + 1] !== '\n')) {
+      line++;
+      lineStart = i + 1;
+    }
+  }
+  return { line, column: offset - lineStart + 1 };
+}
+
+/**
+ * Splits and checks a template.
+ *
+ * @example
+ * compileTemplate('Amount {{ $value }} too high', options);
+ * // { ok: true, parts: [text 'Amount ', expr $value, text ' too high'] }
+ */
+export function compileTemplate(
+  template: string,
+  limits: CompilerLimits,
+  options: Omit<LowerOptions, 'map' | 'limits'>,
+): TemplateResult {
+  if (typeof template !== 'string') return { ok: false, error: { code: 'SYNTAX_ERROR', message: 'message must be a string' } };
+  if (template.length > limits.maxTemplateLength) {
+    return { ok: false, error: { code: 'TOO_LONG', message: `message is longer than ${limits.maxTemplateLength} characters` } };
+  }
+  const parts: TemplatePart[] = [];
+  let pos = 0;
+  while (pos < template.length) {
+    const open = template.indexOf('{{', pos);
+    if (open < 0) break;
+    const close = template.indexOf('}}', open + 2);
+    if (close < 0) {
+      return {
+        ok: false,
+        error: { code: 'SYNTAX_ERROR', message: 'a placeholder `{{` is not closed with `}}`', ...positionAt(template, open) },
+      };
+    }
+    if (open > pos) parts.push({ kind: 'text', text: template.slice(pos, open) });
+    const source = template.slice(open + 2, close);
+    const compiled = compileExpression(source, limits, {
+      ...options,
+      map: shiftedBy(positionAt(template, open + 2)),
+    }, 'placeholder');
+    if (!compiled.ok) {
+      const error = compiled.error;
+      // An empty placeholder has no position of its own: point at its `{{`.
+      return { ok: false, error: error.line === undefined ? { ...error, ...positionAt(template, open) } : error };
+    }
+    parts.push({ kind: 'expr', expr: compiled.expr });
+    pos = close + 2;
+  }
+  if (pos < template.length) parts.push({ kind: 'text', text: template.slice(pos) });
+  return { ok: true, parts };
+}

@@ -1,0 +1,16 @@
+/**
+ * The rule compiler: rules in, JavaScript out (product.md 2 and 3).
+ *
+ * Stages: `paths.ts` (2.4 paths) and `expression/` (parse with acorn, check
+ * against the allow-list, lower to IR, generate) feed `rule-plan.ts` (one
+ * rule checked and normalized), which `ruleset-source.ts` turns into one
+ * validator factory built with `codegen/`; generated code reaches only
+ * `runtime.ts` and the refs it is given. `regex/` and `schema/` apply the
+ * regex and schema policies.
+ */
+export * from './types.ts';
+export { DEFAULT_LIMITS, resolveLimits } from './limits.ts';
+export { checkRule } from './check-rule.ts';
+export { compileRuleset } from './compile-ruleset.ts';
+export { appendPath, formatPath, isPathError, parsePath, type PathError, type PathSegment } from './paths.ts';
+export { runtime, type Runtime } from './runtime.ts';

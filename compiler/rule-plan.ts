@@ -1,0 +1,238 @@
+/**
+ * One rule checked and normalized for code generation (product.md 2 and
+ * 3): paths parsed, expressions and the message template lowered to IR,
+ * the schema compiled, defaults applied, the expected value given or
+ * inferred. Every problem becomes a CompileError naming the rule's field;
+ * a rule with errors has no plan.
+ */
+import type { CompileError, CompilerLimits, RuleDefinition, RuleField, Severity } from './types.ts';
+import { compileExpression } from './expression/compile-expression.ts';
+import { identity, type ExpressionError } from './expression/errors.ts';
+import { inferExpected } from './expression/infer.ts';
+import { isBoolean, type Expr } from './expression/ir.ts';
+import type { PatternResult } from './expression/lower.ts';
+import { compileTemplate, type TemplatePart } from './expression/template.ts';
+import { isPathError, parsePath, type PathSegment } from './paths.ts';
+import { compilePattern } from './regex/index.ts';
+import { compileSchema, type SchemaValidator } from './schema/index.ts';
+
+/** A parsed path with the text it was written as (reported paths keep the author's spelling). */
+export interface PlannedPath {
+  text: string;
+  segments: PathSegment[];
+}
+
+export interface RulePlan {
+  code: string;
+  name: string;
+  severity: Severity;
+  errorCode: string;
+  priority: number;
+  required: boolean;
+  fieldPath?: PlannedPath;
+  forEach?: PlannedPath;
+  expression?: Expr;
+  when?: Expr;
+  /** Undefined means the default message. */
+  message?: TemplatePart[];
+  schema?: SchemaValidator;
+  /** The rule's expectedValue when given (not undefined or null). */
+  givenExpected?: { value: unknown };
+  /** Given, else inferred from the expression (3.6); undefined reports null. */
+  expected?: { value: unknown };
+}
+
+const SEVERITIES: ReadonlySet<unknown> = new Set(['Error', 'Warning', 'Info']);
+
+function patternPolicy(limits: CompilerLimits): (pattern: string) => PatternResult {
+  return (pattern) => {
+    const result = compilePattern(pattern, limits);
+    return result.ok ? { ok: true, matcher: result.matcher } : result;
+  };
+}
+
+/**
+ * Checks one rule and returns its plan, or its compile errors (never both).
+ *
+ * @example
+ * planRule({ code: 'A', name: 'Amount', fieldPath: 'amount', expression: '$value > 0' }, DEFAULT_LIMITS);
+ */
+export function planRule(
+  rule: RuleDefinition,
+  limits: CompilerLimits,
+): { ok: true; plan: RulePlan } | { ok: false; errors: CompileError[] } {
+  if (rule === null || typeof rule !== 'object' || Array.isArray(rule)) {
+    return { ok: false, errors: [{ ruleCode: '', field: 'code', code: 'INVALID_RULE', message: 'a rule must be an object' }] };
+  }
+  const ruleCode = typeof rule.code === 'string' ? rule.code : '';
+  const errors: CompileError[] = [];
+  const error = (field: RuleField, e: ExpressionError): void => {
+    errors.push({ ruleCode, field, ...e });
+  };
+  const invalid = (field: RuleField, message: string): void => error(field, { code: 'INVALID_RULE', message });
+
+  if (typeof rule.code !== 'string' || rule.code.length === 0) invalid('code', 'code must be a non-empty string');
+  if (typeof rule.name !== 'string') invalid('name', 'name must be a string');
+  if (rule.severity !== undefined && !SEVERITIES.has(rule.severity)) {
+    invalid('severity', 'severity must be Error, Warning or Info');
+  }
+  if (rule.errorCode !== undefined && typeof rule.errorCode !== 'string') invalid('errorCode', 'errorCode must be a string');
+  if (rule.priority !== undefined && !Number.isSafeInteger(rule.priority)) invalid('priority', 'priority must be an integer');
+  if (rule.required !== undefined && typeof rule.required !== 'boolean') invalid('required', 'required must be a boolean');
+  if (rule.enabled !== undefined && typeof rule.enabled !== 'boolean') invalid('enabled', 'enabled must be a boolean');
+  const required = rule.required === true;
+  if (rule.expression === undefined && rule.schema === undefined && !required) {
+    invalid('expression', 'a rule needs at least one of expression, schema or required: true');
+  }
+  if (required && rule.fieldPath === undefined) invalid('required', 'required: true needs a fieldPath');
+
+  const forEach = planPath(rule.forEach, 'forEach', limits, error);
+  if (forEach !== undefined && forEach.segments.some((s) => 'each' in s)) {
+    error('forEach', { code: 'INVALID_PATH', message: 'forEach cannot contain `[]`' });
+  }
+  const fieldPath = planPath(rule.fieldPath, 'fieldPath', limits, error);
+  if (fieldPath !== undefined) checkEach(fieldPath, forEach, rule.forEach !== undefined, error);
+
+  const lowerOptions = { compilePattern: patternPolicy(limits), map: identity };
+  let expression: Expr | undefined;
+  if (rule.expression !== undefined) {
+    const compiled = compileExpression(rule.expression, limits, lowerOptions, 'expression');
+    if (compiled.ok) expression = compiled.expr;
+    else error('expression', compiled.error);
+  }
+  let when: Expr | undefined;
+  if (rule.when !== undefined) {
+    const compiled = compileExpression(rule.when, limits, lowerOptions, 'when');
+    if (compiled.ok) when = compiled.expr;
+    else error('when', compiled.error);
+  }
+  let message: TemplatePart[] | undefined;
+  if (rule.message !== undefined) {
+    const compiled = compileTemplate(rule.message, limits, { compilePattern: lowerOptions.compilePattern });
+    if (compiled.ok) message = compiled.parts;
+    else error('message', compiled.error);
+  }
+  let schema: SchemaValidator | undefined;
+  if (rule.schema !== undefined) {
+    const compiled = compileSchema(rule.schema, limits);
+    if (compiled.ok) schema = compiled.validate;
+    else error('schema', { code: compiled.code, message: compiled.message });
+  }
+  let givenExpected: { value: unknown } | undefined;
+  if (rule.expectedValue !== undefined && rule.expectedValue !== null) {
+    const json = jsonOf(rule.expectedValue);
+    if (json === undefined) invalid('expectedValue', 'expectedValue must be a JSON value with finite numbers');
+    else givenExpected = { value: JSON.parse(json) as unknown };
+  }
+  if (errors.length > 0) return { ok: false, errors };
+
+  const expected = givenExpected
+    ?? (expression === undefined ? undefined : inferExpected(expression, { fieldPath: fieldPath?.segments }));
+  return {
+    ok: true,
+    plan: {
+      code: rule.code,
+      name: rule.name,
+      severity: rule.severity ?? 'Error',
+      errorCode: rule.errorCode ?? rule.code,
+      priority: rule.priority ?? 0,
+      required,
+      fieldPath,
+      forEach,
+      expression,
+      when,
+      message,
+      schema,
+      givenExpected,
+      expected,
+    },
+  };
+}
+
+/** True when the expression's value is always a boolean (then `=== true` is implied). */
+export function isBooleanTyped(e: Expr): boolean {
+  return isBoolean(e);
+}
+
+function planPath(
+  text: unknown,
+  field: 'fieldPath' | 'forEach',
+  limits: CompilerLimits,
+  error: (field: RuleField, e: ExpressionError) => void,
+): PlannedPath | undefined {
+  if (text === undefined) return undefined;
+  if (typeof text !== 'string') {
+    error(field, { code: 'INVALID_PATH', message: `${field} must be a string` });
+    return undefined;
+  }
+  const parsed = parsePath(text, limits);
+  if (isPathError(parsed)) {
+    error(field, parsed.column === undefined
+      ? { code: 'INVALID_PATH', message: parsed.message }
+      : { code: 'INVALID_PATH', message: parsed.message, line: 1, column: parsed.column });
+    return undefined;
+  }
+  return { text, segments: parsed };
+}
+
+/** `[]` only with forEach, once, right after the forEach path (2.3). */
+function checkEach(
+  fieldPath: PlannedPath,
+  forEach: PlannedPath | undefined,
+  hasForEach: boolean,
+  error: (field: RuleField, e: ExpressionError) => void,
+): void {
+  const eachCount = fieldPath.segments.filter((s) => 'each' in s).length;
+  if (eachCount === 0) return;
+  if (!hasForEach) {
+    error('fieldPath', { code: 'INVALID_PATH', message: '`[]` is only allowed in the fieldPath of a forEach rule' });
+    return;
+  }
+  if (forEach === undefined) return;
+  const at = fieldPath.segments.findIndex((s) => 'each' in s);
+  const prefixMatches = eachCount === 1 && at === forEach.segments.length &&
+    forEach.segments.every((s, i) => sameSegment(s, fieldPath.segments[i]));
+  if (!prefixMatches) {
+    error('fieldPath', {
+      code: 'INVALID_PATH',
+      message: `a fieldPath with \`[]\` must start with the forEach path: ${forEach.text}[]`,
+    });
+  }
+}
+
+function sameSegment(a: PathSegment, b: PathSegment): boolean {
+  if ('key' in a) return 'key' in b && a.key === b.key;
+  if ('index' in a) return 'index' in b && a.index === b.index;
+  return 'each' in b;
+}
+
+/** JSON text of a value that survives a JSON round trip unchanged in meaning, else undefined. */
+function jsonOf(value: unknown): string | undefined {
+  const stack: unknown[] = [value];
+  let nodes = 0;
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (++nodes > 100_000) return undefined;
+    if (v === null || typeof v === 'string' || typeof v === 'boolean') continue;
+    if (typeof v === 'number') {
+      if (!Number.isFinite(v)) return undefined;
+      continue;
+    }
+    if (Array.isArray(v)) {
+      for (const item of v) stack.push(item);
+      continue;
+    }
+    const proto: unknown = typeof v === 'object' ? Object.getPrototypeOf(v) : undefined;
+    if (proto === Object.prototype || proto === null) {
+      const record = v as Record<string, unknown>;
+      for (const key of Object.keys(record)) stack.push(record[key]);
+      continue;
+    }
+    return undefined;
+  }
+  try {
+    return JSON.stringify(value);
+  } catch {
+    return undefined;
+  }
+}

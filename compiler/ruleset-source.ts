@@ -1,0 +1,385 @@
+/**
+ * Rule plans to the source of one validator factory:
+ *
+ *   function (rt, refs) {
+ *     "use strict";
+ *     const { get, failure, ... } = rt;        // only the helpers used
+ *     const r0 = meta(...); const k0 = ...;    // frozen per-rule constants
+ *     const re0 = refs.re0;                    // matchers, schema validators
+ *     function every0(list, ...) { ... }       // hoisted callback loops
+ *     return function validate(payload, now) { ...one block per rule... };
+ *   }
+ *
+ * Rules appear in evaluation order, each under a comment naming it (user
+ * text only as string literals). Everything the source needs besides `rt`
+ * comes in through `refs`, so the same text can later be bundled into a
+ * standalone module. Nothing is allocated per rule when a payload passes.
+ */
+import { _, CodeWriter, commentOf, join, lit, Scope, type Code, type Name } from './codegen/index.ts';
+import { generateExpression, generateIsTrue, type Env, type FixedNames, type HelperName, type Hoist } from './expression/generate.ts';
+import { isBoolean, type Expr } from './expression/ir.ts';
+import type { TemplatePart } from './expression/template.ts';
+import type { PathSegment } from './paths.ts';
+import type { RulePlan } from './rule-plan.ts';
+import { runtime } from './runtime.ts';
+import { schemaFailures } from './schema/index.ts';
+
+export interface GeneratedSource {
+  /** The factory's source: `function (rt, refs) { ... }`. */
+  source: string;
+  /** The values the factory reads from `refs`, by name. */
+  refs: Readonly<Record<string, unknown>>;
+}
+
+const HELPERS = Object.keys(runtime) as HelperName[];
+
+/** The names generated code uses that are not handed out by counters. */
+const FIXED = [
+  'rt', 'refs', 'validate', 'payload', 'now', 'value', 'item', 'index', 'list', 'i', 'out',
+  'failures', 'evaluated', 'errors', 'found', 'f', 'schemaFailures',
+] as const;
+
+class Declarations implements Hoist {
+  readonly scope = new Scope();
+  readonly names: Record<(typeof FIXED)[number], Name>;
+  readonly #helpers = new Map<HelperName, Name>();
+  readonly #used = new Set<HelperName>();
+  readonly #constants = new Map<string, Name>();
+  readonly #lines: Code[] = [];
+  readonly #functions: Code[] = [];
+  readonly refs: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+
+  constructor() {
+    // Reserve every helper and fixed name first, so counters never hand them out.
+    for (const helper of HELPERS) this.#helpers.set(helper, this.scope.reserve(helper));
+    this.names = Object.fromEntries(FIXED.map((n) => [n, this.scope.reserve(n)])) as Record<(typeof FIXED)[number], Name>;
+  }
+
+  helper(name: HelperName): Name {
+    const found = this.#helpers.get(name);
+    if (found === undefined) throw new TypeError(`codegen: unknown runtime helper ${name}`);
+    this.#used.add(name);
+    return found;
+  }
+
+  constant(value: unknown): Name {
+    const json = JSON.stringify(value);
+    const known = this.#constants.get(json);
+    if (known !== undefined) return known;
+    const name = this.scope.name('k');
+    this.#constants.set(json, name);
+    this.#lines.push(_`const ${name} = ${this.helper('constant')}(${json});`);
+    return name;
+  }
+
+  ref(prefix: string, value: unknown, note: string): Name {
+    const name = this.scope.name(prefix);
+    this.refs[name.toString()] = value;
+    this.#lines.push(_`const ${name} = ${this.names.refs}.${name}; ${commentOf`${note}`}`);
+    return name;
+  }
+
+  /** A schemaFailures binding, read from refs once. */
+  schemaFailures(): Name {
+    const name = this.names.schemaFailures;
+    if (!(name.toString() in this.refs)) {
+      this.refs[name.toString()] = schemaFailures;
+      this.#lines.push(_`const ${name} = ${this.names.refs}.${name};`);
+    }
+    return name;
+  }
+
+  meta(plan: RulePlan): Name {
+    const name = this.scope.name('r');
+    this.#lines.push(
+      _`const ${name} = ${this.helper('meta')}(${plan.code}, ${plan.name}, ${plan.severity}, ${plan.errorCode});`,
+    );
+    return name;
+  }
+
+  declare(code: Code): void {
+    this.#functions.push(code);
+  }
+
+  /** `const { get, eq } = rt;`, the constants, then the hoisted functions. */
+  prelude(w: CodeWriter): void {
+    const used = HELPERS.filter((h) => this.#used.has(h)).map((h) => this.#helpers.get(h) as Name);
+    if (used.length > 0) w.line(_`const { ${join(used)} } = ${this.names.rt};`);
+    for (const line of this.#lines) w.line(line);
+    for (const fn of this.#functions) {
+      w.blank();
+      w.line(fn);
+    }
+  }
+}
+
+/**
+ * Generates the factory source for rules already sorted in evaluation order.
+ *
+ * @example
+ * const { source, refs } = generateRuleset(plans);
+ * const validate = new Function(`return (${source});`)()(runtime, refs);
+ */
+export function generateRuleset(plans: readonly RulePlan[]): GeneratedSource {
+  const d = new Declarations();
+  const n = d.names;
+  let usesNow = false;
+  const body = new CodeWriter();
+  for (const plan of plans) {
+    body.blank();
+    body.line(commentOf`rule ${plan.code}: ${plan.name}`);
+    new RuleEmitter(plan, d, () => {
+      usesNow = true;
+    }).emit(body);
+  }
+
+  // Bound before the prelude is written, so that the helper list includes it.
+  const clock = usesNow ? d.helper('clock') : undefined;
+  const w = new CodeWriter();
+  w.block(_`function (${n.rt}, ${n.refs})`, () => {
+    w.line(_`"use strict";`);
+    d.prelude(w);
+    w.blank();
+    w.block(_`return function ${n.validate}(${n.payload}, ${n.now})`, () => {
+      if (clock !== undefined) w.line(_`${n.now} = ${clock}(${n.now});`);
+      w.line(_`const ${n.failures} = [];`);
+      w.line(_`let ${n.evaluated} = 0;`);
+      w.line(body.toCode());
+      w.blank();
+      w.line(_`return { isValid: ${n.failures}.length === 0, totalRulesEvaluated: ${n.evaluated}, failures: ${n.failures} };`);
+    }, _`;`);
+  });
+  return { source: w.toCode().toString(), refs: Object.freeze({ ...d.refs }) };
+}
+
+/** Writes one rule's block. */
+class RuleEmitter {
+  readonly #plan: RulePlan;
+  readonly #d: Declarations;
+  readonly #n: FixedNames & Declarations['names'];
+  readonly #temps: Name[] = [];
+  readonly #meta: Name;
+  readonly #onNow: () => void;
+
+  constructor(plan: RulePlan, d: Declarations, onNow: () => void) {
+    this.#plan = plan;
+    this.#d = d;
+    this.#n = d.names;
+    this.#meta = d.meta(plan);
+    this.#onNow = onNow;
+  }
+
+  /** The environment of the rule's expressions; `value` and `expected` may be overridden for schema failures. */
+  env(value: Code, expected: Code): Env {
+    const n = this.#n;
+    const forEach = this.#plan.forEach !== undefined;
+    const onNow = this.#onNow;
+    const temps = this.#temps;
+    const scope = this.#d.scope;
+    return {
+      payload: n.payload,
+      get now() {
+        onNow();
+        return n.now;
+      },
+      value,
+      item: forEach ? n.item : lit(undefined),
+      index: forEach ? n.index : lit(undefined),
+      expected,
+      params: [],
+      temp: () => {
+        const t = scope.name('t');
+        temps.push(t);
+        return t;
+      },
+    };
+  }
+
+  expectedCode(): Code {
+    const expected = this.#plan.expected;
+    if (expected === undefined) return lit(null);
+    const v = expected.value;
+    if (v === null || typeof v === 'string' || typeof v === 'number' || typeof v === 'boolean') return lit(v);
+    return this.#d.constant(v);
+  }
+
+  /** The value the rule is about: at fieldPath, else the payload. */
+  valueName(): Code {
+    return this.#plan.fieldPath === undefined ? this.#n.payload : this.#n.value;
+  }
+
+  emit(w: CodeWriter): void {
+    const plan = this.#plan;
+    const n = this.#n;
+    const inner = new CodeWriter();
+    if (plan.forEach === undefined) {
+      if (plan.fieldPath !== undefined) {
+        inner.line(_`const ${n.value} = ${this.read(n.payload, plan.fieldPath.segments)};`);
+      }
+      const whenCode = plan.when === undefined ? undefined : this.isTrue(plan.when, this.valueName());
+      const core = (): void => this.core(inner, lit(plan.fieldPath?.text ?? ''), false);
+      if (whenCode === undefined) core();
+      else inner.block(_`if (${whenCode})`, core);
+    } else {
+      this.forEach(inner, plan.forEach.segments);
+    }
+    w.braces(() => {
+      if (this.#temps.length > 0) w.line(_`let ${join(this.#temps)};`);
+      w.line(inner.toCode());
+    });
+  }
+
+  forEach(w: CodeWriter, listPath: PathSegment[]): void {
+    const plan = this.#plan;
+    const n = this.#n;
+    const field = plan.fieldPath;
+    const eachAt = field === undefined ? -1 : field.segments.findIndex((s) => 'each' in s);
+    w.line(_`const ${n.list} = ${this.read(n.payload, listPath)};`);
+    w.block(_`if (${this.#d.helper('isArray')}(${n.list}))`, () => {
+      w.line(_`${n.evaluated}++;`);
+      // A fieldPath outside the array is the same for every element.
+      if (field !== undefined && eachAt < 0) w.line(_`const ${n.value} = ${this.read(n.payload, field.segments)};`);
+      w.block(_`for (let ${n.index} = 0; ${n.index} < ${n.list}.length; ${n.index}++)`, () => {
+        w.line(_`const ${n.item} = ${n.list}[${n.index}];`);
+        if (field !== undefined && eachAt >= 0) {
+          w.line(_`const ${n.value} = ${this.read(n.item, field.segments.slice(eachAt + 1))};`);
+        }
+        if (plan.when !== undefined) w.line(_`if (!(${this.isTrue(plan.when, this.valueName())})) continue;`);
+        let path: Code;
+        if (field === undefined) path = lit('');
+        else if (eachAt < 0) path = lit(field.text);
+        else {
+          const [before, after] = splitAtEach(field.text);
+          path = _`${`${before}[`} + ${n.index} + ${`]${after}`}`;
+        }
+        this.core(w, path, true);
+      });
+    });
+  }
+
+  /** Missing-field handling, then the checks; `inLoop` skips an element with `continue`. */
+  core(w: CodeWriter, path: Code, inLoop: boolean): void {
+    const plan = this.#plan;
+    const n = this.#n;
+    if (plan.fieldPath === undefined) {
+      if (!inLoop) w.line(_`${n.evaluated}++;`);
+      this.checks(w, path);
+      return;
+    }
+    const missing = _`${n.value} === undefined || ${n.value} === null`;
+    if (inLoop) {
+      if (plan.required) {
+        w.block(_`if (${missing})`, () => {
+          this.pushFailure(w, this.message(n.value, this.expectedCode()), path, lit(null), this.expectedCode());
+          w.line(_`continue;`);
+        });
+      } else {
+        w.line(_`if (${missing}) continue;`);
+      }
+      this.checks(w, path);
+      return;
+    }
+    if (plan.required) {
+      w.open(_`if (${missing})`);
+      w.line(_`${n.evaluated}++;`);
+      this.pushFailure(w, this.message(n.value, this.expectedCode()), path, lit(null), this.expectedCode());
+      w.reopen(_`else`);
+      w.line(_`${n.evaluated}++;`);
+      this.checks(w, path);
+      w.close();
+    } else {
+      w.block(_`if (${n.value} !== undefined && ${n.value} !== null)`, () => {
+        w.line(_`${n.evaluated}++;`);
+        this.checks(w, path);
+      });
+    }
+  }
+
+  /** Schema, then expression: a value that fails its schema is not also judged by the expression. */
+  checks(w: CodeWriter, path: Code): void {
+    const plan = this.#plan;
+    const n = this.#n;
+    const value = this.valueName();
+    const expression = plan.expression;
+    const expressionCheck = (): void => {
+      if (expression === undefined) return;
+      w.block(_`if (!(${this.isTrue(expression, value)}))`, () => {
+        this.pushFailure(w, this.message(value, this.expectedCode()), path, plan.fieldPath === undefined ? lit(null) : n.value, this.expectedCode());
+      });
+    };
+    if (plan.schema === undefined) {
+      expressionCheck();
+      return;
+    }
+    const validator = this.#d.ref('sv', plan.schema, `schema of rule ${plan.code}`);
+    const failuresOf = this.#d.schemaFailures();
+    w.line(_`const ${n.errors} = ${this.#d.helper('check')}(${validator}, ${value});`);
+    w.open(_`if (${n.errors} !== null)`);
+    w.line(_`const ${n.found} = ${failuresOf}(${n.errors}, ${path}, ${value});`);
+    w.block(_`for (let ${n.i} = 0; ${n.i} < ${n.found}.length; ${n.i}++)`, () => {
+      w.line(_`const ${n.f} = ${n.found}[${n.i}];`);
+      const actual = _`${n.f}.actualValue`;
+      const expected = plan.givenExpected === undefined ? _`${n.f}.expectedValue` : this.expectedCode();
+      const message = plan.message === undefined
+        ? _`${`${plan.name}: `} + ${n.f}.message`
+        : this.template(plan.message, actual, expected);
+      this.pushFailure(w, message, _`${n.f}.fieldPath`, actual, expected);
+    });
+    if (expression !== undefined) {
+      w.reopen(_`else if (!(${this.isTrue(expression, value)}))`);
+      this.pushFailure(w, this.message(value, this.expectedCode()), path, plan.fieldPath === undefined ? lit(null) : n.value, this.expectedCode());
+    }
+    w.close();
+  }
+
+  pushFailure(w: CodeWriter, message: Code, path: Code, actual: Code, expected: Code): void {
+    const n = this.#n;
+    w.line(_`${n.failures}.push(${this.#d.helper('failure')}(${this.#meta}, ${message}, ${path}, ${actual}, ${expected}));`);
+  }
+
+  isTrue(e: Expr, value: Code): Code {
+    return generateIsTrue(e, this.env(value, this.expectedCode()), this.#d, this.#n, isBoolean(e));
+  }
+
+  message(value: Code, expected: Code): Code {
+    const plan = this.#plan;
+    return plan.message === undefined ? lit(`${plan.name} failed`) : this.template(plan.message, value, expected);
+  }
+
+  template(parts: readonly TemplatePart[], value: Code, expected: Code): Code {
+    if (parts.length === 0) return lit('');
+    const env = this.env(value, expected);
+    const pieces = parts.map((p) =>
+      p.kind === 'text'
+        ? lit(p.text)
+        : _`${this.#d.helper('text')}(${generateExpression(p.expr, env, this.#d, this.#n)})`);
+    // A leading placeholder still renders as a string: text() returns one.
+    return join(pieces, _` + `);
+  }
+
+  /** Own-property reads along a path; `length` reads a string's length as expressions do. */
+  read(base: Code, segments: readonly PathSegment[]): Code {
+    let code = base;
+    for (const s of segments) {
+      if ('key' in s) {
+        code = s.key === 'length' ? _`${this.#d.helper('length')}(${code})` : _`${this.#d.helper('get')}(${code}, ${s.key})`;
+      } else if ('index' in s) {
+        code = _`${this.#d.helper('get')}(${code}, ${s.index})`;
+      }
+    }
+    return code;
+  }
+}
+
+/** The text of a fieldPath before and after its `[]`, skipping quoted keys. */
+function splitAtEach(text: string): [string, string] {
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (ch === '"') {
+      for (i++; i < text.length && text[i] !== '"'; i++) if (text[i] === '\\') i++;
+    } else if (ch === '[' && text[i + 1] === ']') {
+      return [text.slice(0, i), text.slice(i + 2)];
+    }
+  }
+  return [text, ''];
+}
