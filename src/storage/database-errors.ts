@@ -31,14 +31,17 @@ function codeOf(error: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
-/** True when the error says the database cannot be reached, not that a statement was wrong. */
-export function isConnectionError(error: unknown): boolean {
+/** True when the error (or its cause, e.g. a failed migration's) says the database cannot be reached, not that a statement was wrong. */
+export function isConnectionError(error: unknown, depth = 0): boolean {
   if (error instanceof UnavailableError) return true;
-  if (error instanceof AggregateError && error.errors.some(isConnectionError)) return true;
+  if (depth > 4) return false;
+  if (error instanceof AggregateError && error.errors.some((e) => isConnectionError(e, depth + 1))) return true;
+  if (error instanceof Error && error.cause !== undefined && isConnectionError(error.cause, depth + 1)) return true;
   const code = codeOf(error);
-  if (code !== undefined && (NETWORK_CODES.has(code) || UNAVAILABLE_SQLSTATES.has(code) || code.startsWith('08'))) {
-    return true;
-  }
+  if (code !== undefined) return NETWORK_CODES.has(code) || UNAVAILABLE_SQLSTATES.has(code) || code.startsWith('08');
+  // Drivers raise these without a code; an error with a code of its own
+  // (a SQLSTATE, or an application error from beforeCommit) is judged by
+  // that code alone, whatever its message says.
   const message = error instanceof Error ? error.message.toLowerCase() : '';
   return UNAVAILABLE_MESSAGES.some((m) => message.includes(m));
 }

@@ -4,7 +4,7 @@
  * connection, so exactly one runs each migration and the others find it
  * done. PGlite belongs to one process, so it needs no lock.
  */
-import { Migrator, type Kysely, type MigrationProvider } from 'kysely';
+import { Migrator, type Kysely, type Migration } from 'kysely';
 import pg from 'pg';
 import { migrations } from '../../migrations/index.ts';
 import { openDatabase, type DatabaseOptions } from './open-database.ts';
@@ -12,22 +12,23 @@ import { openDatabase, type DatabaseOptions } from './open-database.ts';
 // Any constant distinct from kysely's own migration lock id.
 const MIGRATION_LOCK_KEY = '7203118455104372001';
 
-const provider: MigrationProvider = { getMigrations: async () => migrations };
-
 /** Thrown when a migration fails; names it. */
 export class MigrationError extends Error {
   readonly code = 'MIGRATION_FAILED';
 }
 
 /**
- * Runs the pending migrations on an open kysely instance. Fails loudly: a
- * migration error is thrown, never just logged.
+ * Runs the pending migrations on an open kysely instance and returns the
+ * names of those it ran. Fails loudly: a migration error is thrown as
+ * MigrationError, never just logged. `migrations` defaults to the
+ * project's (tests pass their own).
  */
 export async function runMigrations(
   db: Kysely<any>,
-  options: { kind: 'pglite' | 'postgres'; databaseUrl?: string },
+  options: { kind: 'pglite' | 'postgres'; databaseUrl?: string; migrations?: Record<string, Migration> },
 ): Promise<string[]> {
-  if (options.kind === 'pglite' || options.databaseUrl === undefined) return migrate(db);
+  const set = options.migrations ?? migrations;
+  if (options.kind === 'pglite' || options.databaseUrl === undefined) return migrate(db, set);
 
   const lockClient = new pg.Client({ connectionString: options.databaseUrl, connectionTimeoutMillis: 2000 });
   // A lock connection dying mid-migration must not crash the process; the
@@ -36,7 +37,7 @@ export async function runMigrations(
   await lockClient.connect();
   try {
     await lockClient.query('select pg_advisory_lock($1::bigint)', [MIGRATION_LOCK_KEY]);
-    return await migrate(db);
+    return await migrate(db, set);
   } finally {
     // Ending the session releases the lock even if the unlock fails.
     await lockClient.query('select pg_advisory_unlock($1::bigint)', [MIGRATION_LOCK_KEY]).catch(() => {});
@@ -44,8 +45,8 @@ export async function runMigrations(
   }
 }
 
-async function migrate(db: Kysely<any>): Promise<string[]> {
-  const migrator = new Migrator({ db, provider });
+async function migrate(db: Kysely<any>, set: Record<string, Migration>): Promise<string[]> {
+  const migrator = new Migrator({ db, provider: { getMigrations: async () => set } });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error !== undefined) {

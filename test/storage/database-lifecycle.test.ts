@@ -6,7 +6,9 @@ import pg from 'pg';
 import { describe, expect, it } from 'vitest';
 import { createStorage } from '../../src/storage/create-storage.ts';
 import { isConnectionError } from '../../src/storage/database-errors.ts';
-import { migrateToLatest } from '../../src/storage/migrate-to-latest.ts';
+import { sql } from 'kysely';
+import { MigrationError, migrateToLatest, runMigrations } from '../../src/storage/migrate-to-latest.ts';
+import { openDatabase } from '../../src/storage/open-database.ts';
 import { UnavailableError } from '../../src/storage/types.ts';
 import { freshDatabase } from '../support/database.ts';
 import { accept, content, NO_LIMIT } from './storage-fixture.ts';
@@ -52,6 +54,31 @@ describe('persistence', () => {
       expect(await storage.ping()).toBe(false);
       await expect(storage.tenants.exists('acme')).rejects.toBeInstanceOf(UnavailableError);
     } finally {
+      await database.drop();
+    }
+  });
+});
+
+describe('a failing migration', () => {
+  it('stops with MigrationError naming it, and its transaction leaves nothing behind', async () => {
+    const database = await freshDatabase();
+    const opened = await openDatabase({ databaseUrl: database.databaseUrl, dataDir: database.dataDir });
+    try {
+      const broken = {
+        '2099-01-01-creates-then-fails': {
+          async up(db: Parameters<typeof runMigrations>[0]) {
+            await db.schema.createTable('half_done').addColumn('id', 'integer').execute();
+            await sql`select * from no_such_table`.execute(db);
+          },
+        },
+      };
+      const attempt = runMigrations(opened.db, { kind: opened.kind, databaseUrl: database.databaseUrl, migrations: broken });
+      await expect(attempt).rejects.toBeInstanceOf(MigrationError);
+      await expect(attempt).rejects.toThrow(/2099-01-01-creates-then-fails/);
+      const { rows } = await sql<{ name: string | null }>`select to_regclass('half_done')::text as name`.execute(opened.db);
+      expect(rows[0]?.name).toBeNull();
+    } finally {
+      await opened.close();
       await database.drop();
     }
   });
@@ -104,9 +131,11 @@ describe('database outages', () => {
     [new Error('Connection terminated unexpectedly'), true],
     [new Error('timeout exceeded when trying to connect'), true],
     [new Error('PGlite is closed'), true],
+    [new Error('migration failed', { cause: { code: 'ECONNRESET' } }), true],
     [{ code: '23505' }, false],
     [{ code: '42601', message: 'syntax error' }, false],
     [new Error('does not compile'), false],
+    [Object.assign(new Error('context "connection terminated" does not compile'), { code: 'INVALID_BODY' }), false],
   ])('classifies %o as a connection error: %s', (error, expected) => {
     expect(isConnectionError(error)).toBe(expected);
   });
