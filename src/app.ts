@@ -7,14 +7,14 @@
  * error handlers and body parser, then authentication, then the routes.
  */
 import { randomUUID } from 'node:crypto';
-import Fastify, { type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
 import type { AppDeps } from './app-deps.ts';
 import { registerAuth } from './auth/auth-hook.ts';
 import { KeyCache } from './auth/key-cache.ts';
 import { createKeyService } from './auth/key-service.ts';
 import { LastUsedTracker } from './auth/last-used-tracker.ts';
 import type { Config } from './config.ts';
-import { frameworkErrorHandler, registerErrorHandlers } from './http/error-handler.ts';
+import { clientErrorHandler, frameworkErrorHandler, registerErrorHandlers } from './http/error-handler.ts';
 import { registerConnectionDrain } from './http/connection-drain.ts';
 import { registerJsonBodyParser } from './http/json-body-parser.ts';
 import { registerRequestTiming } from './http/request-timing.ts';
@@ -71,16 +71,16 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       ? { loggerInstance: options.logger }
       : { logger: { level: config.logLevel, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } } }),
     // Per-request log lines cost more than validating; they are for debugging.
-    disableRequestLogging: !verbose,
+    logController: new LogController({ disableRequestLogging: !verbose, requestIdLogLabel: 'requestId' }),
     bodyLimit: config.maxBodyBytes,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
     requestIdHeader: false,
-    requestIdLogLabel: 'requestId',
     genReqId: () => randomUUID(),
     requestTimeout: REQUEST_TIMEOUT_MS,
     return503OnClosing: false,
     frameworkErrors: frameworkErrorHandler,
+    clientErrorHandler,
     ajv: {
       customOptions: { removeAdditional: false, coerceTypes: false, allErrors: true, useDefaults: false },
     },

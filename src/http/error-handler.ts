@@ -4,6 +4,8 @@
  * logged and answered with a generic 500, never with their message, stack,
  * SQL or anything else they might carry.
  */
+import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
   ERRORS,
@@ -20,6 +22,7 @@ import {
   NotFoundError,
   UnavailableError,
 } from '../storage/types.ts';
+import { serverTiming } from './request-timing.ts';
 import { schemaErrorsToFieldErrors, type SchemaErrorLike } from './schema-errors.ts';
 
 /** Seconds a client should wait after a 503 (product.md 9: the database recovers within 10 s). */
@@ -151,5 +154,30 @@ export function registerErrorHandlers(app: FastifyInstance): void {
  */
 export function frameworkErrorHandler(error: FastifyError, request: FastifyRequest, reply: FastifyReply): void {
   const problem = toProblem(error) ?? { code: 'INVALID_BODY', detail: 'The request is malformed.' };
+  // Hooks do not run for these requests, so the timing header is set here.
+  reply.header('server-timing', serverTiming(0));
   sendProblem(request, reply, problem);
+}
+
+const CLIENT_ERROR_DETAIL: Record<string, string> = {
+  HPE_HEADER_OVERFLOW: 'The request headers are too large.',
+  ERR_HTTP_REQUEST_TIMEOUT: 'The request took too long to arrive.',
+};
+
+/**
+ * Fastify's `clientErrorHandler` option: requests Node's HTTP parser
+ * refuses (bad framing, oversized headers, too slow), which never become
+ * Fastify requests. Answered as a problem on the raw socket, then closed.
+ */
+export function clientErrorHandler(error: Error & { code?: string }, socket: Socket): void {
+  if (error.code === 'ECONNRESET' || socket.destroyed) return;
+  if (socket.writable) {
+    const detail = CLIENT_ERROR_DETAIL[error.code ?? ''] ?? 'The request is malformed.';
+    const body = JSON.stringify(problemBody('INVALID_BODY', detail, randomUUID()));
+    socket.write(
+      `HTTP/1.1 400 Bad Request\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
+        `Server-Timing: ${serverTiming(0)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+  }
+  socket.destroy();
 }

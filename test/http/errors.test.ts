@@ -189,8 +189,16 @@ describe('bodies', () => {
       'Content-Type: application/json', 'Content-Length: 5', 'Connection: close',
     ];
     const response = await rawRequest(`${lines.join('\r\n')}\r\n\r\n{}`);
-    expect(response.status).toBeGreaterThanOrEqual(400);
-    expect(response.status).toBeLessThan(500);
+    expect(response.status).toBe(400);
+    expect(response.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+    expect(response.headers['server-timing']).toMatch(SERVER_TIMING);
+    expect(JSON.parse(response.body)).toMatchObject({ code: 'INVALID_BODY', status: 400 });
+  });
+
+  it('answers a request the HTTP parser refuses with a problem', async () => {
+    const response = await rawRequest('GET /health/live HTTP/1.1\r\nHost: x\r\nBad Header\r\n\r\n');
+    expect(response.status).toBe(400);
+    expect(JSON.parse(response.body)).toMatchObject({ code: 'INVALID_BODY', requestId: expect.stringMatching(UUID) });
   });
 });
 
@@ -216,9 +224,10 @@ describe('routes', () => {
 
   it('answers a malformed URL with a problem', async () => {
     const response = await rawRequest(`GET /api/v1/contexts/%E0%A4%A/validator HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
-    expect(response.status).toBeGreaterThanOrEqual(400);
-    expect(response.status).toBeLessThan(500);
+    expect(response.status).toBe(400);
     expect(response.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+    expect(response.headers['server-timing']).toMatch(SERVER_TIMING);
+    expect(JSON.parse(response.body)).toMatchObject({ code: 'INVALID_BODY', requestId: expect.stringMatching(UUID) });
   });
 
   it('times successful responses too', async () => {
