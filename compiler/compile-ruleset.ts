@@ -40,7 +40,7 @@ export function compileRuleset(rules: RuleDefinition[], options?: CompileOptions
   const { source, refs } = generateRuleset(plans);
   // The source is an expression (a factory), so that the very same text can
   // be bundled as a module later; `new Function` runs it once per ruleset.
-  const factory = new Function(`return (${source});`)() as Factory;
+  const factory = new Function(`return ${source};`)() as Factory;
   const validate = factory(runtime, refs);
   return { validate, source, compileMs: performance.now() - started, ruleCount: plans.length, errors };
 }

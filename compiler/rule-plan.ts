@@ -42,6 +42,7 @@ export interface RulePlan {
   expected?: { value: unknown };
 }
 
+const RULE_CODE = /^[A-Za-z0-9_.-]{1,64}$/;
 const SEVERITIES: ReadonlySet<unknown> = new Set(['Error', 'Warning', 'Info']);
 
 function patternPolicy(limits: CompilerLimits): (pattern: string) => PatternResult {
@@ -71,8 +72,10 @@ export function planRule(
   };
   const invalid = (field: RuleField, message: string): void => error(field, { code: 'INVALID_RULE', message });
 
-  if (typeof rule.code !== 'string' || rule.code.length === 0) invalid('code', 'code must be a non-empty string');
-  if (typeof rule.name !== 'string') invalid('name', 'name must be a string');
+  if (typeof rule.code !== 'string' || !RULE_CODE.test(rule.code)) {
+    invalid('code', 'code must be 1-64 characters of A-Z, a-z, 0-9, "_", "." and "-"');
+  }
+  if (typeof rule.name !== 'string' || rule.name.length === 0) invalid('name', 'name must be a non-empty string');
   if (rule.severity !== undefined && !SEVERITIES.has(rule.severity)) {
     invalid('severity', 'severity must be Error, Warning or Info');
   }

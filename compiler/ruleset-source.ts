@@ -1,17 +1,17 @@
 /**
  * Rule plans to the source of one validator factory:
  *
- *   function (rt, refs) {
+ *   (function (rt, refs) {
  *     "use strict";
  *     const { get, failure, ... } = rt;        // only the helpers used
  *     const r0 = meta(...); const k0 = ...;    // frozen per-rule constants
  *     const re0 = refs.re0;                    // matchers, schema validators
  *     function every0(list, ...) { ... }       // hoisted callback loops
  *     return function validate(payload, now) { ...one block per rule... };
- *   }
+ *   })
  *
- * Rules appear in evaluation order, each under a comment naming it (user
- * text only as string literals). Everything the source needs besides `rt`
+ * Rules appear in evaluation order, each under a comment with its code;
+ * other user text appears only inside string literals. Everything the source needs besides `rt`
  * comes in through `refs`, so the same text can later be bundled into a
  * standalone module. Nothing is allocated per rule when a payload passes.
  */
@@ -25,7 +25,7 @@ import { runtime } from './runtime.ts';
 import { schemaFailures } from './schema/index.ts';
 
 export interface GeneratedSource {
-  /** The factory's source: `function (rt, refs) { ... }`. */
+  /** The factory's source: `(function (rt, refs) { ... })`. */
   source: string;
   /** The values the factory reads from `refs`, by name. */
   refs: Readonly<Record<string, unknown>>;
@@ -72,10 +72,15 @@ class Declarations implements Hoist {
     return name;
   }
 
-  ref(prefix: string, value: unknown, note: string): Name {
+  /** The code of the rule being generated, for comments. */
+  currentRule = '';
+
+  ref(prefix: 're' | 'sv', value: unknown): Name {
     const name = this.scope.name(prefix);
     this.refs[name.toString()] = value;
-    this.#lines.push(_`const ${name} = ${this.names.refs}.${name}; ${commentOf`${note}`}`);
+    // The pattern itself is tenant text: the comment names only the rule.
+    const note = prefix === 're' ? commentOf`matches() pattern of rule ${this.currentRule}` : commentOf`schema of rule ${this.currentRule}`;
+    this.#lines.push(_`const ${name} = ${this.names.refs}.${name}; ${note}`);
     return name;
   }
 
@@ -127,7 +132,10 @@ export function generateRuleset(plans: readonly RulePlan[]): GeneratedSource {
   const body = new CodeWriter();
   for (const plan of plans) {
     body.blank();
-    body.line(commentOf`rule ${plan.code}: ${plan.name}`);
+    // Only the code, which is restricted to [A-Za-z0-9_.-]: free text such
+    // as the name stays inside string literals (the rule's meta line).
+    body.line(commentOf`rule ${plan.code}`);
+    d.currentRule = plan.code;
     new RuleEmitter(plan, d, () => {
       usesNow = true;
     }).emit(body);
@@ -136,7 +144,8 @@ export function generateRuleset(plans: readonly RulePlan[]): GeneratedSource {
   // Bound before the prelude is written, so that the helper list includes it.
   const clock = usesNow ? d.helper('clock') : undefined;
   const w = new CodeWriter();
-  w.block(_`function (${n.rt}, ${n.refs})`, () => {
+  // Parenthesized: the text is then both an expression and a valid script.
+  w.block(_`(function (${n.rt}, ${n.refs})`, () => {
     w.line(_`"use strict";`);
     d.prelude(w);
     w.blank();
@@ -148,7 +157,7 @@ export function generateRuleset(plans: readonly RulePlan[]): GeneratedSource {
       w.blank();
       w.line(_`return { isValid: ${n.failures}.length === 0, totalRulesEvaluated: ${n.evaluated}, failures: ${n.failures} };`);
     }, _`;`);
-  });
+  }, _`)`);
   return { source: w.toCode().toString(), refs: Object.freeze({ ...d.refs }) };
 }
 
@@ -311,7 +320,7 @@ class RuleEmitter {
       expressionCheck();
       return;
     }
-    const validator = this.#d.ref('sv', plan.schema, `schema of rule ${plan.code}`);
+    const validator = this.#d.ref('sv', plan.schema);
     const failuresOf = this.#d.schemaFailures();
     w.line(_`const ${n.errors} = ${this.#d.helper('check')}(${validator}, ${value});`);
     w.open(_`if (${n.errors} !== null)`);

@@ -24,7 +24,7 @@ export interface Hoist {
   /** A deep-frozen JSON constant declared once at factory level. */
   constant(value: unknown): Name;
   /** A value passed in through `refs` (a matcher, a schema validator). */
-  ref(prefix: string, value: unknown, note: string): Name;
+  ref(prefix: 're' | 'sv', value: unknown): Name;
   /** A function declaration at factory level. */
   declare(code: Code): void;
 }
@@ -140,7 +140,7 @@ class Generator {
       case 'call':
         return this.call(e, env);
       case 'matches': {
-        const matcher = this.#hoist.ref('re', e.matcher satisfies Matcher, e.pattern);
+        const matcher = this.#hoist.ref('re', e.matcher satisfies Matcher);
         return atom(_`${this.h('matches')}(${matcher}, ${this.expr(e.subject, env).code})`);
       }
       case 'method':

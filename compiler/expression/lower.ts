@@ -325,13 +325,14 @@ class Lowering {
     if (callee.computed) return this.fail('NOT_ALLOWED', 'a method must be called as `.name(...)`', callee.property);
     if (callee.object.type === 'Super') return this.refuse(callee.object);
     const name = this.memberKey(callee) as string;
+    // The receiver first: in `/a/.test(x)` the regex literal is the problem, not `.test`.
+    const object = this.expr(callee.object, depth);
     const callback = CALLBACK_METHODS[name];
     if (callback !== undefined) {
       const arg = n.arguments[0];
       if (n.arguments.length !== 1 || arg.type !== 'ArrowFunctionExpression') {
         return this.fail('BAD_ARGUMENTS', `\`.${name}\` takes one callback such as \`x => x > 0\``, n);
       }
-      const object = this.expr(callee.object, depth);
       return this.callback(callback, object, arg, depth);
     }
     const spec = VALUE_METHODS[name];
@@ -340,7 +341,7 @@ class Lowering {
     if (count < spec.min || count > spec.max) {
       return this.fail('BAD_ARGUMENTS', `\`.${name}\` takes ${arityText(spec)}, got ${count}`, n);
     }
-    return { kind: 'method', method: spec.method, object: this.expr(callee.object, depth), args: this.args(n, depth) };
+    return { kind: 'method', method: spec.method, object, args: this.args(n, depth) };
   }
 
   callback(method: CallbackMethod, object: Expr, arrow: acorn.ArrowFunctionExpression, depth: number): Expr {

@@ -44,7 +44,11 @@ export function parseSource(
   if (source.length > limits.maxExpressionLength) {
     return {
       ok: false,
-      error: { code: 'TOO_LONG', message: `${what} is longer than ${limits.maxExpressionLength} characters` },
+      error: {
+        code: 'TOO_LONG',
+        message: `${what} is longer than ${limits.maxExpressionLength} characters`,
+        ...map(positionOf(source, limits.maxExpressionLength)),
+      },
     };
   }
   const tooDeep = scanNesting(source, limits.maxNestingDepth);
@@ -65,7 +69,7 @@ export function parseSource(
     return { ok: false, error: parserError(err, what, map) };
   }
   if (program.body.length === 0) {
-    return { ok: false, error: { code: 'SYNTAX_ERROR', message: `${what} is empty` } };
+    return { ok: false, error: { code: 'SYNTAX_ERROR', message: `${what} is empty`, ...map({ line: 1, column: 1 }) } };
   }
   const first = program.body[0];
   if (first.type !== 'ExpressionStatement') {
@@ -91,6 +95,20 @@ export function parseSource(
   return { ok: true, expression: first.expression as acorn.Expression };
 }
 
+/** The 1-based line and column of a character offset. */
+function positionOf(source: string, offset: number): { line: number; column: number } {
+  let line = 1;
+  let lineStart = 0;
+  for (let i = 0; i < offset && i < source.length; i++) {
+    const ch = source[i];
+    if (ch === '\n' || ch === '\u2028' || ch === '\u2029' || (ch === '\r' && source[i + 1] !== '\n')) {
+      line++;
+      lineStart = i + 1;
+    }
+  }
+  return { line, column: offset - lineStart + 1 };
+}
+
 function start(node: acorn.Node): { line: number; column: number } {
   const loc = node.loc?.start;
   return loc === undefined ? { line: 1, column: node.start + 1 } : { line: loc.line, column: loc.column + 1 };
@@ -98,7 +116,7 @@ function start(node: acorn.Node): { line: number; column: number } {
 
 function parserError(err: unknown, what: string, map: PositionMap): ExpressionError {
   if (err instanceof RangeError) {
-    return { code: 'TOO_DEEP', message: `${what} is nested too deeply to parse` };
+    return { code: 'TOO_DEEP', message: `${what} is nested too deeply to parse`, ...map({ line: 1, column: 1 }) };
   }
   if (err instanceof SyntaxError) {
     const loc = (err as SyntaxError & { loc?: { line: number; column: number } }).loc;

@@ -186,7 +186,12 @@ function checkPattern(
   const result = compilePattern(pattern, limits);
   if (result.ok) return undefined;
   const code = result.code === 'INVALID_PATTERN' ? 'INVALID_SCHEMA' : result.code;
-  return { code, message: `pattern ${JSON.stringify(pattern)} (at ${pointer}): ${result.message}` };
+  return { code, message: `pattern ${describePattern(pattern)} (at ${pointer}): ${result.message}` };
+}
+
+/** The pattern as quoted in messages; a very long one is cut short. */
+function describePattern(pattern: string): string {
+  return JSON.stringify(pattern.length > 80 ? `${pattern.slice(0, 77)}...` : pattern);
 }
 
 /** Property-name lists of `required`, `dependentRequired` and array-valued `dependencies`. */
