@@ -55,7 +55,7 @@ beforeAll(async () => {
       priority: 2,
     },
   ]);
-  await publish('kyc', [{ code: 'ADULT', name: 'Adult', fieldPath: 'age', expression: 'age >= 18', message: 'too young' }]);
+  await publish('kyc', [{ code: 'ADULT', name: 'Adult', fieldPath: 'years', expression: 'years >= 18', message: 'too young' }]);
   await publish('archived', [{ code: 'GONE', name: 'Gone', expression: 'false' }]);
   const archived = await ok(t.request('GET', '/api/v1/rules?context=archived'));
   await ok(t.request('DELETE', `/api/v1/rules/${archived.items[0].id}`), 204);
@@ -121,12 +121,12 @@ describe('POST /validation/validate', () => {
   });
 
   it('ignores unknown top-level fields', async () => {
-    const body = await ok(validate({ context: 'kyc', payload: { age: 30 }, extra: true, tenantId: 'globex' }));
+    const body = await ok(validate({ context: 'kyc', payload: { years: 30 }, extra: true, tenantId: 'globex' }));
     expect(body.isValid).toBe(true);
   });
 
   it('accepts an admin key too', async () => {
-    await ok(validate({ context: 'kyc', payload: { age: 30 } }, t.adminKey));
+    await ok(validate({ context: 'kyc', payload: { years: 30 } }, t.adminKey));
   });
 
   it('answers 404 CONTEXT_NOT_FOUND naming an unknown context', async () => {
@@ -251,7 +251,7 @@ describe('POST /validation/validate-transaction', () => {
   }
 
   it('is Approved when every context passes, listing contexts in request order', async () => {
-    const body = await ok(transaction({ transactionId: 'tx-1', contexts: ['kyc', 'loan'], payload: { age: 40, amount: 10, email: 'a@b.co' } }));
+    const body = await ok(transaction({ transactionId: 'tx-1', contexts: ['kyc', 'loan'], payload: { years: 40, amount: 10, email: 'a@b.co' } }));
     expect(Object.keys(body)).toEqual(['transactionId', 'overallResult', 'contextResults', 'executionTimeMs']);
     expect(body).toMatchObject({
       transactionId: 'tx-1',
@@ -266,7 +266,7 @@ describe('POST /validation/validate-transaction', () => {
   });
 
   it('is Rejected, still 200, when one context fails; failures carry only ruleCode and message', async () => {
-    const body = await ok(transaction({ transactionId: 'tx-2', contexts: ['loan', 'kyc'], payload: { age: 12, amount: 10, email: 'a@b.co' } }));
+    const body = await ok(transaction({ transactionId: 'tx-2', contexts: ['loan', 'kyc'], payload: { years: 12, amount: 10, email: 'a@b.co' } }));
     expect(body.overallResult).toBe('Rejected');
     expect(body.contextResults).toEqual([
       { context: 'loan', isValid: true, failures: [] },
@@ -358,13 +358,13 @@ describe('payload guard', () => {
   });
 
   it('accepts a plain constructor field', async () => {
-    await ok(raw(VALIDATE, '{"context":"kyc","payload":{"constructor":"x","age":20}}'));
+    await ok(raw(VALIDATE, '{"context":"kyc","payload":{"constructor":"x","years":20}}'));
   });
 
   it('lets the last of duplicate keys win, as JSON.parse does', async () => {
-    const body = await ok(raw(VALIDATE, '{"context":"kyc","payload":{"age":30,"age":3}}'));
+    const body = await ok(raw(VALIDATE, '{"context":"kyc","payload":{"years":30,"years":3}}'));
     expect(body.isValid).toBe(false);
-    const again = await ok(raw(VALIDATE, '{"context":"kyc","payload":{"age":3,"age":30}}'));
+    const again = await ok(raw(VALIDATE, '{"context":"kyc","payload":{"years":3,"years":30}}'));
     expect(again.isValid).toBe(true);
   });
 
