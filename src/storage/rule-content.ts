@@ -30,7 +30,7 @@ export function normalizeContent(content: RuleContent): RuleContent {
     expectedValue: content.expectedValue,
     priority: content.priority,
     enabled: content.enabled,
-    tags: [...content.tags],
+    tags: [...(content.tags ?? [])],
   };
   for (const field of OPTIONAL_FIELDS) {
     if (out[field] === undefined) delete out[field];
