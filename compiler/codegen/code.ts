@@ -134,15 +134,23 @@ export function commentOf(strings: TemplateStringsArray, ...values: string[]): C
   return new Code(TOKEN, `// ${text}`);
 }
 
+const PADS: string[] = [];
+
 /**
- * Lays out lines of code, each indented two spaces per level. Splitting a
- * piece of Code at line breaks is safe: literals never hold a raw one.
+ * Lays out lines of code, each indented two spaces per level. A piece of
+ * Code that spans lines is split at its line breaks, which is safe:
+ * literals never hold a raw one.
  */
-export function layout(lines: ReadonlyArray<readonly [depth: number, code: Code]>): Code {
+export function layout(lines: ReadonlyArray<readonly [depth: number, code: Code | string]>): Code {
   const out: string[] = [];
   for (const [depth, code] of lines) {
-    const pad = '  '.repeat(depth);
-    for (const part of code.toString().split('\n')) out.push(part === '' ? '' : pad + part);
+    const pad = PADS[depth] ?? (PADS[depth] = '  '.repeat(depth));
+    const text = typeof code === 'string' ? code : code.toString();
+    if (!text.includes('\n')) {
+      out.push(text === '' ? '' : pad + text);
+      continue;
+    }
+    for (const part of text.split('\n')) out.push(part === '' ? '' : pad + part);
   }
   return new Code(TOKEN, out.join('\n'));
 }

@@ -7,6 +7,7 @@ import { _, layout, type Code } from './code.ts';
 
 /** Accumulates statements; `toCode()` gives the program text. */
 export class CodeWriter {
+  /** Lines with their indentation level; Code only ever enters through `line`. */
   readonly #lines: Array<readonly [number, Code]> = [];
   #depth: number;
 
@@ -63,6 +64,12 @@ export class CodeWriter {
     body();
     this.#depth--;
     this.line(_`}`);
+    return this;
+  }
+
+  /** Another writer's lines, one level per `depth` deeper, without re-splitting text. */
+  embed(other: CodeWriter): this {
+    for (const [depth, code] of other.#lines) this.#lines.push([this.#depth + depth, code]);
     return this;
   }
 

@@ -40,6 +40,25 @@ export function compileTemplate(
   limits: CompilerLimits,
   options: Omit<LowerOptions, 'map' | 'limits'>,
 ): TemplateResult {
+  if (typeof template !== 'string') return compileUncached(template, limits, options);
+  // Rules of a context often share one message; checked once, reused (the parts are never mutated).
+  const key = `${limits.maxTemplateLength}:${limits.maxExpressionLength}:${limits.maxNestingDepth}:${limits.maxCallbackDepth}:${limits.maxPatternLength}:${template}`;
+  const hit = memo.get(key);
+  if (hit !== undefined) return hit;
+  const result = compileUncached(template, limits, options);
+  if (memo.size >= MEMO_SIZE) memo.delete(memo.keys().next().value as string);
+  memo.set(key, result);
+  return result;
+}
+
+const memo = new Map<string, TemplateResult>();
+const MEMO_SIZE = 1024;
+
+function compileUncached(
+  template: string,
+  limits: CompilerLimits,
+  options: Omit<LowerOptions, 'map' | 'limits'>,
+): TemplateResult {
   if (typeof template !== 'string') return { ok: false, error: { code: 'SYNTAX_ERROR', message: 'message must be a string' } };
   if (template.length > limits.maxTemplateLength) {
     return { ok: false, error: { code: 'TOO_LONG', message: `message is longer than ${limits.maxTemplateLength} characters` } };
