@@ -8,9 +8,9 @@ import { createHash, randomBytes } from 'node:crypto';
 export const API_KEY_PREFIX = 'rk_';
 
 // Generated keys are `rk_` + 43 base64url chars; bootstrap keys are at least
-// 22 chars of [A-Za-z0-9_-] (product.md 5). The upper bound keeps hashing
-// cheap for garbage headers.
-const WELL_FORMED_KEY = /^[A-Za-z0-9_-]{22,256}$/;
+// 22 chars of [A-Za-z0-9_-] with no upper bound (product.md 5), so neither
+// is capped here; Node's header size limit bounds what gets hashed.
+const WELL_FORMED_KEY = /^[A-Za-z0-9_-]{22,}$/;
 
 /**
  * A new random key: 256 bits, shown to its owner once.

@@ -37,6 +37,8 @@ describe('401', () => {
     ['an empty key', () => ({ key: '' })],
     ['a malformed key', () => ({ key: 'not a key!' })],
     ['a short key', () => ({ key: 'rk_short' })],
+    ['a key with a space', () => ({ key: `${t.adminKey} ` + 'x' })],
+    ['two keys', () => ({ key: `${t.adminKey}, ${t.adminKey}` })],
     ['an unknown key', () => ({ key: `rk_${'A'.repeat(43)}` })],
     ['a revoked key', () => ({ key: revokedKey })],
     ['no tenant', () => ({ tenant: null })],
@@ -58,6 +60,7 @@ describe('401', () => {
     const response = await t.request('POST', VALIDATE, { body: BODY, ...credentials() });
     expect(response.status).toBe(401);
     expect(response.headers.get('content-type')).toBe('application/problem+json; charset=utf-8');
+    expect(response.headers.get('server-timing')).toMatch(/^total;dur=\d+\.\d{3}$/);
     expect(response.body).toMatchObject({
       type: '/problems/unauthorized',
       title: 'Unauthorized',
