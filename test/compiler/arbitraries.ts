@@ -270,6 +270,65 @@ export function expressionArb(forEach: boolean, maxDepth = 4, kind: Kind = 'bool
   return (tree[`${kind}0`] as fc.Arbitrary<string>).filter((s) => s.length <= 1500);
 }
 
+// ------------------------------------------------------------ edge values
+
+/** Source texts of values at the corners of 3.2-3.4. */
+const EDGE_NUMBERS = ['0', '-0', '1', '-1', '2.5', '-2.5', '0.5', '-0.5', '1.005', '1.45', '2.675', '-1.005', '1e21', '1e-7',
+  '123456789.123456', '9007199254740993', '1.7976931348623157e308', '5e-324', '0.1', '3', '1e300', '4.35', '8.345'];
+const EDGE_STRINGS = ['', 'a', 'abc', 'ABC', ' a ', '😀', 'a😀', '\ud800', '\udc00a', '2020-01-01', '2020-01-01t10:00:00z',
+  '2020-01-01 10:00:00Z', '2020-01-01T10:00+02:00', '2020-01-01T10:00:00+0200', '2020-02-30', '2024-02-29', '2016-12-31T23:59:60Z',
+  '2000-02-29', '1990-06-15T23:30:00-02:00', 'a@b.co', 'http://x', 'mailto:a@b.c', '123e4567-e89b-12d3-a456-426614174000',
+  '10', 'İ', 'ß', 'Σ', '\u00a0x\u2028', 'B', 'b'].map((s) => JSON.stringify(s));
+const EDGE_OTHER = ['true', 'false', 'null', 'missing', 'obj', 'obj.inner', 'nums', 'items', 'tags', 's', 'n', '[]', '[1, 2]',
+  '[2, 1]', '[1, "1"]', '[[1], [1]]', '[1, [1]]', '[null]', '["a", "b"]', '[0.1, 0.2]', '[1e308, 1e308]', '[-0, 0]',
+  '[2.5, -2.5]', '[3, "3"]', '["b", "a", "b"]'];
+
+export const edgeValueArb: fc.Arbitrary<string> = fc.oneof(
+  fc.constantFrom(...EDGE_NUMBERS), fc.constantFrom(...EDGE_STRINGS), fc.constantFrom(...EDGE_OTHER),
+);
+
+const ALL_UNARY = ['exists', 'isEmpty', 'len', 'isString', 'isNumber', 'isInteger', 'isBoolean', 'isArray', 'isObject',
+  'sum', 'avg', 'min', 'max', 'abs', 'round', 'floor', 'ceil', 'lower', 'upper', 'trim', 'isEmail', 'isUuid', 'isUri',
+  'isDate', 'date', 'age', 'distinct'];
+
+/**
+ * Operators, callbacks and variadic calls on edge values (the unary
+ * functions and methods are covered exhaustively by `exhaustiveExpressions`).
+ */
+export const edgeExpressionArb: fc.Arbitrary<string> = fc.oneof(
+  { weight: 6, arbitrary: fc.tuple(edgeValueArb, fc.constantFrom(...COMPARISONS, ...ARITHMETIC, ...LOGICAL), edgeValueArb).map(([a, op, b]) => `(${a}) ${op} (${b})`) },
+  { weight: 1, arbitrary: fc.tuple(fc.constantFrom('min', 'max'), fc.array(edgeValueArb, { minLength: 3, maxLength: 4 })).map(([f, xs]) => `${f}(${xs.join(', ')})`) },
+  { weight: 3, arbitrary: fc.tuple(edgeValueArb, fc.constantFrom(...CALLBACKS), fc.constantFrom('x', 'x > 1', 'x == "a"', 'len(x)', 'x.qty', 'abs(x)', '!x', 'x ?? 0', 'x.qty > 1', '[x] == [1]'))
+    .map(([r, m, b]) => `(${r}).${m}(x => ${b})`) },
+  { weight: 2, arbitrary: fc.tuple(edgeValueArb, edgeValueArb).map(([a, b]) => `[${a}].includes(${b})`) },
+  { weight: 2, arbitrary: fc.tuple(edgeValueArb, edgeValueArb, edgeValueArb).map(([a, b, c]) => `(${a}) ? (${b}) : (${c})`) },
+);
+
+/**
+ * Every listed function on every edge value, and the two-argument forms on
+ * the interesting pairs: the exhaustive table, grouped by family so that a
+ * failure names the function at fault.
+ */
+export function exhaustiveExpressions(): Map<string, string[]> {
+  const values = [...EDGE_NUMBERS, ...EDGE_STRINGS, ...EDGE_OTHER];
+  const numbersAndSome = [...EDGE_NUMBERS, '"1"', 'null', 'missing', 'true', '[1, 2]'];
+  const stringsAndSome = [...EDGE_STRINGS, '1', 'null', 'missing', '[]', 'obj'];
+  const table = new Map<string, string[]>();
+  const add = (family: string, expression: string) => table.set(family, [...(table.get(family) ?? []), expression]);
+  for (const f of ALL_UNARY) for (const v of values) add(f, `${f}(${v})`);
+  for (const v of numbersAndSome) for (let d = 0; d <= 15; d++) add('round(x, digits)', `round(${v}, ${d})`);
+  for (const v of EDGE_NUMBERS) for (const d of ['-1', '16', '1.5', '"2"', 'null', 'missing']) add('round(x, digits)', `round(${v}, ${d})`);
+  for (const f of ['min', 'max']) for (const a of numbersAndSome) for (const b of numbersAndSome) add(`${f}(a, b)`, `${f}(${a}, ${b})`);
+  for (const a of stringsAndSome) for (const b of [...stringsAndSome, ...EDGE_NUMBERS]) add('daysBetween', `daysBetween(${a}, ${b})`);
+  for (const m of ['startsWith', 'endsWith', 'includes']) {
+    for (const r of [...stringsAndSome, '[1, 2]', '["a", "b"]', '[[1], [1]]']) for (const a of stringsAndSome) add(`.${m}()`, `(${r}).${m}(${a})`);
+  }
+  for (const m of ['toLowerCase', 'toUpperCase', 'trim']) for (const r of values) add(`.${m}()`, `(${r}).${m}()`);
+  for (const r of values) for (const a of ['.length', '[0]', '["0"]', '["length"]', '.k']) add('member access', `(${r})${a}`);
+  for (const op of ['-', '+', '!']) for (const v of values) add(`unary ${op}`, `${op}(${v})`);
+  return table;
+}
+
 // ----------------------------------------------------------------- rules
 
 const CODES = ['a', 'B', 'c1', 'Rule.1', 'rule-2', '_x', 'Z9', 'b'];

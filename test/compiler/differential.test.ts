@@ -9,7 +9,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { compileRuleset } from '../../compiler/index.ts';
 import type { RuleDefinition } from '../../compiler/types.ts';
-import { expressionArb, payloadArb, rulesetArb } from './arbitraries.ts';
+import { edgeExpressionArb, exhaustiveExpressions, expressionArb, payloadArb, rulesetArb } from './arbitraries.ts';
 import { evaluateSource, referenceValidate } from './reference-interpreter.ts';
 
 const NOW = Date.UTC(2024, 5, 15, 12, 30);
@@ -96,6 +96,10 @@ describe('reference interpreter against product.md examples', () => {
     ['max([3, 9, 2])', 9],
     ['min(4, 2, 8)', 2],
     ['round(2.5)', 3],
+    ['round(-2.5)', -3],
+    ['round(1.005, 2)', 1.01],
+    ['round(123.456, 1)', 123.5],
+    ['round(0.000001234, 8)', 0.00000123],
     ['daysBetween("2024-01-01", "2024-03-01")', 60],
     ['daysBetween("2024-03-01", "2024-01-01")', -60],
     ['date("2024-01-01") == date("2024-01-01T00:00:00Z")', true],
@@ -138,6 +142,39 @@ describe('reference interpreter against product.md examples', () => {
 });
 
 describe('compiled validator agrees with the reference interpreter', () => {
+  const TABLE_PAYLOAD = '{"n":2.5,"s":"a😀","nums":[1,2.5],"tags":["a","b"],"items":[{"qty":1},{"qty":3}],"obj":{"k":1,"inner":{"z":0},"0":"zero","length":4}}';
+  const table = exhaustiveExpressions();
+
+  /** Many expressions per compile: each becomes its own probe rules, codes kept distinct. */
+  function tableChunk(chunk: string[], offset: number): RuleDefinition[] {
+    return chunk.flatMap((expression, i) =>
+      probeRules(expression, false).map((r) => ({ ...r, code: `${r.code}.${String(offset + i).padStart(5, '0')}`, name: expression })));
+  }
+
+  it.each([...table.keys()])('on the exhaustive edge-value table: %s', (family) => {
+    const expressions = table.get(family) ?? [];
+    for (let offset = 0; offset < expressions.length; offset += 500) {
+      const rules = tableChunk(expressions.slice(offset, offset + 500), offset);
+      const compiled = compileRuleset(rules);
+      expect(compiled.errors).toEqual([]);
+      const actual = compiled.validate(JSON.parse(TABLE_PAYLOAD), NOW);
+      const expected = referenceValidate(rules, JSON.parse(TABLE_PAYLOAD), NOW);
+      const differing = expected.failures
+        .map((f, k) => [f, actual.failures[k]] as const)
+        .filter(([e, a]) => JSON.stringify(e) !== JSON.stringify(a))
+        .map(([e, a]) => `${e.ruleName}: want ${JSON.stringify(e.message)}, got ${JSON.stringify(a?.message)}`);
+      expect(differing).toEqual([]);
+      expect(JSON.stringify(actual)).toBe(JSON.stringify(expected));
+    }
+  });
+
+  it('on every function, method and operator applied to edge values', () => {
+    fc.assert(
+      fc.property(edgeExpressionArb, payloads, (expression, texts) => agree(probeRules(expression, false), texts)),
+      { seed: SEED + 4, numRuns: 2000 * RUNS },
+    );
+  });
+
   it('on random expressions (value, exact truth and type probes)', () => {
     fc.assert(
       fc.property(expressionArb(false, 4, 'any'), payloads, (expression, texts) => agree(probeRules(expression, false), texts)),

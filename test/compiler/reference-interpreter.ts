@@ -83,7 +83,8 @@ export function ownGet(obj: unknown, key: string): unknown {
 
 // ------------------------------------------------------------- functions
 
-const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:T(\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?(Z|[+-]\d{2}:\d{2})?)?$/;
+// SPEC-CHOICE: RFC 3339 spellings too (`t`, `z`, a space), and offsets `+02`, `+0200`, `+02:00`.
+const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(\.\d+)?)?([Zz]|[+-]\d{2}(?::?\d{2})?)?)?$/;
 
 /** 3.4 `date()`: epoch ms of an ISO-8601 date or date-time; no offset means UTC. */
 export function isoToMs(s: unknown): number | undefined {
@@ -98,9 +99,9 @@ export function isoToMs(s: unknown): number | undefined {
   if (day > daysInMonth) return undefined;
   const ms = frac === '' ? 0 : Math.floor(Number(`0${frac}`) * 1000);
   let offsetMin = 0;
-  if (zone !== 'Z') {
+  if (zone.toUpperCase() !== 'Z') {
     const sign = zone[0] === '-' ? -1 : 1;
-    const oh = Number(zone.slice(1, 3)), om = Number(zone.slice(4, 6));
+    const oh = Number(zone.slice(1, 3)), om = Number(zone.slice(3).replace(':', '') || '0');
     if (oh > 23 || om > 59) return undefined;
     offsetMin = sign * (oh * 60 + om);
   }
@@ -110,9 +111,15 @@ export function isoToMs(s: unknown): number | undefined {
   return utc.getTime() - offsetMin * 60_000;
 }
 
-/** SPEC-CHOICE: date functions take ISO strings or epoch milliseconds (what `date()`/`now()` return). */
+/** The ECMAScript time range: epoch milliseconds beyond it are no instant at all. */
+const MAX_EPOCH_MS = 8.64e15;
+
+/**
+ * SPEC-CHOICE: date functions take ISO strings or epoch milliseconds (what
+ * `date()`/`now()` return); a number outside the time range is not a date.
+ */
 function toMs(v: unknown): number | undefined {
-  if (typeof v === 'number') return Number.isFinite(v) ? v : undefined;
+  if (typeof v === 'number') return Number.isFinite(v) && Math.abs(v) <= MAX_EPOCH_MS ? v : undefined;
   return isoToMs(v);
 }
 
@@ -122,6 +129,26 @@ function formatTest(name: 'email' | 'uuid' | 'uri' | 'date' | 'date-time', s: un
   if (f instanceof RegExp) return f.test(s);
   if (typeof f === 'function') return Boolean(f(s));
   return Boolean((f as { validate: (x: string) => boolean }).validate(s));
+}
+
+/**
+ * SPEC-CHOICE: `round` rounds half away from zero on the number as it is
+ * written (its shortest decimal text), so `round(1.005, 2)` is 1.01 and
+ * `round(-2.5)` is -3, as a spreadsheet user expects. Done on decimal
+ * digits, never on binary multiplication.
+ */
+function roundDecimal(x: number, digits: number): number {
+  if (!Number.isFinite(x)) return NaN;
+  const [mantissa, exponent = '0'] = String(Math.abs(x)).split('e');
+  const point = mantissa.indexOf('.');
+  const allDigits = mantissa.replace('.', '');
+  const intLength = (point < 0 ? mantissa.length : point) + Number(exponent);
+  const keep = intLength + digits;
+  if (keep >= allDigits.length) return x;
+  const sign = x < 0 ? -1 : 1;
+  if (keep < 0) return sign * 0;
+  const kept = BigInt(allDigits.slice(0, keep) || '0') + (allDigits[keep] >= '5' ? 1n : 0n);
+  return sign * Number(`${kept}e${intLength - keep}`);
 }
 
 function numbersOf(args: unknown[]): number[] | undefined {
@@ -184,8 +211,7 @@ const FUNCTIONS: Record<string, Fn> = {
   round: ([x, digits = 0]) => {
     if (typeof x !== 'number' || typeof digits !== 'number') return NaN;
     if (!Number.isInteger(digits) || digits < 0 || digits > 15) return NaN;
-    const f = 10 ** digits;
-    return num(Math.round(x * f) / f);
+    return num(roundDecimal(x, digits));
   },
   lower: ([x]) => (typeof x === 'string' ? x.toLowerCase() : undefined),
   upper: ([x]) => (typeof x === 'string' ? x.toUpperCase() : undefined),
