@@ -25,7 +25,9 @@ import {
   updateRuleBodySchema,
 } from './schemas/rule-schemas.ts';
 
+/** Rules per page of GET /rules when `limit` is not given. */
 export const DEFAULT_PAGE_SIZE = 50;
+/** The largest `limit` GET /rules accepts; more is 400. */
 export const MAX_PAGE_SIZE = 500;
 
 interface IdParams {

@@ -183,6 +183,16 @@ describe('POST /rules', () => {
     if (says !== undefined) expect(entry.message).toMatch(says);
   });
 
+  it.each([
+    ['an empty body', ''],
+    ['null', 'null'],
+    ['an array', '[]'],
+    ['a string', '"rule"'],
+  ])('400 for %s as the body', async (_name, rawBody) => {
+    const response = await t.request('POST', '/api/v1/rules', { rawBody });
+    expectProblem(response, 400, 'INVALID_BODY');
+  });
+
   it('400 naming an unknown field, and a server-managed one', async () => {
     for (const field of ['colour', 'status', 'version', 'id', 'tenantId']) {
       const response = await api('POST', '/rules', { ...ruleBody(), [field]: 'x' });

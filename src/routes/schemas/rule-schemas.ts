@@ -14,6 +14,7 @@ export const CODE_PATTERN = '^[A-Za-z0-9_.-]{1,64}$';
 /** Compiled once for the checks handlers make outside JSON Schema (URL params). */
 export const CONTEXT_REGEX = new RegExp(CONTEXT_PATTERN);
 
+/** At most 20 tags per rule, each 1-50 chars (product.md 2). */
 export const MAX_TAGS = 20;
 export const MAX_TAG_LENGTH = 50;
 
