@@ -144,11 +144,17 @@ describe('configured starts', () => {
     expect(server.stderr()).toContain('RULES_BOOTSTRAP_TENANTS');
   });
 
-  it('creates bootstrap tenants with working admin keys and no demo', async () => {
-    const server = await startServer({ ...databaseEnv(db), LOG_LEVEL: 'warn', RULES_BOOTSTRAP_TENANTS: `acme:${BOOTSTRAP_KEY}` });
+  it('creates bootstrap tenants with working admin keys, no demo, and logs no secrets', async () => {
+    const server = await startServer({ ...databaseEnv(db), LOG_LEVEL: 'trace', RULES_BOOTSTRAP_TENANTS: `acme:${BOOTSTRAP_KEY}` });
     try {
       await untilListening(server);
       expect(server.stdout()).not.toContain('curl');
+      const validated = await fetch(`http://127.0.0.1:${server.port}/api/v1/validation/validate`, {
+        method: 'POST',
+        headers: { 'x-api-key': BOOTSTRAP_KEY, 'x-tenant-id': 'acme', 'content-type': 'application/json' },
+        body: JSON.stringify({ context: 'none', payload: { ssn: 'PAYLOAD-MARKER-123' } }),
+      });
+      expect(validated.status).toBe(404);
       const response = await fetch(`http://127.0.0.1:${server.port}/api/v1/rules`, {
         headers: { 'x-api-key': BOOTSTRAP_KEY, 'x-tenant-id': 'acme' },
       });
@@ -157,6 +163,10 @@ describe('configured starts', () => {
         headers: { 'x-api-key': BOOTSTRAP_KEY, 'x-tenant-id': 'demo' },
       });
       expect(demo.status).toBe(401);
+      // Even at trace level, requests are logged without keys or bodies.
+      expect(server.stdout()).toContain('/api/v1/validation/validate');
+      expect(server.stdout()).not.toContain(BOOTSTRAP_KEY);
+      expect(server.stdout()).not.toContain('PAYLOAD-MARKER-123');
     } finally {
       expect(await stop(server)).toBe(0);
     }

@@ -233,6 +233,19 @@ describe('POST /validation/validate-batch', () => {
     expect(response.body.errors.map((e: { path: string }) => e.path)).toContain(path);
   });
 
+  it('evaluates every item at one now()', async () => {
+    await publish('clock', [{ code: 'NOW', name: 'Now', expression: 'now() < 0', message: '{{ now() }}' }]);
+    const before = Date.now();
+    const body = await ok(
+      t.request('POST', BATCH, { key: validatorKey, body: { context: 'clock', items: items(5).map((item) => ({ ...item, payload: { big: 'x'.repeat(50) } })) } }),
+    );
+    const stamps = new Set(body.results.map((r: any) => r.failures[0].message));
+    expect(stamps.size).toBe(1);
+    const [stamp] = stamps as Set<string>;
+    expect(Number(stamp)).toBeGreaterThanOrEqual(before);
+    expect(Number(stamp)).toBeLessThanOrEqual(Date.now());
+  });
+
   it('accepts an id of exactly 200 chars', async () => {
     await ok(t.request('POST', BATCH, { key: validatorKey, body: { context: 'kyc', items: [{ id: 'x'.repeat(200), payload: {} }] } }));
   });
