@@ -295,28 +295,36 @@ export function ceil(x: Json): number {
   return typeof x === 'number' ? num(mathCeil(x)) : NaN;
 }
 
+/** Adds one to a string of decimal digits: "129" gives "130", "99" gives "100", "" gives "1". */
+function incrementDigits(digits: string): string {
+  let i = digits.length - 1;
+  while (i >= 0 && digits[i] === '9') i--;
+  if (i < 0) return `1${'0'.repeat(digits.length)}`;
+  return digits.slice(0, i) + String.fromCharCode(digits.charCodeAt(i) + 1) + '0'.repeat(digits.length - i - 1);
+}
+
 /**
- * Rounds half away from zero to `digits` (an integer 0-15, default 0).
- * Decimal shifting goes through the number's shortest decimal text, so
- * `round(1.005, 2)` is 1.01 as written, not 1 as binary floating point
- * would give.
+ * Rounds half away from zero to `digits` (an integer 0-15, default 0), on
+ * the number as it is written (its shortest decimal text): `round(1.005,
+ * 2)` is 1.01 and `round(-2.5)` is -3, as a spreadsheet user expects, where
+ * binary arithmetic would give 1 and -2. A number with no more decimals
+ * than asked for comes back unchanged.
  */
 export function round(x: Json, digits: Json = 0): number {
   if (typeof x !== 'number' || !isFiniteNumber(x)) return NaN;
   if (typeof digits !== 'number' || !isIntegerNumber(digits) || digits < 0 || digits > 15) return NaN;
   if (isIntegerNumber(x)) return x;
+  const [mantissa, exponent = '0'] = String(mathAbs(x)).split('e');
+  const point = mantissa.indexOf('.');
+  const all = point < 0 ? mantissa : mantissa.slice(0, point) + mantissa.slice(point + 1);
+  const intLength = (point < 0 ? mantissa.length : point) + Number(exponent);
+  const keep = intLength + digits;
+  if (keep >= all.length) return x;
   const sign = x < 0 ? -1 : 1;
-  const a = mathAbs(x);
-  const text = String(a);
-  if (text.includes('e')) {
-    // Below 1e-6: shifting by at most 15 digits stays far from the half point's precision issues.
-    const scale = 10 ** digits;
-    return sign * (mathRound(a * scale) / scale);
-  }
-  const shifted = mathRound(Number(`${text}e${digits}`));
-  const shiftedText = String(shifted);
-  const result = shiftedText.includes('e') ? shifted / 10 ** digits : Number(`${shiftedText}e-${digits}`);
-  return num(sign * result);
+  if (keep < 0) return sign * 0;
+  let kept = all.slice(0, keep);
+  if (all.charCodeAt(keep) >= 53 /* "5" */) kept = incrementDigits(kept);
+  return num(sign * Number(`${kept === '' ? '0' : kept}e${intLength - keep}`));
 }
 
 export function lower(x: Json): string | undefined {
@@ -368,7 +376,7 @@ export function isDate(x: Json): boolean {
 }
 
 const ISO_DATE_TIME =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d{1,9}))?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?)?$/;
+  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?)?$/;
 
 /** Days since 1970-01-01 of a proleptic Gregorian date (Hinnant's days_from_civil). */
 function daysFromCivil(year: number, month: number, day: number): number {
@@ -406,7 +414,7 @@ function daysInMonth(year: number, month: number): number {
  * in the server's local time zone.
  */
 export function date(x: Json): number | undefined {
-  if (typeof x !== 'string' || x.length > 40) return undefined;
+  if (typeof x !== 'string') return undefined;
   const m = ISO_DATE_TIME.exec(x);
   if (m === null) return undefined;
   const year = +m[1];
@@ -419,7 +427,8 @@ export function date(x: Json): number | undefined {
     const minute = +m[5];
     const second = m[6] === undefined ? 0 : +m[6];
     if (hour > 23 || minute > 59 || second > 59) return undefined;
-    const fraction = m[7] === undefined ? 0 : mathFloor(+`0.${m[7]}` * 1000);
+    // Milliseconds are the first three digits; more digits are truncated, not rounded.
+    const fraction = m[7] === undefined ? 0 : +m[7].slice(0, 3).padEnd(3, '0');
     ms += ((hour * 60 + minute) * 60 + second) * 1000 + fraction;
     if (m[9] !== undefined) {
       const offsetHours = +m[10];
@@ -432,9 +441,12 @@ export function date(x: Json): number | undefined {
   return ms;
 }
 
-/** Epoch milliseconds of a date string or a finite number of milliseconds. */
+/** The ECMAScript time range; epoch milliseconds beyond it are no instant at all. */
+const MAX_EPOCH_MS = 8.64e15;
+
+/** Epoch milliseconds of a date string or of a number of milliseconds in the time range. */
 function instant(x: Json): number | undefined {
-  if (typeof x === 'number') return isFiniteNumber(x) ? x : undefined;
+  if (typeof x === 'number') return isFiniteNumber(x) && mathAbs(x) <= MAX_EPOCH_MS ? x : undefined;
   return date(x);
 }
 
@@ -452,9 +464,10 @@ export function daysBetween(a: Json, b: Json): number | undefined {
  */
 export function age(dob: Json, now: Json): number | undefined {
   const born = instant(dob);
-  if (born === undefined || typeof now !== 'number' || !isFiniteNumber(now)) return undefined;
+  const at = instant(now);
+  if (born === undefined || at === undefined) return undefined;
   const [by, bm, bd] = civilFromDays(mathFloor(born / DAY_MS));
-  const [ny, nm, nd] = civilFromDays(mathFloor(now / DAY_MS));
+  const [ny, nm, nd] = civilFromDays(mathFloor(at / DAY_MS));
   return ny - by - (nm < bm || (nm === bm && nd < bd) ? 1 : 0);
 }
 
