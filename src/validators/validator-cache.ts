@@ -12,7 +12,7 @@
  * - Unknown contexts are remembered briefly, so a flood of requests for a
  *   context that does not exist costs one query per TTL.
  */
-import type { CompilerLimits } from '../../compiler/types.ts';
+import type { CompileError, CompilerLimits } from '../../compiler/types.ts';
 import type { CompiledValidator, ValidatorService } from '../app-deps.ts';
 import { ProblemError, type FieldError } from '../errors.ts';
 import type { LiveRuleset, RuleStore } from '../storage/types.ts';
@@ -109,7 +109,7 @@ export class ValidatorCache implements ValidatorService {
     return validator;
   }
 
-  compileUncached(ruleset: LiveRuleset): { validator?: CompiledValidator; errors: ReturnType<typeof compileValidator>['errors'] } {
+  compileUncached(ruleset: LiveRuleset): { validator?: CompiledValidator; errors: CompileError[] } {
     this.#compiles++;
     return compileValidator(ruleset, this.#limits);
   }
