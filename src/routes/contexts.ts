@@ -19,6 +19,7 @@ import {
   recompileResponseSchema,
   rollbackBodySchema,
   validatorQuerySchema,
+  validatorSourceResponseSchema,
 } from './schemas/context-schemas.ts';
 
 interface ContextParams {
@@ -116,7 +117,7 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
 
   app.get<{ Params: ContextParams; Querystring: { format?: 'source' | 'module' } }>('/contexts/:context/validator', {
     config: adminOnly,
-    schema: { params: contextParamsSchema, querystring: validatorQuerySchema },
+    schema: { params: contextParamsSchema, querystring: validatorQuerySchema, response: { 200: validatorSourceResponseSchema } },
   }, async (request, reply) => {
     const tenantId = tenantOf(request);
     const context = contextOf(request.params);

@@ -115,7 +115,9 @@ describe('POST /rules', () => {
   });
 
   it('accepts schema rules, forEach rules and required-only rules', async () => {
-    await createRule({ expression: undefined, fieldPath: 'email', schema: { type: 'string', format: 'email', maxLength: 200 } });
+    const schema = { type: 'string', format: 'email', maxLength: 200 };
+    const schemaRule = await createRule({ expression: undefined, fieldPath: 'email', schema, expectedValue: { any: ['json', 1] } });
+    expect(schemaRule).toMatchObject({ schema, expectedValue: { any: ['json', 1] } });
     await createRule({ expression: 'items.every(i => i.qty > 0)', fieldPath: undefined });
     await createRule({ fieldPath: 'items[].qty', forEach: 'items', expression: '$item.qty > 0' });
     await createRule({ expression: undefined, required: true });

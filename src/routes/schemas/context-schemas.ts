@@ -76,3 +76,12 @@ export const recompileResponseSchema = {
     compileMs: { type: 'number' },
   },
 } as const;
+
+/**
+ * GET /contexts/{context}/validator: JavaScript text. A string reply with a
+ * non-JSON content type is sent as is; the schema documents it.
+ */
+export const validatorSourceResponseSchema = {
+  type: 'string',
+  description: 'The generated validator source (text/javascript).',
+} as const;
