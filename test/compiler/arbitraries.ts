@@ -348,7 +348,7 @@ export function templateArb(expression: fc.Arbitrary<string>): fc.Arbitrary<stri
 /** Expressions whose expectedValue 3.6 infers: `F op L`, `L op F`, `[L, ...].includes(F)`. */
 function inferableArb(subjects: string[]): fc.Arbitrary<string> {
   const f = fc.constantFrom(...subjects);
-  const op = fc.constantFrom('<', '<=', '>', '>=', '==', '!=');
+  const op = fc.constantFrom('<', '<=', '>', '>=', '==', '!=', '===', '!==');
   return fc.oneof(
     fc.tuple(f, op, literalArb).map(([a, o, l]) => `${a} ${o} ${l}`),
     fc.tuple(literalArb, op, f).map(([l, o, a]) => `${l} ${o} ${a}`),
@@ -363,6 +363,10 @@ interface FieldChoice {
 
 const FIELD_PATHS: FieldChoice[] = [
   { path: 'n', subject: 'n' },
+  { path: 'n', subject: '$.n' },
+  { path: '$.m', subject: 'm' },
+  { path: 'obj.k', subject: '$["obj"]["k"]' },
+  { path: 'nums[1]', subject: 'nums[1]' },
   { path: 's', subject: 's' },
   { path: 'obj.k', subject: 'obj.k' },
   { path: 'obj["a b"]', subject: 'obj["a b"]' },
@@ -377,6 +381,9 @@ const EACH_PATHS: Array<{ forEach: string; fieldPath?: string; subject: string }
   { forEach: 'items', fieldPath: 'items[].qty', subject: '$item.qty' },
   { forEach: 'items', fieldPath: 'items[].name', subject: '$item.name' },
   { forEach: 'items', subject: '$value' },
+  { forEach: 'items', fieldPath: 'items[].tags[0]', subject: '$item.tags[0]' },
+  { forEach: 'nums', fieldPath: 'nums[]', subject: '$item' },
+  { forEach: 'obj.list', fieldPath: 'obj.list[]', subject: '$value' },
   { forEach: 'nums', subject: '$item' },
   { forEach: 'tags', subject: '$item' },
   { forEach: 'obj.list', subject: '$item' },

@@ -439,11 +439,14 @@ export interface PathSegment {
 
 const PATH_TOKEN = /^(?:\.?([A-Za-z_$][A-Za-z0-9_$]*)|\[(\d+)\]|\[\]|\[("(?:[^"\\]|\\.)*")\])/;
 
-/** Splits a 2.4 path into segments; a leading `$` (as in `$["first-name"]`) is the root. */
+/**
+ * Splits a 2.4 path into segments. SPEC-CHOICE: a leading `$` followed by
+ * `.` or `[` (as in `$["first-name"]`) is the root and adds no segment.
+ */
 export function parsePath(path: string): PathSegment[] {
   const segments: PathSegment[] = [];
   let rest = path;
-  if (rest.startsWith('$[')) rest = rest.slice(1);
+  if (rest.startsWith('$[') || rest.startsWith('$.')) rest = rest.slice(rest[1] === '.' ? 2 : 1);
   while (rest.length > 0) {
     const m = PATH_TOKEN.exec(rest);
     if (!m) throw new ReferenceUnsupported(`bad path ${path}`);
@@ -465,7 +468,7 @@ function resolve(root: unknown, segments: PathSegment[], index: number): unknown
 
 /** The reported form: the path as written, `[]` replaced by the element index. */
 function reportPath(path: string, segments: PathSegment[], index: number): string {
-  const prefix = path.startsWith('$[') ? '$' : '';
+  const prefix = path.startsWith('$[') ? '$' : path.startsWith('$.') ? '$.' : '';
   return prefix + segments.map((s) => (s.kind === 'each' ? `[${index}]` : s.raw)).join('');
 }
 
@@ -511,13 +514,16 @@ function isSubject(node: Node, rule: RuleDefinition): boolean {
     const tail = keysOf(field.slice(each + 1));
     return tail.length === p.keys.length && tail.every((k, i) => k === p.keys[i]);
   }
-  if (field.some((s) => s.kind === 'each') || p.root.startsWith('$')) return false;
+  if (field.some((s) => s.kind === 'each')) return false;
+  // SPEC-CHOICE: `$.a`, `$["a"]` and `a` are one path.
+  if (p.root.startsWith('$') && p.root !== '$') return false;
   const want = keysOf(field);
-  const got = [p.root, ...p.keys];
+  const got = p.root === '$' ? p.keys : [p.root, ...p.keys];
   return want.length === got.length && want.every((k, i) => k === got[i]);
 }
 
-const INFERRING_OPERATORS = new Set(['<', '<=', '>', '>=', '==', '!=']);
+/** SPEC-CHOICE: `===`/`!==` are the same operators as `==`/`!=` in this language, so they infer too. */
+const INFERRING_OPERATORS = new Set(['<', '<=', '>', '>=', '==', '!=', '===', '!==']);
 
 /** 3.6: the expected value implied by `F op L`, `L op F` or `[literals].includes(F)`, else null. */
 export function inferExpected(rule: RuleDefinition): unknown {
