@@ -20,12 +20,16 @@ const RUNS = Number(process.env.DIFF_RUNS ?? 1);
 function agree(rules: RuleDefinition[], payloads: string[]): void {
   const compiled = compileRuleset(rules);
   expect(compiled.errors, 'a well-formed rule was refused').toEqual([]);
+  const seen: Array<[string, unknown, string]> = [];
   for (const text of payloads) {
     const expected = referenceValidate(rules, JSON.parse(text), NOW);
     const actual = compiled.validate(JSON.parse(text), NOW);
     expect(JSON.stringify(actual), `payload ${text}`).toBe(JSON.stringify(expected));
     expect(actual, `payload ${text}`).toEqual(expected);
+    seen.push([text, actual, JSON.stringify(expected)]);
   }
+  // A later call must not change an earlier result (no state shared between calls).
+  for (const [text, actual, expected] of seen) expect(JSON.stringify(actual), `payload ${text}, re-read`).toBe(expected);
 }
 
 /**
@@ -171,35 +175,41 @@ describe('compiled validator agrees with the reference interpreter', () => {
   it('on every function, method and operator applied to edge values', () => {
     fc.assert(
       fc.property(edgeExpressionArb, payloads, (expression, texts) => agree(probeRules(expression, false), texts)),
-      { seed: SEED + 4, numRuns: 2000 * RUNS },
+      { seed: SEED + 4, numRuns: 1500 * RUNS },
     );
   });
 
   it('on random expressions (value, exact truth and type probes)', () => {
     fc.assert(
       fc.property(expressionArb(false, 4, 'any'), payloads, (expression, texts) => agree(probeRules(expression, false), texts)),
-      { seed: SEED, numRuns: 700 * RUNS },
+      { seed: SEED, numRuns: 500 * RUNS },
     );
   });
 
   it('on random boolean expressions', () => {
     fc.assert(
       fc.property(expressionArb(false, 5, 'bool'), payloads, (expression, texts) => agree(probeRules(expression, false), texts)),
-      { seed: SEED + 1, numRuns: 700 * RUNS },
+      { seed: SEED + 1, numRuns: 500 * RUNS },
     );
   });
 
   it('on random expressions inside forEach ($item, $index, $value)', () => {
     fc.assert(
       fc.property(expressionArb(true, 4, 'any'), payloads, (expression, texts) => agree(probeRules(expression, true), texts)),
-      { seed: SEED + 2, numRuns: 500 * RUNS },
+      { seed: SEED + 2, numRuns: 400 * RUNS },
     );
+  });
+
+  it('on large random rulesets (hundreds of rules, split into several generated functions)', () => {
+    const large = fc.array(rulesetArb, { minLength: 30, maxLength: 60 }).map((sets) =>
+      sets.flatMap((rules, i) => rules.map((r) => ({ ...r, code: `${r.code}.${String(i).padStart(2, '0')}` }))));
+    fc.assert(fc.property(large, payloads, (rules, texts) => agree(rules, texts)), { seed: SEED + 5, numRuns: 8 * RUNS });
   });
 
   it('on random rulesets (when, fieldPath, required, forEach, messages, priorities)', () => {
     fc.assert(
       fc.property(rulesetArb, payloads, (rules, texts) => agree(rules, texts)),
-      { seed: SEED + 3, numRuns: 1000 * RUNS },
+      { seed: SEED + 3, numRuns: 600 * RUNS },
     );
   });
 });

@@ -260,6 +260,9 @@ const CASES: HostileCase[] = [
   },
   { name: 'message calling constructor.constructor', rule: { expression: 'false', message: `{{ constructor.constructor("globalThis.${MARK}=1")() }}` }, outcome: { refused: ['UNKNOWN_FUNCTION', 'NOT_ALLOWED'], field: 'message' } },
   { name: 'message placeholder with a statement', rule: { expression: 'false', message: `{{ 1; globalThis.${MARK} = 1 }}` }, outcome: { refused: ['SYNTAX_ERROR', 'NOT_ALLOWED'], field: 'message' } },
+  { name: 'message placeholder error is positioned in the message', rule: { expression: 'false', message: 'ab {{ this }}' }, outcome: { refused: ['NOT_ALLOWED'], field: 'message', at: [1, 7] } },
+  { name: 'message placeholder error on a second line', rule: { expression: 'false', message: 'line one\nx {{ new X() }}' }, outcome: { refused: ['NOT_ALLOWED'], field: 'message', at: [2, 6] } },
+  { name: 'when error is positioned in when', rule: { expression: 'true', when: 'a &&\n this' }, outcome: { refused: ['NOT_ALLOWED'], field: 'when', at: [2, 2] } },
   { name: 'message with an unterminated placeholder', rule: { expression: 'false', message: 'amount {{ $value' }, outcome: { refused: ['SYNTAX_ERROR'], field: 'message' } },
   { name: 'message with an empty placeholder', rule: { expression: 'false', message: 'a {{ }} b' }, outcome: { refused: ['SYNTAX_ERROR'], field: 'message' } },
   {
@@ -459,6 +462,43 @@ describe('hostile rules', () => {
   afterAll(() => {
     expect(newGlobals()).toEqual([]);
     expect((Object.prototype as Record<string, unknown>)[MARK]).toBeUndefined();
+  });
+});
+
+describe('hostile payloads and options', () => {
+  it('never throws on a payload nested 100,000 deep (deep equality, includes, distinct, rendering)', () => {
+    const deep = (): string => `${'['.repeat(100_000)}${']'.repeat(100_000)}`;
+    const payload = JSON.parse(`{"a":${deep()},"b":${deep()},"items":[${deep()}]}`);
+    const rules: RuleDefinition[] = [
+      'a == b', 'a != b', '[a].includes(b)', 'distinct([a, b])', 'isEmpty(a)', 'len(a) == 1', 'items.includes(a)',
+      'items.every(x => x == a)', 'items.map(x => x) == [a]',
+    ].map((expression, i) => ({ code: `d${i}`, name: 'deep', expression, message: '{{ a }}|{{ [a] }}|{{ $ }}' }));
+    rules.push({ code: 'each', name: 'deep', forEach: 'items', fieldPath: 'items[]', expression: 'false', message: '{{ $value }}' });
+    const compiled = compileRuleset(rules);
+    expect(compiled.errors).toEqual([]);
+    expect(() => compiled.validate(payload, NOW)).not.toThrow();
+    expect(compiled.validate(payload, NOW).totalRulesEvaluated).toBe(rules.length);
+  });
+
+  it('honours lowered limits (MAX_EXPRESSION_LENGTH and nesting)', () => {
+    const rule = withBase({ expression: 'amount > 100 && amount < 1000' });
+    expect(checkRule(rule)).toEqual([]);
+    const short = checkRule(rule, { limits: { maxExpressionLength: 10 } });
+    expect(short.map((e) => e.code)).toEqual(['TOO_LONG']);
+    const shallow = checkRule(withBase({ expression: '((((amount)))) > 1' }), { limits: { maxNestingDepth: 2 } });
+    expect(shallow.map((e) => e.code)).toContain('TOO_DEEP');
+    expect(compileRuleset([rule], { limits: { maxExpressionLength: 10 } }).ruleCount).toBe(0);
+  });
+
+  it('a refused rule leaves the rest of the ruleset working', () => {
+    const compiled = compileRuleset([
+      withBase({ code: 'bad', expression: `constructor.constructor("globalThis.${MARK}=1")()` }),
+      withBase({ code: 'good', expression: 'n > 1', fieldPath: 'n' }),
+    ]);
+    expect(compiled.errors.map((e) => e.ruleCode)).toEqual(['bad']);
+    expect(compiled.ruleCount).toBe(1);
+    expect(compiled.validate({ n: 0 }, NOW).failures.map((f) => f.ruleCode)).toEqual(['good']);
+    expect(newGlobals()).toEqual([]);
   });
 });
 
