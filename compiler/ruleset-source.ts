@@ -35,7 +35,7 @@ const HELPERS = Object.keys(runtime) as HelperName[];
 
 /** The names generated code uses that are not handed out by counters. */
 const FIXED = [
-  'rt', 'refs', 'validate', 'payload', 'now', 'value', 'item', 'index', 'list', 'i', 'out',
+  'rt', 'refs', 'validate', 'payload', 'now', 'value', 'item', 'index', 'expected', 'list', 'i', 'out',
   'failures', 'evaluated', 'errors', 'found', 'f', 'schemaFailures',
 ] as const;
 
@@ -420,4 +420,39 @@ function splitAtEach(text: string): [string, string] {
     }
   }
   return [text, ''];
+}
+
+/**
+ * The factory of a single expression, for tests and tools: `evaluate(payload,
+ * now, value, item, index, expected)` returns the expression's raw value.
+ */
+export function generateExpressionFactory(e: Expr): GeneratedSource {
+  const d = new Declarations();
+  const n = d.names;
+  const temps: Name[] = [];
+  const env: Env = {
+    payload: n.payload,
+    now: n.now,
+    value: n.value,
+    item: n.item,
+    index: n.index,
+    expected: n.expected,
+    params: [],
+    temp: () => {
+      const t = d.scope.name('t');
+      temps.push(t);
+      return t;
+    },
+  };
+  const code = generateExpression(e, env, d, n);
+  const w = new CodeWriter();
+  w.block(_`(function (${n.rt}, ${n.refs})`, () => {
+    w.line(_`"use strict";`);
+    d.prelude(w);
+    w.block(_`return function ${n.validate}(${n.payload}, ${n.now}, ${n.value}, ${n.item}, ${n.index}, ${n.expected})`, () => {
+      if (temps.length > 0) w.line(_`let ${join(temps)};`);
+      w.line(_`return ${code};`);
+    }, _`;`);
+  }, _`)`);
+  return { source: w.toCode().toString(), refs: Object.freeze({ ...d.refs }) };
 }

@@ -50,6 +50,7 @@ export interface FixedNames {
   readonly value: Name;
   readonly item: Name;
   readonly index: Name;
+  readonly expected: Name;
   readonly list: Name;
   readonly i: Name;
   readonly out: Name;
@@ -237,7 +238,7 @@ class Generator {
       value: names.value,
       item: names.item,
       index: names.index,
-      expected: env.expected,
+      expected: names.expected,
       params: [...env.params.slice(0, e.depth - 1), param],
       temp: () => {
         const t = scope.name('t');
@@ -254,7 +255,8 @@ class Generator {
           : c === 'value' ? [names.value, env.value]
             : c === 'item' ? [names.item, env.item]
               : c === 'index' ? [names.index, env.index]
-                : [env.params[c - 1], env.params[c - 1]];
+                : c === 'expected' ? [names.expected, env.expected]
+                  : [env.params[c - 1], env.params[c - 1]];
       formal.push(formalName);
       actual.push(actualCode);
     }
@@ -319,7 +321,7 @@ function logicalOperator(op: '&&' | '||' | '??'): Code {
   return op === '&&' ? _`&&` : op === '||' ? _`||` : _`??`;
 }
 
-type Captured = 'payload' | 'now' | 'value' | 'item' | 'index' | number;
+type Captured = 'payload' | 'now' | 'value' | 'item' | 'index' | 'expected' | number;
 
 /** The outer values a callback's body reads, in a stable order. */
 function capturedBy(e: Expr & { kind: 'callback' }): Captured[] {
@@ -327,7 +329,7 @@ function capturedBy(e: Expr & { kind: 'callback' }): Captured[] {
   const visit = (x: Expr): void => {
     switch (x.kind) {
       case 'root':
-        if (x.name !== 'expected') seen.add(x.name);
+        seen.add(x.name);
         return;
       case 'param':
         if (x.depth < e.depth) seen.add(x.depth);
@@ -374,6 +376,6 @@ function capturedBy(e: Expr & { kind: 'callback' }): Captured[] {
     }
   };
   visit(e.body);
-  const order: Captured[] = ['payload', 'now', 'value', 'item', 'index', 1, 2, 3];
+  const order: Captured[] = ['payload', 'now', 'value', 'item', 'index', 'expected', 1, 2, 3];
   return order.filter((c) => seen.has(c));
 }
