@@ -145,6 +145,35 @@ describe('reference interpreter against product.md examples', () => {
   });
 });
 
+/**
+ * matches() is not in the reference interpreter; on short subjects native
+ * RegExp with the `u` flag (JSON Schema's ECMA-262 dialect) is a safe
+ * reference, whatever engine the compiler picks (native or RE2).
+ */
+const REGEX_PATTERNS = ['^\\s+$', '\\s', '^.$', '^..$', '.', '^\\w+$', '\\bfoo\\b', '\\Bo', '^[^]$', '^\\d{3}$', 'a$', '^$', '[\\u2028]',
+  '\\p{L}', '^\\p{Lu}', '\\P{L}', '(?:ab)+', '^a{2,3}$', '[\\s\\S]', '\\S', '\\W', '\\D', '[^\\s]', '^\\u{1F600}$', '\\x41',
+  '[\\b]', '\\0', '(?<n>a)b', 'a+?', '^[a-z]+$', '(a|a)*b', '(a|b)*\\s', '(x+x+)+y', '^(\\s|a)*$', '(.|\\n)*z', '(\\w|é)+$',
+  '(\\d|１)+$', '(a*)*\\.$', '(\\S+\\s*)*!', '([^a]|a)*c', '(\\p{L}|1)*2', '(\\b|a)*x', '(?:\\u{1F600}|a)*b', '(.)*\\r',
+  '([\\s\\S])*$', '(a|B)*[^]', '^[😀-😂]$', '(😀|a)*$', '\\cJ', '^(?:a|ab)(?:c|bcd)$', '^x*y*x*$', '[\\d-z]+'];
+const REGEX_SUBJECTS = ['', ' ', '\u00a0', '\u2028', '\ufeff', '\t', '\n', '\r', 'a', '😀', '😁', 'é', 'É', 'foo bar', 'foo', '123', '１２３',
+  'ǅ', '\ud800', '\udc00', 'a\n', 'A', '_', 'ab', 'abab', 'aab', 'abcd', 'xxy', 'xyx', 'a.', 'b', 'é!', ' 2', 'x', 'c', '\u0000', 'A\r',
+  'aaz', '\u1680', '\u3000', '-', 'z', '\b'];
+
+describe('matches() agrees with native RegExp (u flag) on short subjects', () => {
+  it.each(REGEX_PATTERNS)('%s', (pattern) => {
+    const rule: RuleDefinition = { code: 'm', name: 'm', fieldPath: 's', expression: `matches(s, ${JSON.stringify(pattern)})` };
+    const compiled = compileRuleset([rule]);
+    if (compiled.errors.length > 0) {
+      expect(['UNSAFE_PATTERN', 'INVALID_PATTERN']).toContain(compiled.errors[0].code);
+      return;
+    }
+    const native = new RegExp(pattern, 'u');
+    const differing = REGEX_SUBJECTS.filter((s) => compiled.validate({ s }, NOW).isValid !== native.test(s));
+    expect(differing.map((s) => JSON.stringify(s))).toEqual([]);
+    expect(compiled.validate({ s: 5 }, NOW).isValid).toBe(false);
+  });
+});
+
 describe('compiled validator agrees with the reference interpreter', () => {
   const TABLE_PAYLOAD = '{"n":2.5,"s":"a😀","nums":[1,2.5],"tags":["a","b"],"items":[{"qty":1},{"qty":3}],"obj":{"k":1,"inner":{"z":0},"0":"zero","length":4}}';
   const table = exhaustiveExpressions();
