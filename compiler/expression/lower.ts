@@ -40,7 +40,7 @@ const BINARY: Readonly<Record<string, BinaryOp>> = Object.freeze(Object.assign(O
 
 const REFUSED_NODES: ReadonlyMap<string, string> = new Map([
   ['AssignmentExpression', 'assignment'],
-  ['UpdateExpression', '`++` and `--`'],
+  ['UpdateExpression', 'the update operator (`++`/`--`)'],
   ['NewExpression', '`new`'],
   ['ThisExpression', '`this`'],
   ['Super', '`super`'],
@@ -67,7 +67,8 @@ const REFUSED_NODES: ReadonlyMap<string, string> = new Map([
  * lowerExpression(parsed, source, options); // { kind: 'binary', op: '<=', ... }
  */
 export function lowerExpression(node: acorn.Expression, source: string, options: LowerOptions): Expr {
-  return new Lowering(source, options).expr(node, 1);
+  // The root is level 0: 64 nested operators are allowed, as 64 nested parentheses are.
+  return new Lowering(source, options).expr(node, 0);
 }
 
 class Lowering {
@@ -330,6 +331,9 @@ class Lowering {
     const callback = CALLBACK_METHODS[name];
     if (callback !== undefined) {
       const arg = n.arguments[0];
+      if (n.arguments.length === 1 && REFUSED_NODES.has(arg.type) && arg.type !== 'ArrowFunctionExpression') {
+        return this.refuse(arg);
+      }
       if (n.arguments.length !== 1 || arg.type !== 'ArrowFunctionExpression') {
         return this.fail('BAD_ARGUMENTS', `\`.${name}\` takes one callback such as \`x => x > 0\``, n);
       }

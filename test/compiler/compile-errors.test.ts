@@ -111,7 +111,7 @@ const REFUSED: Refusal[] = [
   [`${'!('.repeat(65)}a${')'.repeat(65)}`, 'TOO_DEEP', 1, 130, /64 levels/],
   [`${'['.repeat(2000)}${']'.repeat(2000)}`, 'TOO_DEEP', 1, 65, /64 levels/],
   [`${'('.repeat(2000)}a${')'.repeat(2000)}`, 'TOO_DEEP', 1, 65, /64 levels/],
-  [`${'-'.repeat(1)}${' -'.repeat(70)} a`, 'TOO_DEEP', 1, 129, /64 levels/],
+  [`${'-'.repeat(1)}${' -'.repeat(70)} a`, 'TOO_DEEP', 1, 131, /64 levels/],
   [`${'a ? '.repeat(65)}1${' : 2'.repeat(65)}`, 'TOO_DEEP', 1, 257, /64 levels/],
   [`${Array.from({ length: 300 }, () => 'a').join(' + ')}`, 'TOO_DEEP', 1, 1, /chains more than 256/],
   [`x${'.a'.repeat(300)}`, 'TOO_DEEP', 1, 1, /chains more than 256/],
@@ -146,6 +146,7 @@ const ACCEPTED = [
   'date(a)', 'now()', 'daysBetween(a, b)', 'age(a)', 'distinct(a)',
   'a > 1 // trailing comment', '/* lead */ a > 1', 'a >\n  1', 'a > 1;', '"use strict"', '(a)',
   `${'('.repeat(60)}a${')'.repeat(60)}`, `${Array.from({ length: 200 }, () => 'a').join(' && ')}`,
+  `${'a ? '.repeat(64)}1${' : 2'.repeat(64)}`, `${'!'.repeat(64)}a`,
   // An else-if chain is flat, not nested.
   `${Array.from({ length: 100 }, () => 'a ? b :').join(' ')} c`,
   `a == "${'x'.repeat(4080)}"`,
