@@ -1,0 +1,169 @@
+/**
+ * Golden test of generated source (ajv pins its generated code the same
+ * way): the exact text admins are served for a small ruleset, and that text
+ * run against payloads. A change here is a change to what every validator
+ * looks like and does; review it as such.
+ */
+import { describe, expect, it } from 'vitest';
+import { compileRuleset, type RuleDefinition } from '../../compiler/index.ts';
+
+const RULES: RuleDefinition[] = [
+  { code: 'LOAN-002', name: 'Currency', fieldPath: 'loan.currency', expression: '["EUR", "USD"].includes($value)' },
+  {
+    code: 'LOAN-001', name: 'Amount limit', fieldPath: 'loan.amount', required: true, expression: '$value <= 10000',
+    message: 'Amount {{ $value }} exceeds {{ $expected }}',
+  },
+  {
+    code: 'ITEM-QTY', name: 'Quantities', forEach: 'items', fieldPath: 'items[].qty', when: '$item.active',
+    expression: '$value > 0 && $item.tags.every(t => matches(t, "^[a-z]+$"))', priority: 1,
+  },
+  { code: 'ADULT', name: 'Adult applicant', expression: 'age(applicant.dob) >= 18', severity: 'Warning', errorCode: 'E_AGE', priority: 2 },
+];
+
+const GOLDEN = [
+    '(function (rt, refs) {',
+    '  "use strict";',
+    '  const { get, isArray, matches, age, meta, failure, text, constant, clock } = rt;',
+    '  const r0 = meta("LOAN-001", "Amount limit", "Error", "LOAN-001");',
+    '  const r1 = meta("LOAN-002", "Currency", "Error", "LOAN-002");',
+    '  const k0 = constant("[\\"EUR\\",\\"USD\\"]");',
+    '  const r2 = meta("ITEM-QTY", "Quantities", "Error", "ITEM-QTY");',
+    '  const re0 = refs.re0; // matches() pattern of rule "ITEM-QTY"',
+    '  const r3 = meta("ADULT", "Adult applicant", "Warning", "E_AGE");',
+    '',
+    '  function every0(list) {',
+    '    if (!isArray(list)) return undefined;',
+    '    for (let i = 0; i < list.length; i++) {',
+    '      const p0 = list[i];',
+    '      if (!matches(re0, p0)) return false;',
+    '    }',
+    '    return true;',
+    '  }',
+    '',
+    '  return function validate(payload, now) {',
+    '    now = clock(now);',
+    '    const failures = [];',
+    '    let evaluated = 0;',
+    '',
+    '    // rule "LOAN-001"',
+    '    {',
+    '      const value = get(get(payload, "loan"), "amount");',
+    '      if (value === undefined || value === null) {',
+    '        evaluated++;',
+    '        failures.push(failure(r0, "Amount " + text(value) + " exceeds " + text(10000), "loan.amount", null, 10000));',
+    '      } else {',
+    '        evaluated++;',
+    '        if (!(typeof value === "number" && value <= 10000)) {',
+    '          failures.push(failure(r0, "Amount " + text(value) + " exceeds " + text(10000), "loan.amount", value, 10000));',
+    '        }',
+    '      }',
+    '    }',
+    '',
+    '    // rule "LOAN-002"',
+    '    {',
+    '      const value = get(get(payload, "loan"), "currency");',
+    '      if (value !== undefined && value !== null) {',
+    '        evaluated++;',
+    '        if (!(value === "EUR" || value === "USD")) {',
+    '          failures.push(failure(r1, "Currency failed", "loan.currency", value, k0));',
+    '        }',
+    '      }',
+    '    }',
+    '',
+    '    // rule "ITEM-QTY"',
+    '    {',
+    '      const list = get(payload, "items");',
+    '      if (isArray(list)) {',
+    '        evaluated++;',
+    '        for (let index = 0; index < list.length; index++) {',
+    '          const item = list[index];',
+    '          const value = get(item, "qty");',
+    '          if (!(get(item, "active") === true)) continue;',
+    '          if (value === undefined || value === null) continue;',
+    '          if (!(((typeof value === "number" && value > 0) && every0(get(item, "tags"))) === true)) {',
+    '            failures.push(failure(r2, "Quantities failed", "items[" + index + "].qty", value, null));',
+    '          }',
+    '        }',
+    '      }',
+    '    }',
+    '',
+    '    // rule "ADULT"',
+    '    {',
+    '      let t0;',
+    '      evaluated++;',
+    '      if (!(typeof (t0 = age(get(get(payload, "applicant"), "dob"), now)) === "number" && t0 >= 18)) {',
+    '        failures.push(failure(r3, "Adult applicant failed", "", null, null));',
+    '      }',
+    '    }',
+    '',
+    '    return { isValid: failures.length === 0, totalRulesEvaluated: evaluated, failures: failures };',
+    '  };',
+    '})',
+].join('\n');
+
+describe('generated source', () => {
+  const compiled = compileRuleset(RULES);
+
+  it('is exactly the pinned text', () => {
+    expect(compiled.errors).toEqual([]);
+    expect(compiled.source).toBe(GOLDEN);
+  });
+
+  it('is a valid script and an expression', () => {
+    expect(() => new Function(compiled.source)).not.toThrow();
+    expect(() => new Function(`return ${compiled.source};`)).not.toThrow();
+  });
+
+  it('runs as pinned', () => {
+    const now = Date.UTC(2024, 0, 1);
+    expect(compiled.validate({
+      loan: { amount: 500, currency: 'EUR' },
+      items: [{ qty: 1, active: true, tags: ['a'] }],
+      applicant: { dob: '1990-05-05' },
+    }, now)).toEqual({ isValid: true, totalRulesEvaluated: 4, failures: [] });
+
+    const result = compiled.validate({
+      loan: { currency: 'GBP' },
+      items: [{ qty: 0, active: true, tags: [] }, { qty: 0, active: false }, { qty: 2, active: true, tags: ['ok', 'NO'] }],
+      applicant: { dob: '2010-01-02' },
+    }, now);
+    expect(result).toEqual({
+      isValid: false,
+      totalRulesEvaluated: 4,
+      failures: [
+        {
+          ruleCode: 'LOAN-001', ruleName: 'Amount limit', severity: 'Error', message: 'Amount  exceeds 10000',
+          errorCode: 'LOAN-001', fieldPath: 'loan.amount', actualValue: null, expectedValue: 10000,
+        },
+        {
+          ruleCode: 'LOAN-002', ruleName: 'Currency', severity: 'Error', message: 'Currency failed',
+          errorCode: 'LOAN-002', fieldPath: 'loan.currency', actualValue: 'GBP', expectedValue: ['EUR', 'USD'],
+        },
+        {
+          ruleCode: 'ITEM-QTY', ruleName: 'Quantities', severity: 'Error', message: 'Quantities failed',
+          errorCode: 'ITEM-QTY', fieldPath: 'items[0].qty', actualValue: 0, expectedValue: null,
+        },
+        {
+          ruleCode: 'ITEM-QTY', ruleName: 'Quantities', severity: 'Error', message: 'Quantities failed',
+          errorCode: 'ITEM-QTY', fieldPath: 'items[2].qty', actualValue: 2, expectedValue: null,
+        },
+        {
+          ruleCode: 'ADULT', ruleName: 'Adult applicant', severity: 'Warning', message: 'Adult applicant failed',
+          errorCode: 'E_AGE', fieldPath: '', actualValue: null, expectedValue: null,
+        },
+      ],
+    });
+  });
+
+  it('passes matchers and schema validators through refs, never as source text', () => {
+    const withSchema = compileRuleset([{ code: 'S', name: 'n', schema: { type: 'object' } }]);
+    expect(withSchema.source).toContain('refs.sv0');
+    expect(compiled.source).toContain('const re0 = refs.re0;');
+    expect(compiled.source).not.toContain('^[a-z]+$');
+  });
+
+  it('keeps hoisted constants frozen', () => {
+    const [failure] = compiled.validate({ loan: { amount: 1, currency: 'X' } }, 0).failures;
+    expect(Object.isFrozen(failure.expectedValue)).toBe(true);
+  });
+});
