@@ -7,7 +7,12 @@
  * is therefore matched again here, exactly: `application/json`, optionally
  * `;charset=utf-8`, any letter case. Everything else is 415, including a
  * body without a Content-Type (no parser matches the empty type).
+ *
+ * JSON text must be UTF-8 (RFC 8259 8.1). Decoding invalid bytes would turn
+ * them into U+FFFD, so different byte strings would reach the rules as one
+ * string; such bodies are refused instead.
  */
+import { isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
 import { ProblemError } from '../errors.ts';
 import { findPrototypeKey, mayHavePrototypeKeys } from './prototype-keys.ts';
@@ -45,19 +50,34 @@ export function parseJsonBody(text: string): unknown {
   return value;
 }
 
+/**
+ * Decodes a request body, refusing bytes that are not UTF-8 with a 400.
+ *
+ * @example
+ * decodeUtf8Body(Buffer.from([0x7b, 0x7d])); // '{}'
+ */
+export function decodeUtf8Body(body: Buffer): string {
+  if (!isUtf8(body)) {
+    throw new ProblemError('INVALID_BODY', 'The request body is not valid UTF-8.', [
+      { path: '', message: 'must be valid UTF-8' },
+    ]);
+  }
+  return body.toString('utf8');
+}
+
 /** Replaces Fastify's parsers (JSON and text/plain) with the strict JSON parser. */
 export function registerJsonBodyParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
   app.addContentTypeParser(
     'application/json',
-    { parseAs: 'string' },
+    { parseAs: 'buffer' },
     (request: FastifyRequest, body: string | Buffer, done: (error: Error | null, body?: unknown) => void) => {
       if (!isJsonContentType(request.headers['content-type'])) {
         done(new ProblemError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as Content-Type: application/json.'));
         return;
       }
       try {
-        done(null, parseJsonBody(typeof body === 'string' ? body : body.toString('utf8')));
+        done(null, parseJsonBody(typeof body === 'string' ? body : decodeUtf8Body(body)));
       } catch (error) {
         done(error as Error);
       }
