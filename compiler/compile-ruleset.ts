@@ -18,15 +18,11 @@ function byPriorityThenCode(a: RulePlan, b: RulePlan): number {
 }
 
 /**
- * Compiles a ruleset into one validator. Disabled rules are ignored; rules
- * that do not compile are listed in `errors` and left out.
- *
- * @example
- * const { validate } = compileRuleset([{ code: 'A', name: 'Positive', fieldPath: 'amount', expression: '$value > 0' }]);
- * validate({ amount: -1 }, Date.now()).failures[0].fieldPath; // 'amount'
+ * The first half of `compileRuleset`: every enabled rule planned, in
+ * evaluation order, and the compile errors of the others. The standalone
+ * module builder starts from here too, so both order rules alike.
  */
-export function compileRuleset(rules: RuleDefinition[], options?: CompileOptions): CompiledRuleset {
-  const started = performance.now();
+export function planRuleset(rules: RuleDefinition[], options?: CompileOptions): { plans: RulePlan[]; errors: CompileError[] } {
   const limits = resolveLimits(options);
   const errors: CompileError[] = [];
   const plans: RulePlan[] = [];
@@ -37,6 +33,20 @@ export function compileRuleset(rules: RuleDefinition[], options?: CompileOptions
     else errors.push(...planned.errors);
   }
   plans.sort(byPriorityThenCode);
+  return { plans, errors };
+}
+
+/**
+ * Compiles a ruleset into one validator. Disabled rules are ignored; rules
+ * that do not compile are listed in `errors` and left out.
+ *
+ * @example
+ * const { validate } = compileRuleset([{ code: 'A', name: 'Positive', fieldPath: 'amount', expression: '$value > 0' }]);
+ * validate({ amount: -1 }, Date.now()).failures[0].fieldPath; // 'amount'
+ */
+export function compileRuleset(rules: RuleDefinition[], options?: CompileOptions): CompiledRuleset {
+  const started = performance.now();
+  const { plans, errors } = planRuleset(rules, options);
   const { source, refs } = generateRuleset(plans);
   // The source is an expression (a factory), so that the very same text can
   // be bundled as a module later; `new Function` runs it once per ruleset.

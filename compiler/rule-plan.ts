@@ -9,7 +9,7 @@ import type { CompileError, CompilerLimits, RuleDefinition, RuleField, Severity 
 import { compileExpression } from './expression/compile-expression.ts';
 import { identity, type ExpressionError } from './expression/errors.ts';
 import { inferExpected } from './expression/infer.ts';
-import { isBoolean, type Expr } from './expression/ir.ts';
+import type { Expr } from './expression/ir.ts';
 import type { PatternResult } from './expression/lower.ts';
 import { compileTemplate, type TemplatePart } from './expression/template.ts';
 import { isPathError, parsePath, type PathSegment } from './paths.ts';
@@ -150,11 +150,6 @@ export function planRule(
       expected,
     },
   };
-}
-
-/** True when the expression's value is always a boolean (then `=== true` is implied). */
-export function isBooleanTyped(e: Expr): boolean {
-  return isBoolean(e);
 }
 
 function planPath(

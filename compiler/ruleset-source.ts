@@ -16,7 +16,7 @@
  * standalone module. Nothing is allocated per rule when a payload passes.
  */
 import { _, CodeWriter, commentOf, join, lit, Scope, type Code, type Name } from './codegen/index.ts';
-import { generateExpression, generateIsTrue, type Env, type FixedNames, type HelperName, type Hoist } from './expression/generate.ts';
+import { generateExpression, generateIsTrue, type Env, type FixedNames, type HelperName, type Hoist, type RefOrigin } from './expression/generate.ts';
 import { isBoolean, type Expr } from './expression/ir.ts';
 import type { TemplatePart } from './expression/template.ts';
 import type { PathSegment } from './paths.ts';
@@ -29,7 +29,11 @@ export interface GeneratedSource {
   source: string;
   /** The values the factory reads from `refs`, by name. */
   refs: Readonly<Record<string, unknown>>;
+  /** How each value of `refs` was made, by the same names (for the standalone module). */
+  origins: Readonly<Record<string, RefOrigin>>;
 }
+
+export type { RefOrigin };
 
 const HELPERS = Object.keys(runtime) as HelperName[];
 
@@ -48,6 +52,7 @@ class Declarations implements Hoist {
   readonly #lines: Code[] = [];
   readonly #functions: Code[] = [];
   readonly refs: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+  readonly origins: Record<string, RefOrigin> = Object.create(null) as Record<string, RefOrigin>;
 
   constructor() {
     // Reserve every helper and fixed name first, so counters never hand them out.
@@ -75,9 +80,10 @@ class Declarations implements Hoist {
   /** The code of the rule being generated, for comments. */
   currentRule = '';
 
-  ref(prefix: 're' | 'sv', value: unknown): Name {
+  ref(prefix: 're' | 'sv', value: unknown, origin: RefOrigin): Name {
     const name = this.scope.name(prefix);
     this.refs[name.toString()] = value;
+    this.origins[name.toString()] = origin;
     // The pattern itself is tenant text: the comment names only the rule.
     const note = prefix === 're' ? commentOf`matches() pattern of rule ${this.currentRule}` : commentOf`schema of rule ${this.currentRule}`;
     this.#lines.push(_`const ${name} = ${this.names.refs}.${name}; ${note}`);
@@ -89,6 +95,7 @@ class Declarations implements Hoist {
     const name = this.names.schemaFailures;
     if (!(name.toString() in this.refs)) {
       this.refs[name.toString()] = schemaFailures;
+      this.origins[name.toString()] = { kind: 'schemaFailures' };
       this.#lines.push(_`const ${name} = ${this.names.refs}.${name};`);
     }
     return name;
@@ -184,7 +191,7 @@ export function generateRuleset(plans: readonly RulePlan[], chunkSize = CHUNK_SI
       w.line(_`return { isValid: ${n.failures}.length === 0, totalRulesEvaluated: ${n.evaluated}, failures: ${n.failures} };`);
     }, _`;`);
   }, _`)`);
-  return { source: w.toCode().toString(), refs: Object.freeze({ ...d.refs }) };
+  return { source: w.toCode().toString(), refs: Object.freeze({ ...d.refs }), origins: Object.freeze({ ...d.origins }) };
 }
 
 /** Rules per generated function in large rulesets. */
@@ -349,7 +356,8 @@ class RuleEmitter {
       expressionCheck();
       return;
     }
-    const validator = this.#d.ref('sv', plan.schema);
+    // Ajv keeps the schema it compiled (the policy-checked copy) on the function.
+    const validator = this.#d.ref('sv', plan.schema, { kind: 'schema', schema: plan.schema.schema });
     const failuresOf = this.#d.schemaFailures();
     w.line(_`const ${n.errors} = ${this.#d.helper('check')}(${validator}, ${value});`);
     w.open(_`if (${n.errors} !== null)`);
@@ -454,5 +462,5 @@ export function generateExpressionFactory(e: Expr): GeneratedSource {
       w.line(_`return ${code};`);
     }, _`;`);
   }, _`)`);
-  return { source: w.toCode().toString(), refs: Object.freeze({ ...d.refs }) };
+  return { source: w.toCode().toString(), refs: Object.freeze({ ...d.refs }), origins: Object.freeze({ ...d.origins }) };
 }

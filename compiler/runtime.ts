@@ -595,11 +595,6 @@ export function text(x: Json): string {
   }
 }
 
-/** Appends an array index to a rendered path: `items` + 3 gives `items[3]`. */
-export function indexPath(base: string, index: number): string {
-  return `${base === '' ? '$' : base}[${index}]`;
-}
-
 /** Deeply frozen copy of a JSON text; constants are shared by every request. */
 export function constant(json: string): Json {
   const value = jsonParse(json) as Json;
@@ -625,7 +620,7 @@ export const runtime = freeze({
   exists, isEmpty, len, isString, isNumber, isInteger, isBoolean, isArray, isObject,
   sum, avg, min, max, min2, max2, abs, floor, ceil, round, lower, upper, trim,
   matches, isEmail, isUuid, isUri, isDate, date, daysBetween, age, distinct,
-  startsWith, endsWith, includes, meta, check, failure, text, indexPath, constant, clock,
+  startsWith, endsWith, includes, meta, check, failure, text, constant, clock,
 });
 
 /** The type of `runtime`; generated code may name only its keys. */

@@ -14,6 +14,16 @@ import { _, CodeWriter, join, lit, type Code, type Name, type Scope } from '../c
 import type { Runtime, Matcher } from '../runtime.ts';
 import { constantValue, type Expr, type Primitive } from './ir.ts';
 
+/**
+ * How a value in `refs` was made, so that a bundler can make it again
+ * without this process: a `matches()` pattern, a schema (the policy-checked
+ * copy Ajv compiled), or the schema-failure mapper.
+ */
+export type RefOrigin =
+  | { kind: 'pattern'; pattern: string }
+  | { kind: 'schema'; schema: unknown }
+  | { kind: 'schemaFailures' };
+
 /** A runtime helper that generated code may call. */
 export type HelperName = keyof Runtime;
 
@@ -23,8 +33,11 @@ export interface Hoist {
   helper(name: HelperName): Name;
   /** A deep-frozen JSON constant declared once at factory level. */
   constant(value: unknown): Name;
-  /** A value passed in through `refs` (a matcher, a schema validator). */
-  ref(prefix: 're' | 'sv', value: unknown): Name;
+  /**
+   * A value passed in through `refs` (a matcher, a schema validator);
+   * `origin` says how to rebuild it elsewhere (the standalone module).
+   */
+  ref(prefix: 're' | 'sv', value: unknown, origin: RefOrigin): Name;
   /** A function declaration at factory level. */
   declare(code: Code): void;
 }
@@ -141,7 +154,7 @@ class Generator {
       case 'call':
         return this.call(e, env);
       case 'matches': {
-        const matcher = this.#hoist.ref('re', e.matcher satisfies Matcher);
+        const matcher = this.#hoist.ref('re', e.matcher satisfies Matcher, { kind: 'pattern', pattern: e.pattern });
         return atom(_`${this.h('matches')}(${matcher}, ${this.expr(e.subject, env).code})`);
       }
       case 'method':

@@ -11,10 +11,8 @@ import { constantValue, type Expr } from './ir.ts';
 
 /** The rule's path, as inference needs it. */
 export interface InferenceTarget {
-  /** Segments of the fieldPath, if any. */
+  /** Segments of the fieldPath, if any; with forEach, `[]` follows the forEach path. */
   fieldPath?: PathSegment[];
-  /** Number of leading segments that are the forEach path (then `[]` follows). */
-  forEachLength?: number;
 }
 
 /** The inferred expected value, or undefined when nothing can be inferred. */

@@ -20,6 +20,8 @@ export { DRAFT_2020_12, MAX_UNIQUE_ITEMS } from './schema-policy.ts';
 export interface SchemaValidator {
   (value: unknown): boolean;
   errors?: unknown[] | null;
+  /** The schema Ajv compiled (set by Ajv); the standalone module compiles it again. */
+  readonly schema?: unknown;
 }
 
 /** Why a schema was refused at save time. */

@@ -9,7 +9,7 @@
  * in its shared scope (the schema, its patterns, the validate function) are
  * dropped after each compile (see `forgetCompiledValues`).
  */
-import { Ajv2020, type Options, type ValidateFunction } from 'ajv/dist/2020.js';
+import { Ajv2020, type Options, type RegExpEngine, type ValidateFunction } from 'ajv/dist/2020.js';
 import addFormatsPlugin from 'ajv-formats';
 import { ajvRegExpEngine } from '../regex/index.ts';
 
@@ -77,14 +77,16 @@ export function compileOnSharedAjv(schema: object | boolean): ValidateFunction {
  * An Ajv configured exactly like the shared one, with `code.source` and
  * `code.esm` on, for the standalone module. A fresh instance per call: it
  * keeps what it compiles, which the standalone code generator needs.
+ * `regExp` replaces the pattern engine (it must apply the same regex
+ * policy); its `code` is what the standalone output imports.
  *
  * @example
  * const ajv = createStandaloneAjv();
  * const source = standaloneCode(ajv, ajv.compile(schema));
  */
-export function createStandaloneAjv(): Ajv2020 {
+export function createStandaloneAjv(regExp?: RegExpEngine): Ajv2020 {
   const options = ajvOptions();
-  return createAjv({ ...options, code: { ...options.code, source: true, esm: true } });
+  return createAjv({ ...options, code: { ...options.code, ...(regExp === undefined ? {} : { regExp }), source: true, esm: true } });
 }
 
 /** The parts of Ajv's ValueScope that grow with every compile. */
