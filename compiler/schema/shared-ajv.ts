@@ -9,7 +9,8 @@
  * in its shared scope (the schema, its patterns, the validate function) are
  * dropped after each compile (see `forgetCompiledValues`).
  */
-import { Ajv2020, type Options, type RegExpEngine, type ValidateFunction } from 'ajv/dist/2020.js';
+import { Ajv2020, type Options, type ValidateFunction } from 'ajv/dist/2020.js';
+import type { RegExpEngine } from 'ajv/dist/types/index.js';
 import addFormatsPlugin from 'ajv-formats';
 import { ajvRegExpEngine } from '../regex/index.ts';
 
