@@ -415,6 +415,18 @@ function daysInMonth(year: number, month: number): number {
  */
 export function date(x: Json): number | undefined {
   if (typeof x !== 'string') return undefined;
+  // Several rules often read the same date field; a pure function may remember its last answer.
+  if (x === lastDateText) return lastDateValue;
+  const value = parseDate(x);
+  lastDateText = x;
+  lastDateValue = value;
+  return value;
+}
+
+let lastDateText: string | undefined;
+let lastDateValue: number | undefined;
+
+function parseDate(x: string): number | undefined {
   const m = ISO_DATE_TIME.exec(x);
   if (m === null) return undefined;
   const year = +m[1];

@@ -67,7 +67,11 @@ export class Scope {
 
 /** A JavaScript string literal that is also safe inside a line comment. */
 export function safeStringify(value: string): string {
-  return JSON.stringify(value).replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029');
+  const json = JSON.stringify(value);
+  // Most literals hold neither separator; skip the two regex passes for them.
+  return json.includes('\u2028') || json.includes('\u2029')
+    ? json.replace(/\u2028/g, '\\u2028').replace(/\u2029/g, '\\u2029')
+    : json;
 }
 
 function literal(value: unknown): string {
