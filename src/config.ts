@@ -3,6 +3,7 @@
  * A bad value stops the start with a message naming the variable; an empty
  * value means unset (product.md section 9).
  */
+import { isIP } from 'node:net';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
 
@@ -17,6 +18,10 @@ export interface Config {
   readonly databaseUrl: string | undefined;
   readonly dataDir: string;
   readonly redisUrl: string | undefined;
+  /** Prepended to every Redis key the service writes, so deployments (and test runs) can share one Redis. */
+  readonly redisKeyPrefix: string;
+  /** Fastify's trustProxy: which proxies' X-Forwarded-For to believe for the client address (per-address rate limit). */
+  readonly trustProxy: boolean | number | string[];
   readonly bootstrapTenants: readonly BootstrapTenant[] | undefined;
   readonly rateLimitMax: number;
   readonly rateLimitWindowMs: number;
@@ -104,6 +109,8 @@ export function loadConfig(env: Env = process.env): Config {
     databaseUrl,
     dataDir: read('RULES_DATA_DIR') ?? './data',
     redisUrl: url('REDIS_URL', ['redis:', 'rediss:']),
+    redisKeyPrefix: redisKeyPrefix(read('REDIS_KEY_PREFIX')),
+    trustProxy: parseTrustProxy(read('TRUST_PROXY')),
     bootstrapTenants: parseBootstrapTenants(read('RULES_BOOTSTRAP_TENANTS')),
     rateLimitMax: integer('RATE_LIMIT_MAX', 6000, 1),
     rateLimitWindowMs: integer('RATE_LIMIT_WINDOW_MS', 60_000, 100),
@@ -119,6 +126,38 @@ export function loadConfig(env: Env = process.env): Config {
     metricsTenantLabels: boolean('METRICS_TENANT_LABELS', false),
     logLevel,
   });
+}
+
+const REDIS_KEY_PREFIX_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
+
+function redisKeyPrefix(raw: string | undefined): string {
+  if (raw === undefined) return 'rules:';
+  if (!REDIS_KEY_PREFIX_PATTERN.test(raw)) {
+    throw new ConfigError('REDIS_KEY_PREFIX', 'must be 1-64 characters of [A-Za-z0-9_.:-]');
+  }
+  return raw;
+}
+
+/**
+ * TRUST_PROXY: unset or false trusts no proxy (the client address is the
+ * peer's); true trusts every hop (only behind a proxy that overwrites
+ * X-Forwarded-For); a number trusts that many hops; otherwise a
+ * comma-separated list of proxy addresses or CIDR ranges.
+ */
+function parseTrustProxy(raw: string | undefined): boolean | number | string[] {
+  if (raw === undefined || /^(false|0|no)$/i.test(raw)) return false;
+  if (/^(true|yes)$/i.test(raw)) return true;
+  if (/^\d+$/.test(raw)) return Number(raw);
+  const entries = raw.split(',').map((entry) => entry.trim());
+  for (const entry of entries) {
+    const [address, bits, extra] = entry.split('/');
+    const version = isIP(address);
+    const maxBits = version === 6 ? 128 : 32;
+    if (version === 0 || extra !== undefined || (bits !== undefined && (!/^\d+$/.test(bits) || Number(bits) > maxBits))) {
+      throw new ConfigError('TRUST_PROXY', `must be true, false, a hop count or comma-separated addresses/CIDR ranges, got "${entry}"`);
+    }
+  }
+  return entries;
 }
 
 function parseBootstrapTenants(raw: string | undefined): BootstrapTenant[] | undefined {
