@@ -5,6 +5,7 @@
 import type { CompileError, CompileOptions, RuleDefinition } from './types.ts';
 import { resolveLimits } from './limits.ts';
 import { planRule } from './rule-plan.ts';
+import { tryInstantiate, unbuildable } from './compile-ruleset.ts';
 
 /**
  * Compile errors of one rule; `[]` when it compiles. A disabled rule is
@@ -16,5 +17,8 @@ import { planRule } from './rule-plan.ts';
  */
 export function checkRule(rule: RuleDefinition, options?: CompileOptions): CompileError[] {
   const planned = planRule(rule, resolveLimits(options));
-  return planned.ok ? [] : planned.errors;
+  if (!planned.ok) return planned.errors;
+  // Building the rule's code as well makes "saved" mean "will compile at publish".
+  const built = tryInstantiate([planned.plan]);
+  return built.ok ? [] : [unbuildable(planned.plan.code, built.error)];
 }

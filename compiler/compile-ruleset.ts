@@ -47,10 +47,46 @@ export function planRuleset(rules: RuleDefinition[], options?: CompileOptions): 
 export function compileRuleset(rules: RuleDefinition[], options?: CompileOptions): CompiledRuleset {
   const started = performance.now();
   const { plans, errors } = planRuleset(rules, options);
-  const { source, refs } = generateRuleset(plans);
-  // The source is an expression (a factory), so that the very same text can
-  // be bundled as a module later; `new Function` runs it once per ruleset.
-  const factory = new Function(`return ${source};`)() as Factory;
-  const validate = factory(runtime, refs);
-  return { validate, source, compileMs: performance.now() - started, ruleCount: plans.length, errors };
+  let built = tryInstantiate(plans);
+  if (!built.ok) {
+    // Some rule passed every check yet its code does not run (an engine
+    // limit, or a compiler bug): find it alone, report it, keep the rest.
+    const kept: RulePlan[] = [];
+    for (const plan of plans) {
+      const alone = tryInstantiate([plan]);
+      if (alone.ok) kept.push(plan);
+      else errors.push(unbuildable(plan.code, alone.error));
+    }
+    plans.length = 0;
+    plans.push(...kept);
+    built = tryInstantiate(plans);
+    if (!built.ok) throw built.error;
+  }
+  return { validate: built.validate, source: built.source, compileMs: performance.now() - started, ruleCount: plans.length, errors };
+}
+
+/** Generates and instantiates the validator of already ordered plans. */
+export function tryInstantiate(
+  plans: readonly RulePlan[],
+): { ok: true; validate: ValidatorFn; source: string } | { ok: false; error: unknown } {
+  try {
+    const { source, refs } = generateRuleset(plans);
+    // The source is an expression (a factory), so that the very same text can
+    // be bundled as a module later; `new Function` runs it once per ruleset.
+    const factory = new Function(`return ${source};`)() as Factory;
+    return { ok: true, validate: factory(runtime, refs), source };
+  } catch (error) {
+    return { ok: false, error };
+  }
+}
+
+/** The compile error of a rule whose generated code could not be instantiated. */
+export function unbuildable(ruleCode: string, error: unknown): CompileError {
+  const tooDeep = error instanceof RangeError;
+  return {
+    ruleCode,
+    field: 'expression',
+    code: tooDeep ? 'TOO_DEEP' : 'INVALID_RULE',
+    message: tooDeep ? 'the rule is too deeply nested to compile' : 'the rule could not be compiled',
+  };
 }
