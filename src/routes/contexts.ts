@@ -7,6 +7,7 @@
  * transaction (beforeCommit) and install it before answering.
  */
 import type { FastifyPluginAsync } from 'fastify';
+import { buildStandaloneModule, StandaloneModuleCache } from '../../compiler/standalone/index.ts';
 import type { AppDeps, CompiledValidator } from '../app-deps.ts';
 import { ProblemError } from '../errors.ts';
 import { NotFoundError } from '../storage/types.ts';
@@ -37,6 +38,8 @@ const adminOnly = { role: 'admin' } as const;
  */
 export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
   const { storage, validators } = deps;
+  // Built modules by tenant, context and ruleset version (a version's rules never change).
+  const modules = new StandaloneModuleCache();
 
   /** The context name of the URL; a name that cannot exist is an unknown context. */
   const contextOf = (params: ContextParams): string => {
@@ -121,14 +124,20 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
   }, async (request, reply) => {
     const tenantId = tenantOf(request);
     const context = contextOf(request.params);
-    if (request.query.format === 'module') {
-      throw new ProblemError('INVALID_BODY', 'The standalone module is not implemented yet.', [
-        { path: 'format', message: '"module" is not implemented yet; leave format out for the validator source' },
-      ]);
-    }
     const validator: CompiledValidator | null =
       validators.get(tenantId, context) ?? (await validators.load(tenantId, context));
     if (validator === null) throw contextNotFound(context, 'has no published ruleset');
+    if (request.query.format === 'module') {
+      const { rulesetVersion, ruleset } = validator;
+      const code = await modules.get(`${tenantId}\u0000${context}\u0000${rulesetVersion}`, async () => {
+        const built = await buildStandaloneModule(ruleset.rules, {
+          limits: { maxExpressionLength: deps.config.maxExpressionLength },
+          about: { tenantId, context, rulesetVersion },
+        });
+        return built.code;
+      });
+      return reply.type('text/javascript; charset=utf-8').send(code);
+    }
     return reply.type('text/javascript; charset=utf-8').send(validator.source);
   });
 };
