@@ -4,7 +4,9 @@
  * and tests listen on port 0.
  *
  * Order matters: timing first (so its clock covers everything), then the
- * error handlers and body parser, then authentication, then the routes.
+ * error handlers and body parser, then authentication, then the rate limit
+ * (it needs the tenant), then metrics and the OpenAPI collector (both learn
+ * routes from onRoute, so they come before any route), then the routes.
  */
 import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
@@ -18,6 +20,12 @@ import { clientErrorHandler, frameworkErrorHandler, registerErrorHandlers } from
 import { registerConnectionDrain } from './http/connection-drain.ts';
 import { registerJsonBodyParser } from './http/json-body-parser.ts';
 import { registerRequestTiming } from './http/request-timing.ts';
+import { metricsRoutes } from './metrics/metrics-routes.ts';
+import { registerMetrics } from './metrics/register-metrics.ts';
+import { ServiceMetrics } from './metrics/service-metrics.ts';
+import { registerOpenApi } from './openapi/register-openapi.ts';
+import { trustProxySetting } from './rate-limit/client-address.ts';
+import { registerRateLimit } from './rate-limit/register-rate-limit.ts';
 import { apiKeysRoutes } from './routes/api-keys.ts';
 import { contextsRoutes } from './routes/contexts.ts';
 import { healthRoutes } from './routes/health.ts';
@@ -25,6 +33,8 @@ import { ruleTestRoutes } from './routes/rule-test.ts';
 import { rulesRoutes } from './routes/rules.ts';
 import { validationRoutes } from './routes/validation.ts';
 import type { Storage } from './storage/types.ts';
+import { registerCacheSync, type CacheSyncHandle } from './sync/register-cache-sync.ts';
+import type { SiblingChannel } from './sync/sibling-channel.ts';
 import { ValidatorCache } from './validators/validator-cache.ts';
 
 export interface BuildAppOptions {
@@ -33,6 +43,10 @@ export interface BuildAppOptions {
   storage: Storage;
   /** A pino logger to use instead of one built from config.logLevel. */
   logger?: FastifyBaseLogger;
+  /** Where the logger built from config.logLevel writes (default stdout); tests capture lines with it. */
+  logStream?: { write(line: string): void };
+  /** The sibling worker processes to keep in step (cluster workers; set by server.ts). */
+  siblings?: SiblingChannel;
 }
 
 /** The parts of the running service that operators' tools and tests reach into. */
@@ -40,6 +54,7 @@ export interface AppInternals {
   readonly validators: ValidatorCache;
   readonly keyCache: KeyCache;
   readonly lastUsed: LastUsedTracker;
+  readonly cacheSync: CacheSyncHandle;
 }
 
 declare module 'fastify' {
@@ -69,12 +84,20 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const app = Fastify({
     ...(options.logger !== undefined
       ? { loggerInstance: options.logger }
-      : { logger: { level: config.logLevel, redact: { paths: REDACTED_PATHS, censor: '[redacted]' } } }),
+      : {
+          logger: {
+            level: config.logLevel,
+            redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+            ...(options.logStream === undefined ? {} : { stream: options.logStream }),
+          },
+        }),
     // Per-request log lines cost more than validating; they are for debugging.
     logController: new LogController({ disableRequestLogging: !verbose, requestIdLogLabel: 'requestId' }),
     bodyLimit: config.maxBodyBytes,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
+    // Behind a load balancer, the client address (per-address rate limit) comes from X-Forwarded-For.
+    trustProxy: trustProxySetting(config.trustProxy),
     requestIdHeader: false,
     genReqId: () => randomUUID(),
     requestTimeout: REQUEST_TIMEOUT_MS,
@@ -88,22 +111,31 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
 
   const keyCache = new KeyCache({ find: (keyHash) => storage.apiKeys.findActiveByHash(keyHash) });
   const lastUsed = new LastUsedTracker(storage.apiKeys, app.log);
+  const metrics = new ServiceMetrics({ tenantLabels: config.metricsTenantLabels });
   const validators = new ValidatorCache({
     rules: storage.rules,
     maxEntries: config.validatorCacheSize,
     limits: { maxExpressionLength: config.maxExpressionLength },
+    observer: metrics.validatorCache,
   });
-  const deps: AppDeps = { config, storage, validators, keys: createKeyService(storage.apiKeys, keyCache) };
+  metrics.watchValidatorCache(() => validators.size);
+  // Before the timing hooks: a publish's wait for sibling workers counts in Server-Timing.
+  const cacheSync = registerCacheSync(app, { storage, validators, keyCache, databaseUrl: config.databaseUrl, siblings: options.siblings });
+  const deps: AppDeps = cacheSync.observe({ config, storage, validators, keys: createKeyService(storage.apiKeys, keyCache) });
   app.decorate('deps', deps);
-  app.decorate('internals', { validators, keyCache, lastUsed });
+  app.decorate('internals', { validators, keyCache, lastUsed, cacheSync });
 
   registerRequestTiming(app);
   registerConnectionDrain(app);
   registerErrorHandlers(app);
   registerJsonBodyParser(app);
   registerAuth(app, { cache: keyCache, lastUsed });
+  registerRateLimit(app, { config, tenants: storage.tenants, observer: metrics.rateLimit });
+  registerMetrics(app, metrics);
+  await registerOpenApi(app);
 
   await app.register(healthRoutes, { deps });
+  await app.register(metricsRoutes, { metrics });
   for (const routes of [validationRoutes, rulesRoutes, contextsRoutes, apiKeysRoutes, ruleTestRoutes]) {
     await app.register(routes, { prefix: '/api/v1', deps });
   }

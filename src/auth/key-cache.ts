@@ -80,6 +80,11 @@ export class KeyCache {
     this.#known.delete(keyHash);
   }
 
+  /** The keys held now, for the consistency safety net. */
+  cachedKeys(): CachedKey[] {
+    return [...this.#known.values()];
+  }
+
   /** Forgets everything (tests, or after a missed revocation notice). */
   clear(): void {
     this.#epoch++;

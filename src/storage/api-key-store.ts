@@ -1,14 +1,20 @@
 /**
  * API keys, stored as SHA-256 hashes. Revocation of a tenant's admin keys
  * locks the tenant row, so two concurrent revocations cannot each believe
- * the other key keeps the tenant administrable.
+ * the other key keeps the tenant administrable. A revocation (or a role
+ * change by bootstrap) is announced on the `rules_changes` channel so other
+ * processes drop the key from their authentication caches.
  */
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely, type Selectable } from 'kysely';
+import { notifyChange } from '../sync/change-notice.ts';
 import { guard } from './database-errors.ts';
 import { isUuid } from './identifiers.ts';
 import type { ApiKeysTable, DatabaseSchema } from './schema.ts';
-import { ConflictError, NotFoundError, type ApiKeyRecord, type ApiKeyStore, type Role } from './types.ts';
+import { ConflictError, NotFoundError, type ApiKeyRecord, type ApiKeyStore, type KeyRef, type Role } from './types.ts';
+
+/** Keys checked per query by activeAmong. */
+const ACTIVE_CHECK_CHUNK = 1000;
 
 const KEY_COLUMNS = ['id', 'tenant_id', 'name', 'role', 'created_at', 'revoked_at', 'last_used_at'] as const;
 type KeyRow = Pick<Selectable<ApiKeysTable>, (typeof KEY_COLUMNS)[number]>;
@@ -75,6 +81,8 @@ export class SqlApiKeyStore implements ApiKeyStore {
           .where('id', '=', existing.id)
           .returning(KEY_COLUMNS)
           .executeTakeFirstOrThrow();
+        // Another process may hold the key with its old role.
+        if (existing.role !== role) await notifyChange(this.#db, { kind: 'key', tenantId, keyId: existing.id });
         return toRecord(row);
       }
       return toRecord(existing);
@@ -136,9 +144,30 @@ export class SqlApiKeyStore implements ApiKeyStore {
           .where('id', '=', keyId)
           .returning(KEY_COLUMNS)
           .executeTakeFirstOrThrow();
+        await notifyChange(trx, { kind: 'key', tenantId, keyId });
         return toRecord(row);
       }),
     );
+  }
+
+  activeAmong(keys: readonly KeyRef[]): Promise<Array<KeyRef & { role: Role }>> {
+    return guard(async () => {
+      const wellFormed = keys.filter((k) => isUuid(k.keyId));
+      const active: Array<KeyRef & { role: Role }> = [];
+      for (let start = 0; start < wellFormed.length; start += ACTIVE_CHECK_CHUNK) {
+        const chunk = wellFormed.slice(start, start + ACTIVE_CHECK_CHUNK);
+        const rows = await this.#db
+          .selectFrom('api_keys')
+          .select(['tenant_id', 'id', 'role'])
+          .where(
+            sql<boolean>`(tenant_id, id) in (select * from unnest(${chunk.map((k) => k.tenantId)}::text[], ${chunk.map((k) => k.keyId)}::uuid[]))`,
+          )
+          .where('revoked_at', 'is', null)
+          .execute();
+        for (const row of rows) active.push({ tenantId: row.tenant_id, keyId: row.id, role: row.role });
+      }
+      return active;
+    });
   }
 
   touch(usedAt: Map<string, Date>): Promise<void> {

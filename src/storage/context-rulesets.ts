@@ -3,12 +3,14 @@
  * would make it), and recording a new ruleset version. Every change of
  * what is live goes through advanceRuleset inside the transaction that
  * holds the context lock, so ruleset versions of a context are consecutive
- * and each one's members say exactly what was live.
+ * and each one's members say exactly what was live; the same transaction
+ * announces the new version on the `rules_changes` channel.
  */
 import { sql, type Kysely } from 'kysely';
+import { notifyChange } from '../sync/change-notice.ts';
 import { toRuleDefinition } from './rule-content.ts';
 import type { DatabaseSchema, RulesetMember } from './schema.ts';
-import type { LiveRuleset, RuleContent } from './types.ts';
+import type { ContextRef, ContextVersion, LiveRuleset, RuleContent } from './types.ts';
 
 type Db = Kysely<DatabaseSchema>;
 
@@ -98,6 +100,9 @@ export async function advanceRuleset(
     .where('tenant_id', '=', tenantId)
     .where('context', '=', context)
     .execute();
+  // Delivered on commit only, so other processes never reload a version
+  // that did not go live.
+  await notifyChange(trx, { kind: 'ruleset', tenantId, context, rulesetVersion });
   return { tenantId, context, rulesetVersion, rules };
 }
 
@@ -112,4 +117,24 @@ export async function markVersionsPublished(trx: Db, tenantId: string, members: 
       sql<boolean>`(rule_id, version) in (select * from unnest(${members.map((m) => m.ruleId)}::uuid[], ${members.map((m) => m.version)}::int[]))`,
     )
     .execute();
+}
+
+/**
+ * Current ruleset versions of many contexts (of any tenants) in one query.
+ * Contexts without a ruleset version are left out.
+ */
+export async function rulesetVersionsOf(
+  db: Db,
+  contexts: readonly ContextRef[],
+): Promise<ContextVersion[]> {
+  if (contexts.length === 0) return [];
+  const rows = await db
+    .selectFrom('contexts')
+    .select(['tenant_id', 'context', 'ruleset_version'])
+    .where(
+      sql<boolean>`(tenant_id, context) in (select * from unnest(${contexts.map((c) => c.tenantId)}::text[], ${contexts.map((c) => c.context)}::text[]))`,
+    )
+    .where('ruleset_version', 'is not', null)
+    .execute();
+  return rows.map((row) => ({ tenantId: row.tenant_id, context: row.context, rulesetVersion: row.ruleset_version as number }));
 }

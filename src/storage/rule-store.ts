@@ -12,7 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import { advanceRuleset, loadRuleset, lockContext, markVersionsPublished } from './context-rulesets.ts';
+import { advanceRuleset, loadRuleset, lockContext, markVersionsPublished, rulesetVersionsOf } from './context-rulesets.ts';
 import { guard } from './database-errors.ts';
 import { isUuid } from './identifiers.ts';
 import { contentEquals, normalizeContent, toRule, type RuleRow } from './rule-content.ts';
@@ -23,7 +23,9 @@ import {
   LimitExceededError,
   NotFoundError,
   type BeforeCommit,
+  type ContextRef,
   type ContextSummary,
+  type ContextVersion,
   type ListRulesQuery,
   type LiveRuleset,
   type Page,
@@ -442,6 +444,10 @@ export class SqlRuleStore implements RuleStore {
           return { tenantId, context, rulesetVersion: unchanged ? current : (current ?? 0) + 1, rules };
         }),
     );
+  }
+
+  rulesetVersionsOf(contexts: readonly ContextRef[]): Promise<ContextVersion[]> {
+    return guard(() => rulesetVersionsOf(this.#db, contexts));
   }
 
   rulesetVersions(tenantId: string): Promise<Map<string, number>> {

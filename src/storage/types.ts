@@ -65,6 +65,23 @@ export interface ContextSummary {
   rules: { draft: number; published: number; archived: number };
 }
 
+/** A context of a tenant. */
+export interface ContextRef {
+  tenantId: string;
+  context: string;
+}
+
+/** A context with its current ruleset version (the consistency safety net). */
+export interface ContextVersion extends ContextRef {
+  rulesetVersion: number;
+}
+
+/** A key as authentication caches it (the consistency safety net). */
+export interface KeyRef {
+  tenantId: string;
+  keyId: string;
+}
+
 export interface PublishResult {
   context: string;
   rulesetVersion: number;
@@ -150,6 +167,8 @@ export interface ApiKeyStore {
   revoke(tenantId: string, keyId: string): Promise<ApiKeyRecord>;
   /** Records last use, batched by the caller (never on the hot path). */
   touch(usedAt: Map<string, Date>): Promise<void>;
+  /** The keys among these that are still active, with their current role (one query per thousand keys). */
+  activeAmong(keys: readonly KeyRef[]): Promise<Array<KeyRef & { role: Role }>>;
 }
 
 export interface RuleStore {
@@ -174,6 +193,8 @@ export interface RuleStore {
   draftRuleset(tenantId: string, context: string): Promise<LiveRuleset | null>;
   /** Current ruleset version per context of the tenant, for the consistency safety net. */
   rulesetVersions(tenantId: string): Promise<Map<string, number>>;
+  /** Current ruleset versions of many contexts of any tenants in one query; contexts without one are left out. */
+  rulesetVersionsOf(contexts: readonly ContextRef[]): Promise<ContextVersion[]>;
   contexts(tenantId: string): Promise<ContextSummary[]>;
 }
 

@@ -76,6 +76,20 @@ export class ValidatorCache implements ValidatorService {
     return entry.validator;
   }
 
+  /** The cached ruleset version of a context, without counting as a use (cache sync). */
+  cachedVersion(tenantId: string, context: string): number | undefined {
+    return this.#byTenant.get(tenantId)?.get(context)?.validator.rulesetVersion;
+  }
+
+  /** Every cached context with its ruleset version, for the consistency safety net. */
+  cachedVersions(): Array<{ tenantId: string; context: string; rulesetVersion: number }> {
+    const versions: Array<{ tenantId: string; context: string; rulesetVersion: number }> = [];
+    for (const [tenantId, contexts] of this.#byTenant) {
+      for (const [context, entry] of contexts) versions.push({ tenantId, context, rulesetVersion: entry.validator.rulesetVersion });
+    }
+    return versions;
+  }
+
   load(tenantId: string, context: string): Promise<CompiledValidator | null> {
     const cached = this.get(tenantId, context);
     if (cached !== undefined) return Promise.resolve(cached);

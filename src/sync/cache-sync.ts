@@ -1,0 +1,181 @@
+/**
+ * CacheSync: brings this process's caches in line with changes other
+ * processes made. Two ways in:
+ *
+ * - `apply(notice)`: a change notice (LISTEN/NOTIFY, or a sibling worker
+ *   over IPC). A context cached at an older ruleset version is reloaded and
+ *   compiled in the background, and the new validator replaces the old one
+ *   only once it is ready: requests keep the old version until then (a few
+ *   milliseconds) and never pay for the compile. A revoked key is dropped.
+ * - `reconcile()`: the safety net for notices that never arrived (listener
+ *   connection down). Compares every cached context's version with the
+ *   database in one query, and every cached key with its stored status in
+ *   one query per thousand keys.
+ *
+ * Own-process notices are harmless: the publishing process installed that
+ * version before the notice arrives, so it is no longer older.
+ *
+ * When the database cannot be read, the cached validator stays (product.md
+ * 9: availability over freshness) and the next reconcile retries.
+ */
+import type { ApiKeyStore, RuleStore } from '../storage/types.ts';
+import type { KeyCache } from '../auth/key-cache.ts';
+import type { ValidatorCache } from '../validators/validator-cache.ts';
+import type { ChangeNotice } from './change-notice.ts';
+
+/** The slice of a pino logger cache sync uses. */
+export interface CacheSyncLogger {
+  info(o: object, msg?: string): void;
+  warn(o: object, msg?: string): void;
+}
+
+export interface CacheSyncOptions {
+  rules: Pick<RuleStore, 'liveRuleset' | 'rulesetVersionsOf'>;
+  apiKeys: Pick<ApiKeyStore, 'activeAmong'>;
+  validators: Pick<ValidatorCache, 'cachedVersion' | 'cachedVersions' | 'compile' | 'install' | 'invalidate'>;
+  keyCache: Pick<KeyCache, 'cachedKeys' | 'evictKeyId'>;
+  log: CacheSyncLogger;
+}
+
+/** What one reconcile pass changed. */
+export interface ReconcileReport {
+  /** Contexts reloaded (or dropped) because the database had a newer version. */
+  contexts: number;
+  /** Keys dropped because they were revoked or changed role. */
+  keys: number;
+}
+
+/** Contexts compared per query by reconcile. */
+const VERSION_CHECK_CHUNK = 1000;
+
+/**
+ * Reloads that can be overtaken: a reload whose read raced a newer commit
+ * brings an older version, and the next notice or pass catches up. After
+ * this many rounds the context is dropped so the next request loads it.
+ */
+const MAX_FOLLOW_ROUNDS = 3;
+
+export class CacheSync {
+  readonly #rules: CacheSyncOptions['rules'];
+  readonly #apiKeys: CacheSyncOptions['apiKeys'];
+  readonly #validators: CacheSyncOptions['validators'];
+  readonly #keyCache: CacheSyncOptions['keyCache'];
+  readonly #log: CacheSyncLogger;
+  readonly #reloads = new Map<string, Promise<void>>();
+
+  constructor(options: CacheSyncOptions) {
+    this.#rules = options.rules;
+    this.#apiKeys = options.apiKeys;
+    this.#validators = options.validators;
+    this.#keyCache = options.keyCache;
+    this.#log = options.log;
+  }
+
+  /**
+   * Applies one notice. Resolves once this process serves the new state (or
+   * gave up on reading it); never rejects.
+   *
+   * @example
+   * await sync.apply({ kind: 'ruleset', tenantId: 'acme', context: 'orders', rulesetVersion: 7 });
+   */
+  async apply(notice: ChangeNotice): Promise<void> {
+    if (notice.kind === 'key') {
+      this.#keyCache.evictKeyId(notice.keyId);
+      return;
+    }
+    try {
+      await this.#follow(notice.tenantId, notice.context, notice.rulesetVersion);
+    } catch (err) {
+      this.#log.warn(
+        { err, tenant: notice.tenantId, context: notice.context, rulesetVersion: notice.rulesetVersion },
+        'could not reload a context published elsewhere; serving the cached version until the next check',
+      );
+    }
+  }
+
+  /**
+   * Compares the caches with the database and fixes what is stale. Rejects
+   * when the database cannot be read (the caller retries later).
+   */
+  async reconcile(): Promise<ReconcileReport> {
+    const report: ReconcileReport = { contexts: 0, keys: 0 };
+
+    const cached = this.#validators.cachedVersions();
+    for (let start = 0; start < cached.length; start += VERSION_CHECK_CHUNK) {
+      const chunk = cached.slice(start, start + VERSION_CHECK_CHUNK);
+      const current = new Map<string, number>();
+      for (const row of await this.#rules.rulesetVersionsOf(chunk)) {
+        current.set(contextKey(row.tenantId, row.context), row.rulesetVersion);
+      }
+      for (const entry of chunk) {
+        const version = current.get(contextKey(entry.tenantId, entry.context));
+        if (version === undefined) {
+          // The context is gone from the database (tenant removed).
+          this.#validators.invalidate(entry.tenantId, entry.context);
+          report.contexts++;
+        } else if (version > entry.rulesetVersion) {
+          await this.apply({ kind: 'ruleset', tenantId: entry.tenantId, context: entry.context, rulesetVersion: version });
+          report.contexts++;
+        }
+      }
+    }
+
+    const keys = this.#keyCache.cachedKeys();
+    if (keys.length > 0) {
+      const active = new Map<string, string>();
+      for (const key of await this.#apiKeys.activeAmong(keys)) active.set(key.keyId, key.role);
+      for (const key of keys) {
+        if (active.get(key.keyId) !== key.role) {
+          this.#keyCache.evictKeyId(key.keyId);
+          report.keys++;
+        }
+      }
+    }
+
+    if (report.contexts > 0 || report.keys > 0) {
+      // A notice went missing (or is still on its way): worth knowing.
+      this.#log.info({ contexts: report.contexts, keys: report.keys }, 'consistency check refreshed stale cache entries');
+    }
+    return report;
+  }
+
+  async #follow(tenantId: string, context: string, target: number): Promise<void> {
+    for (let round = 0; round < MAX_FOLLOW_ROUNDS; round++) {
+      const cached = this.#validators.cachedVersion(tenantId, context);
+      if (cached === undefined) {
+        // Nothing cached to refresh. Still invalidate: a load in flight may
+        // have read the old version, and the cache may remember the context
+        // as unknown from before its first publish.
+        this.#validators.invalidate(tenantId, context);
+        return;
+      }
+      if (cached >= target) return;
+      await this.#reload(tenantId, context);
+    }
+    this.#validators.invalidate(tenantId, context);
+  }
+
+  /** One reload per context at a time; later notices wait for it and check again. */
+  #reload(tenantId: string, context: string): Promise<void> {
+    const key = contextKey(tenantId, context);
+    const running = this.#reloads.get(key);
+    if (running !== undefined) return running;
+    const reload = (async () => {
+      const ruleset = await this.#rules.liveRuleset(tenantId, context);
+      if (ruleset === null) {
+        this.#validators.invalidate(tenantId, context);
+        return;
+      }
+      // install keeps whichever version is newer, so a publish of this
+      // process that lands meanwhile is never undone.
+      this.#validators.install(this.#validators.compile(ruleset));
+    })().finally(() => this.#reloads.delete(key));
+    this.#reloads.set(key, reload);
+    return reload;
+  }
+}
+
+function contextKey(tenantId: string, context: string): string {
+  // Tenant ids cannot contain NUL, so the pair is unambiguous.
+  return `${tenantId}\u0000${context}`;
+}

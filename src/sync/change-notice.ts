@@ -1,0 +1,78 @@
+/**
+ * The wire format of change notifications: what one process tells every
+ * other process sharing the database when something cached went stale.
+ *
+ * Storage sends them with pg_notify inside the transaction that makes the
+ * change, so PostgreSQL delivers them only on commit, in commit order, and
+ * never for a change that rolled back. The same notices travel between the
+ * worker processes of one instance over IPC (src/cluster).
+ *
+ * Payload (JSON, well under PostgreSQL's 8000-byte limit):
+ * - `{"kind":"ruleset","tenant":"acme","context":"orders","rulesetVersion":7}`
+ * - `{"kind":"key","tenant":"acme","keyId":"<uuid>"}` (revoked, or its role changed)
+ */
+import { sql, type Kysely } from 'kysely';
+
+/** The LISTEN/NOTIFY channel every instance listens on. */
+export const CHANGES_CHANNEL = 'rules_changes';
+
+/** A context's live ruleset moved to `rulesetVersion` (publish, archive of a live rule, rollback). */
+export interface RulesetChange {
+  readonly kind: 'ruleset';
+  readonly tenantId: string;
+  readonly context: string;
+  readonly rulesetVersion: number;
+}
+
+/** A key must be looked up again: it was revoked, or bootstrap changed it. */
+export interface KeyChange {
+  readonly kind: 'key';
+  readonly tenantId: string;
+  readonly keyId: string;
+}
+
+export type ChangeNotice = RulesetChange | KeyChange;
+
+/**
+ * The JSON text of a notice.
+ *
+ * @example
+ * encodeChangeNotice({ kind: 'key', tenantId: 'acme', keyId }) // '{"kind":"key","tenant":"acme","keyId":"…"}'
+ */
+export function encodeChangeNotice(notice: ChangeNotice): string {
+  return notice.kind === 'ruleset'
+    ? JSON.stringify({ kind: notice.kind, tenant: notice.tenantId, context: notice.context, rulesetVersion: notice.rulesetVersion })
+    : JSON.stringify({ kind: notice.kind, tenant: notice.tenantId, keyId: notice.keyId });
+}
+
+/**
+ * The notice in a payload, or null for anything malformed. Notices come from
+ * our own processes, but the channel is open to any database user, so a
+ * stray NOTIFY must be ignored rather than crash a listener.
+ */
+export function parseChangeNotice(text: string): ChangeNotice | null {
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (typeof value !== 'object' || value === null) return null;
+  const { kind, tenant, context, rulesetVersion, keyId } = value as Record<string, unknown>;
+  if (typeof tenant !== 'string' || tenant === '') return null;
+  if (kind === 'ruleset' && typeof context === 'string' && context !== '' && Number.isSafeInteger(rulesetVersion)) {
+    return { kind, tenantId: tenant, context, rulesetVersion: rulesetVersion as number };
+  }
+  if (kind === 'key' && typeof keyId === 'string' && keyId !== '') {
+    return { kind, tenantId: tenant, keyId };
+  }
+  return null;
+}
+
+/**
+ * Queues the notice in the current transaction (or sends it at once outside
+ * one). Works on PGlite too, where nobody listens and it costs nothing.
+ */
+export async function notifyChange(db: Kysely<any>, notice: ChangeNotice): Promise<void> {
+  await sql`select pg_notify(${CHANGES_CHANNEL}, ${encodeChangeNotice(notice)})`.execute(db);
+}
