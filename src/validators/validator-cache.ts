@@ -12,6 +12,7 @@
  * - Unknown contexts are remembered briefly, so a flood of requests for a
  *   context that does not exist costs one query per TTL.
  */
+import { performance } from 'node:perf_hooks';
 import type { CompileError, CompilerLimits } from '../../compiler/types.ts';
 import type { CompiledValidator, ValidatorService } from '../app-deps.ts';
 import { ProblemError, type FieldError } from '../errors.ts';
@@ -25,6 +26,18 @@ export interface ValidatorCacheOptions {
   /** How long a context without a ruleset version is answered from memory. */
   unknownTtlMs?: number;
   now?: () => number;
+  /** Told about hits, loads and compiles (metrics). */
+  observer?: ValidatorCacheObserver;
+}
+
+/** What the cache reports as it works; every method must be cheap (`hit` runs per validation). */
+export interface ValidatorCacheObserver {
+  /** `get` found the validator in memory. */
+  hit(tenantId: string, context: string): void;
+  /** A load from the database started (concurrent misses share one). */
+  miss(tenantId: string, context: string): void;
+  /** A ruleset was compiled, successfully or not. */
+  compiled(tenantId: string, context: string, durationMs: number, succeeded: boolean): void;
 }
 
 interface Entry {
@@ -41,6 +54,7 @@ export class ValidatorCache implements ValidatorService {
   readonly #limits: Partial<CompilerLimits>;
   readonly #unknownTtlMs: number;
   readonly #now: () => number;
+  readonly #observer: ValidatorCacheObserver | undefined;
   readonly #byTenant = new Map<string, Map<string, Entry>>();
   readonly #unknown = new Map<string, number>();
   readonly #inflight = new Map<string, Promise<CompiledValidator | null>>();
@@ -57,6 +71,7 @@ export class ValidatorCache implements ValidatorService {
     this.#limits = options.limits;
     this.#unknownTtlMs = options.unknownTtlMs ?? UNKNOWN_CONTEXT_TTL_MS;
     this.#now = options.now ?? Date.now;
+    this.#observer = options.observer;
   }
 
   /** Compiles performed so far (tests check single flight with it). */
@@ -70,10 +85,9 @@ export class ValidatorCache implements ValidatorService {
   }
 
   get(tenantId: string, context: string): CompiledValidator | undefined {
-    const entry = this.#byTenant.get(tenantId)?.get(context);
-    if (entry === undefined) return undefined;
-    entry.tick = ++this.#tick;
-    return entry.validator;
+    const validator = this.#use(tenantId, context);
+    if (validator !== undefined) this.#observer?.hit(tenantId, context);
+    return validator;
   }
 
   /** The cached ruleset version of a context, without counting as a use (cache sync). */
@@ -101,6 +115,7 @@ export class ValidatorCache implements ValidatorService {
     }
     const shared = this.#inflight.get(key);
     if (shared !== undefined) return shared;
+    this.#observer?.miss(tenantId, context);
     const pending: Promise<CompiledValidator | null> = this.#loadFromStorage(tenantId, context, key).finally(() => {
       // invalidate() may have replaced this load with a newer one meanwhile.
       if (this.#inflight.get(key) === pending) this.#inflight.delete(key);
@@ -125,7 +140,10 @@ export class ValidatorCache implements ValidatorService {
 
   compileUncached(ruleset: LiveRuleset): { validator?: CompiledValidator; errors: CompileError[] } {
     this.#compiles++;
-    return compileValidator(ruleset, this.#limits);
+    const startedAt = performance.now();
+    const outcome = compileValidator(ruleset, this.#limits);
+    this.#observer?.compiled(ruleset.tenantId, ruleset.context, performance.now() - startedAt, outcome.validator !== undefined);
+    return outcome;
   }
 
   install(validator: CompiledValidator): void {
@@ -174,7 +192,15 @@ export class ValidatorCache implements ValidatorService {
     if (current) this.install(validator);
     // A newer version may have been installed meanwhile; hand out the one
     // the cache holds so callers never see a version going backwards.
-    return this.get(tenantId, context) ?? validator;
+    return this.#use(tenantId, context) ?? validator;
+  }
+
+  /** The cached validator, stamped as recently used; not reported as a hit. */
+  #use(tenantId: string, context: string): CompiledValidator | undefined {
+    const entry = this.#byTenant.get(tenantId)?.get(context);
+    if (entry === undefined) return undefined;
+    entry.tick = ++this.#tick;
+    return entry.validator;
   }
 
   #remove(tenantId: string, context: string): void {

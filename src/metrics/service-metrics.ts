@@ -1,0 +1,244 @@
+/**
+ * The service's Prometheus metrics, in a registry per app (never
+ * prom-client's global one), plus the process metrics of process-metrics.ts
+ * when rendered.
+ *
+ * Hot-path recording allocates nothing: request latencies go to label
+ * children created once per route and status, and the per-request counters
+ * (cache hits, validations) are plain numbers copied into their prom-client
+ * counters when /metrics is scraped. Tenant and context labels
+ * (METRICS_TENANT_LABELS) trade that for one label object per observation
+ * and one series per tenant and context: for deployments with few tenants.
+ */
+import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { RateLimitObserver, RateLimitScope } from '../rate-limit/register-rate-limit.ts';
+import type { ValidatorCacheObserver } from '../validators/validator-cache.ts';
+import { processMetrics } from './process-metrics.ts';
+
+/** The three validation operations, as labelled. */
+export type ValidationOperation = 'single' | 'batch' | 'transaction';
+
+/** Records one response of a route: status code, seconds, and the tenant when known. */
+export type RequestRecorder = (statusCode: number, seconds: number, tenantId: string | undefined) => void;
+
+export interface ServiceMetricsOptions {
+  /** Add tenant (and, where there is one, context) labels. */
+  tenantLabels: boolean;
+}
+
+/** Latency buckets in seconds: validations take tens of microseconds, management calls milliseconds. */
+const LATENCY_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const COMPILE_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10];
+const OPERATIONS: readonly ValidationOperation[] = ['single', 'batch', 'transaction'];
+const OPERATION_INDEX: Record<ValidationOperation, number> = { single: 0, batch: 1, transaction: 2 };
+
+/**
+ * All metrics of one app.
+ *
+ * @example
+ * const metrics = new ServiceMetrics({ tenantLabels: config.metricsTenantLabels });
+ * const cache = new ValidatorCache({ ...options, observer: metrics.validatorCache });
+ * const text = await metrics.render();
+ */
+export class ServiceMetrics {
+  /** This app's registry. */
+  readonly registry = new Registry();
+  /** Handed to ValidatorCache. */
+  readonly validatorCache: ValidatorCacheObserver;
+  /** Handed to registerRateLimit. */
+  readonly rateLimit: RateLimitObserver;
+
+  readonly #tenantLabels: boolean;
+  readonly #requestDuration: Histogram;
+  readonly #validations: Counter;
+  readonly #failures: Counter;
+  readonly #cacheHits: Counter;
+  readonly #cacheMisses: Counter;
+  readonly #compiles: Counter;
+  readonly #compileDuration: Histogram;
+  readonly #rateLimited: Counter;
+  // Without tenant labels, the hottest counters are plain numbers until a scrape.
+  #hits = 0;
+  readonly #validCounts = [0, 0, 0];
+  readonly #invalidCounts = [0, 0, 0];
+  readonly #failureCounts = [0, 0, 0];
+  #cacheSize: () => number = () => 0;
+
+  constructor(options: ServiceMetricsOptions) {
+    this.#tenantLabels = options.tenantLabels;
+    const tenant = options.tenantLabels ? ['tenant'] : [];
+    const tenantContext = options.tenantLabels ? ['tenant', 'context'] : [];
+    const registers = [this.registry];
+    const self = this;
+
+    this.#requestDuration = new Histogram({
+      name: 'http_request_duration_seconds',
+      help: 'HTTP request latency by route pattern and status code, from arrival to response.',
+      labelNames: ['method', 'route', 'status_code', ...tenant],
+      buckets: LATENCY_BUCKETS,
+      registers,
+    });
+    this.#validations = new Counter({
+      name: 'rules_validations_total',
+      help: 'Payloads validated (a batch item or a transaction context is one), by operation and result.',
+      labelNames: ['operation', 'result', ...tenantContext],
+      registers,
+      collect() {
+        if (!self.#tenantLabels) self.#copyValidations(this);
+      },
+    });
+    this.#failures = new Counter({
+      name: 'rules_validation_failures_total',
+      help: 'Failure records reported by validations, by operation.',
+      labelNames: ['operation', ...tenantContext],
+      registers,
+      collect() {
+        if (!self.#tenantLabels) self.#copyFailures(this);
+      },
+    });
+    this.#cacheHits = new Counter({
+      name: 'rules_validator_cache_hits_total',
+      help: 'Validator lookups answered from memory.',
+      labelNames: tenantContext,
+      registers,
+      collect() {
+        if (self.#tenantLabels) return;
+        this.reset();
+        this.inc(self.#hits);
+      },
+    });
+    this.#cacheMisses = new Counter({
+      name: 'rules_validator_cache_misses_total',
+      help: 'Validator loads from the database on a cache miss (concurrent misses share one load).',
+      labelNames: tenantContext,
+      registers,
+    });
+    this.#compiles = new Counter({
+      name: 'rules_validator_compiles_total',
+      help: 'Ruleset compiles (cache misses, publishes, recompiles, rule tests), by result.',
+      labelNames: ['result', ...tenantContext],
+      registers,
+    });
+    this.#compileDuration = new Histogram({
+      name: 'rules_validator_compile_duration_seconds',
+      help: 'Time to compile a ruleset into a validator.',
+      labelNames: tenantContext,
+      buckets: COMPILE_BUCKETS,
+      registers,
+    });
+    new Gauge({
+      name: 'rules_validator_cache_entries',
+      help: 'Compiled validators held in memory.',
+      registers,
+      collect() {
+        this.set(self.#cacheSize());
+      },
+    });
+    this.#rateLimited = new Counter({
+      name: 'rules_rate_limited_total',
+      help: 'Requests refused with 429, by budget: tenant, or client address for unauthenticated requests.',
+      labelNames: ['scope', ...tenant],
+      registers,
+    });
+    for (const scope of ['tenant', 'address']) {
+      if (!options.tenantLabels) this.#rateLimited.inc({ scope }, 0);
+    }
+
+    this.validatorCache = options.tenantLabels
+      ? {
+          hit: (tenantId, context) => this.#cacheHits.inc({ tenant: tenantId, context }),
+          miss: (tenantId, context) => this.#cacheMisses.inc({ tenant: tenantId, context }),
+          compiled: (tenantId, context, durationMs, succeeded) => {
+            this.#compiles.inc({ result: succeeded ? 'ok' : 'error', tenant: tenantId, context });
+            this.#compileDuration.observe({ tenant: tenantId, context }, durationMs / 1000);
+          },
+        }
+      : {
+          hit: () => {
+            this.#hits++;
+          },
+          miss: () => this.#cacheMisses.inc(),
+          compiled: (_tenantId, _context, durationMs, succeeded) => {
+            this.#compiles.inc({ result: succeeded ? 'ok' : 'error' });
+            this.#compileDuration.observe(durationMs / 1000);
+          },
+        };
+    this.rateLimit = {
+      rejected: (scope: RateLimitScope, tenantId: string | undefined) => {
+        if (options.tenantLabels) this.#rateLimited.inc({ scope, tenant: tenantId ?? '' });
+        else this.#rateLimited.inc({ scope });
+      },
+    };
+  }
+
+  /** The Content-Type of `render()`'s text. */
+  get contentType(): string {
+    return this.registry.contentType;
+  }
+
+  /** Reports the cache's size at each scrape. */
+  watchValidatorCache(size: () => number): void {
+    this.#cacheSize = size;
+  }
+
+  /**
+   * A recorder for one route. Without tenant labels it keeps one label
+   * child per status code, so recording allocates nothing.
+   */
+  requestRecorder(method: string, route: string): RequestRecorder {
+    const histogram = this.#requestDuration;
+    if (this.#tenantLabels) {
+      return (statusCode, seconds, tenantId) =>
+        histogram.observe({ method, route, status_code: statusCode, tenant: tenantId ?? '' }, seconds);
+    }
+    const byStatus = new Map<number, { observe(value: number): void }>();
+    return (statusCode, seconds) => {
+      let child = byStatus.get(statusCode);
+      if (child === undefined) {
+        child = histogram.labels(method, route, String(statusCode));
+        byStatus.set(statusCode, child);
+      }
+      child.observe(seconds);
+    };
+  }
+
+  /** Records payloads validated by one request (or one context of a transaction). */
+  recordValidations(
+    operation: ValidationOperation,
+    valid: number,
+    invalid: number,
+    failures: number,
+    tenantId: string,
+    context: string,
+  ): void {
+    if (!this.#tenantLabels) {
+      const index = OPERATION_INDEX[operation];
+      this.#validCounts[index] += valid;
+      this.#invalidCounts[index] += invalid;
+      this.#failureCounts[index] += failures;
+      return;
+    }
+    if (valid > 0) this.#validations.inc({ operation, result: 'valid', tenant: tenantId, context }, valid);
+    if (invalid > 0) this.#validations.inc({ operation, result: 'invalid', tenant: tenantId, context }, invalid);
+    if (failures > 0) this.#failures.inc({ operation, tenant: tenantId, context }, failures);
+  }
+
+  /** The exposition text: process metrics, then this app's. */
+  async render(): Promise<string> {
+    const [processText, appText] = await Promise.all([processMetrics().metrics(), this.registry.metrics()]);
+    return `${processText}\n${appText}`;
+  }
+
+  #copyValidations(counter: Counter): void {
+    counter.reset();
+    for (let i = 0; i < OPERATIONS.length; i++) {
+      counter.inc({ operation: OPERATIONS[i], result: 'valid' }, this.#validCounts[i]);
+      counter.inc({ operation: OPERATIONS[i], result: 'invalid' }, this.#invalidCounts[i]);
+    }
+  }
+
+  #copyFailures(counter: Counter): void {
+    counter.reset();
+    for (let i = 0; i < OPERATIONS.length; i++) counter.inc({ operation: OPERATIONS[i] }, this.#failureCounts[i]);
+  }
+}

@@ -1,0 +1,75 @@
+/**
+ * Rate-limit counters in this process. A hit is two Map operations and no
+ * allocation once a key's window exists; expired windows are swept on a
+ * timer so keys that stop arriving (client addresses) do not pile up.
+ */
+import type { RateLimitStore, WindowState } from './rate-limit-store.ts';
+
+interface MutableWindow {
+  count: number;
+  resetAt: number;
+}
+
+export interface MemoryRateLimitStoreOptions {
+  /** How often expired windows are dropped. */
+  sweepIntervalMs?: number;
+  now?: () => number;
+}
+
+const DEFAULT_SWEEP_INTERVAL_MS = 30_000;
+
+/**
+ * Fixed-window counters in a Map.
+ *
+ * @example
+ * const store = new MemoryRateLimitStore();
+ * const state = store.hit('tenant:acme', 60_000); // { count: 1, resetAt: now + 60 s }
+ */
+export class MemoryRateLimitStore implements RateLimitStore {
+  readonly #windows = new Map<string, MutableWindow>();
+  readonly #now: () => number;
+  readonly #sweeper: NodeJS.Timeout;
+
+  constructor(options: MemoryRateLimitStoreOptions = {}) {
+    this.#now = options.now ?? Date.now;
+    this.#sweeper = setInterval(() => this.#sweep(), options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS);
+    this.#sweeper.unref();
+  }
+
+  /** Windows held now (tests check the sweep with it). */
+  get size(): number {
+    return this.#windows.size;
+  }
+
+  hit(key: string, windowMs: number): WindowState {
+    const now = this.#now();
+    let window = this.#windows.get(key);
+    if (window === undefined) {
+      window = { count: 0, resetAt: now + windowMs };
+      this.#windows.set(key, window);
+    } else if (window.resetAt <= now) {
+      window.count = 0;
+      window.resetAt = now + windowMs;
+    }
+    window.count++;
+    // The live object is handed out read-only: no allocation per hit.
+    return window;
+  }
+
+  ready(): Promise<void> {
+    return Promise.resolve();
+  }
+
+  close(): Promise<void> {
+    clearInterval(this.#sweeper);
+    this.#windows.clear();
+    return Promise.resolve();
+  }
+
+  #sweep(): void {
+    const now = this.#now();
+    for (const [key, window] of this.#windows) {
+      if (window.resetAt <= now) this.#windows.delete(key);
+    }
+  }
+}

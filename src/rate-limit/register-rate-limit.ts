@@ -1,0 +1,229 @@
+/**
+ * Rate limiting of everything under /api/v1 (product.md 8).
+ *
+ * Two budgets, and the hook order that keeps them apart:
+ * - Authenticated requests spend their tenant's budget. That hook is an
+ *   onRequest hook registered right after authentication, so it runs only
+ *   once the tenant is known and before the body is read: a request over
+ *   budget costs no parsing. A batch or a transaction is one request.
+ * - Requests the auth hook refuses never reach that hook (the 401 ends the
+ *   chain), so they can never spend a tenant's budget, whatever tenant they
+ *   name. They are counted per client address in onSend, where the refusal
+ *   is visible; past the address budget the refusal is answered with 429
+ *   instead of 401. A valid key from the same address is unaffected.
+ *
+ * Both budgets are fixed windows (see rate-limit-store.ts), in memory or in
+ * Redis when REDIS_URL is set. Responses carry RateLimit-Limit,
+ * RateLimit-Remaining and RateLimit-Reset (seconds); a 429 also carries
+ * Retry-After (whole seconds, at least 1).
+ *
+ * Why not @fastify/rate-limit: its hooks are added per route, so requests
+ * refused by the auth hook (and unknown /api/v1 paths) never reach it, and
+ * the per-address budget for them would need a second mechanism anyway; its
+ * hook awaits several promises per request even in memory, where this one
+ * completes synchronously; and its skipOnError fails open silently, where
+ * operators need to see that limits are off.
+ */
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import { isAuthenticatedPath } from '../auth/auth-hook.ts';
+import type { Config } from '../config.ts';
+import { problemBody } from '../errors.ts';
+import { sendProblem } from '../http/error-handler.ts';
+import type { TenantStore } from '../storage/types.ts';
+import { addressBucket } from './client-address.ts';
+import { MemoryRateLimitStore } from './memory-store.ts';
+import type { RateLimitStore, WindowState } from './rate-limit-store.ts';
+import { RedisRateLimitStore } from './redis-store.ts';
+import { TenantPolicies, type RateLimitPolicy } from './tenant-policies.ts';
+
+/** Which budget refused a request. */
+export type RateLimitScope = 'tenant' | 'address';
+
+/** Told about every request refused with 429 (metrics). */
+export interface RateLimitObserver {
+  rejected(scope: RateLimitScope, tenantId: string | undefined): void;
+}
+
+export interface RateLimitOptions {
+  config: Pick<Config, 'rateLimitMax' | 'rateLimitWindowMs' | 'redisUrl' | 'redisKeyPrefix'>;
+  tenants: Pick<TenantStore, 'getRateLimit'>;
+  observer?: RateLimitObserver;
+  /** Counter store; default Redis when config.redisUrl is set, else memory. */
+  store?: RateLimitStore;
+  /** How long buildApp waits for Redis before starting without it. */
+  readyTimeoutMs?: number;
+}
+
+/** The parts tests and operators' tools reach into. */
+export interface RateLimiter {
+  readonly store: RateLimitStore;
+  readonly policies: TenantPolicies;
+}
+
+declare module 'fastify' {
+  interface FastifyRequest {
+    /** True once the request was counted against a budget. */
+    rateLimitCounted: boolean;
+  }
+}
+
+const HEADER_LIMIT = 'ratelimit-limit';
+const HEADER_REMAINING = 'ratelimit-remaining';
+const HEADER_RESET = 'ratelimit-reset';
+const DEFAULT_READY_TIMEOUT_MS = 1_000;
+
+/**
+ * Installs both budgets. Call it right after `registerAuth`, before the
+ * routes, on the root instance.
+ *
+ * @example
+ * registerAuth(app, { cache, lastUsed });
+ * registerRateLimit(app, { config, tenants: storage.tenants, observer: metrics.rateLimit });
+ */
+export function registerRateLimit(app: FastifyInstance, options: RateLimitOptions): RateLimiter {
+  const { config, observer } = options;
+  const store: RateLimitStore =
+    options.store ??
+    (config.redisUrl !== undefined
+      ? new RedisRateLimitStore({ url: config.redisUrl, log: app.log })
+      : new MemoryRateLimitStore());
+  const policies = new TenantPolicies({
+    tenants: options.tenants,
+    defaults: { max: config.rateLimitMax, windowMs: config.rateLimitWindowMs },
+    keyPrefix: config.redisKeyPrefix,
+    log: app.log,
+  });
+  const addressMax = config.rateLimitMax;
+  const addressWindowMs = config.rateLimitWindowMs;
+  const addressKeyPrefix = `${config.redisKeyPrefix}rl:a:`;
+
+  app.decorateRequest('rateLimitCounted', false);
+
+  const admitTenant = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    done: HookHandlerDoneFunction,
+    tenantId: string,
+    max: number,
+    state: WindowState | undefined,
+  ): void => {
+    // No state: the store cannot count right now; fail open.
+    if (state === undefined) {
+      done();
+      return;
+    }
+    const resetSeconds = secondsUntil(state.resetAt);
+    setHeaders(reply, max, state.count, resetSeconds);
+    if (state.count <= max) {
+      done();
+      return;
+    }
+    observer?.rejected('tenant', tenantId);
+    sendProblem(request, reply, {
+      code: 'RATE_LIMITED',
+      detail: `The tenant's budget of ${max} requests per window is spent; retry in ${resetSeconds} s.`,
+      headers: { 'retry-after': String(resetSeconds) },
+    });
+  };
+
+  const spendTenant = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction, tenantId: string, policy: RateLimitPolicy): void => {
+    const state = store.hit(policy.key, policy.windowMs);
+    if (state instanceof Promise) {
+      state.then((resolved) => admitTenant(request, reply, done, tenantId, policy.max, resolved), done);
+      return;
+    }
+    admitTenant(request, reply, done, tenantId, policy.max, state);
+  };
+
+  app.addHook('onRequest', (request, reply, done) => {
+    const auth = request.auth;
+    // Routes outside /api/v1, and requests the auth hook let through
+    // without a key (none today): nothing to spend.
+    if (auth === null) {
+      done();
+      return;
+    }
+    request.rateLimitCounted = true;
+    const policy = policies.get(auth.tenantId);
+    if (policy instanceof Promise) {
+      policy.then((resolved) => spendTenant(request, reply, done, auth.tenantId, resolved), done);
+      return;
+    }
+    spendTenant(request, reply, done, auth.tenantId, policy);
+  });
+
+  app.addHook('onSend', (request, reply, payload, done) => {
+    if (request.rateLimitCounted) {
+      done(null, payload);
+      return;
+    }
+    const auth = request.auth;
+    if (auth !== null) {
+      // Authenticated, then refused before the budget hook ran (a validator
+      // key on an admin route): it still spends the tenant's budget.
+      request.rateLimitCounted = true;
+      spendQuietly(policies, store, auth.tenantId);
+      done(null, payload);
+      return;
+    }
+    if (reply.statusCode !== 401 || !isAuthenticatedPath(request.url)) {
+      done(null, payload);
+      return;
+    }
+    request.rateLimitCounted = true;
+    const state = store.hit(addressKeyPrefix + addressBucket(request.ip), addressWindowMs);
+    const answer = (resolved: WindowState | undefined): void => {
+      if (resolved === undefined) {
+        done(null, payload);
+        return;
+      }
+      const resetSeconds = secondsUntil(resolved.resetAt);
+      setHeaders(reply, addressMax, resolved.count, resetSeconds);
+      if (resolved.count <= addressMax) {
+        done(null, payload);
+        return;
+      }
+      observer?.rejected('address', undefined);
+      reply.code(429).header('retry-after', String(resetSeconds));
+      const detail = `Too many unauthenticated requests from this address; retry in ${resetSeconds} s.`;
+      done(null, JSON.stringify(problemBody('RATE_LIMITED', detail, request.id)));
+    };
+    if (state instanceof Promise) {
+      state.then(answer, () => done(null, payload));
+      return;
+    }
+    answer(state);
+  });
+
+  app.addHook('onReady', async () => {
+    await store.ready(options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS);
+  });
+  app.addHook('onClose', async () => {
+    await store.close();
+  });
+
+  return { store, policies };
+}
+
+/** Spends one unit of a tenant's budget without holding up the response. */
+function spendQuietly(policies: TenantPolicies, store: RateLimitStore, tenantId: string): void {
+  const spend = (policy: RateLimitPolicy): void => {
+    const state = store.hit(policy.key, policy.windowMs);
+    if (state instanceof Promise) state.catch(() => {});
+  };
+  const policy = policies.get(tenantId);
+  if (policy instanceof Promise) policy.then(spend, () => {});
+  else spend(policy);
+}
+
+function setHeaders(reply: FastifyReply, max: number, count: number, resetSeconds: number): void {
+  reply.header(HEADER_LIMIT, max);
+  reply.header(HEADER_REMAINING, count >= max ? 0 : max - count);
+  reply.header(HEADER_RESET, resetSeconds);
+}
+
+/** Whole seconds until a window ends, at least 1 (a Retry-After of 0 invites a tight retry loop). */
+function secondsUntil(resetAt: number): number {
+  const seconds = Math.ceil((resetAt - Date.now()) / 1000);
+  return seconds < 1 ? 1 : seconds;
+}

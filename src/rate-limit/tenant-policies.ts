@@ -1,0 +1,123 @@
+/**
+ * Each tenant's budget: the configured default, or the override stored for
+ * the tenant (set with the CLI). Overrides are read from the database at
+ * most once per TTL per tenant and never on the request path once known: a
+ * stale entry is still used while one background read refreshes it, so an
+ * override change reaches every instance within about one TTL.
+ */
+import type { TenantStore } from '../storage/types.ts';
+
+/** A budget and the counter key it is spent from. */
+export interface RateLimitPolicy {
+  readonly max: number;
+  readonly windowMs: number;
+  /** Store key; carries the window, so a changed window starts a fresh count. */
+  readonly key: string;
+}
+
+/** The logger calls this cache makes (a pino logger fits). */
+export interface PolicyLogger {
+  warn(object: object, message: string): void;
+}
+
+export interface TenantPoliciesOptions {
+  tenants: Pick<TenantStore, 'getRateLimit'>;
+  defaults: { max: number; windowMs: number };
+  /** Prepended to every counter key (shared Redis, tests). */
+  keyPrefix: string;
+  log: PolicyLogger;
+  /** How long a tenant's policy is used before it is read again. */
+  ttlMs?: number;
+  /** Tenants remembered; the oldest entry goes beyond it. */
+  maxTenants?: number;
+  now?: () => number;
+}
+
+interface Entry {
+  policy: RateLimitPolicy;
+  expiresAt: number;
+  refreshing: boolean;
+}
+
+/** Default time an override is trusted before it is read again. */
+export const POLICY_TTL_MS = 5_000;
+const DEFAULT_MAX_TENANTS = 100_000;
+
+/**
+ * Per-tenant rate-limit policies, cached.
+ *
+ * @example
+ * const policies = new TenantPolicies({ tenants: storage.tenants, defaults: { max: 6000, windowMs: 60_000 }, keyPrefix: 'rules:', log });
+ * const policy = policies.get('acme'); // a policy, or a promise of one on the tenant's first request
+ */
+export class TenantPolicies {
+  readonly #tenants: Pick<TenantStore, 'getRateLimit'>;
+  readonly #defaults: { max: number; windowMs: number };
+  readonly #keyPrefix: string;
+  readonly #log: PolicyLogger;
+  readonly #ttlMs: number;
+  readonly #maxTenants: number;
+  readonly #now: () => number;
+  readonly #entries = new Map<string, Entry>();
+  readonly #inflight = new Map<string, Promise<RateLimitPolicy>>();
+
+  constructor(options: TenantPoliciesOptions) {
+    this.#tenants = options.tenants;
+    this.#defaults = options.defaults;
+    this.#keyPrefix = options.keyPrefix;
+    this.#log = options.log;
+    this.#ttlMs = options.ttlMs ?? POLICY_TTL_MS;
+    this.#maxTenants = options.maxTenants ?? DEFAULT_MAX_TENANTS;
+    this.#now = options.now ?? Date.now;
+  }
+
+  /** The tenant's policy: synchronous once known; a promise only on the tenant's first request. */
+  get(tenantId: string): RateLimitPolicy | Promise<RateLimitPolicy> {
+    const entry = this.#entries.get(tenantId);
+    if (entry === undefined) return this.#load(tenantId);
+    if (entry.expiresAt <= this.#now() && !entry.refreshing) {
+      entry.refreshing = true;
+      void this.#load(tenantId);
+    }
+    return entry.policy;
+  }
+
+  /** Forgets every cached policy (tests, or after an override was changed here). */
+  clear(): void {
+    this.#entries.clear();
+  }
+
+  #load(tenantId: string): Promise<RateLimitPolicy> {
+    const shared = this.#inflight.get(tenantId);
+    if (shared !== undefined) return shared;
+    const pending = this.#read(tenantId).finally(() => this.#inflight.delete(tenantId));
+    this.#inflight.set(tenantId, pending);
+    return pending;
+  }
+
+  async #read(tenantId: string): Promise<RateLimitPolicy> {
+    let policy: RateLimitPolicy;
+    try {
+      const override = await this.#tenants.getRateLimit(tenantId);
+      policy = this.#policy(tenantId, override ?? this.#defaults);
+    } catch (error) {
+      // The database being down must not stop validation (cached contexts
+      // keep serving): keep what was known, else the default, for one TTL.
+      this.#log.warn({ err: error, tenantId }, 'rate-limit override unreadable; using the last known or default budget');
+      policy = this.#entries.get(tenantId)?.policy ?? this.#policy(tenantId, this.#defaults);
+    }
+    if (!this.#entries.has(tenantId) && this.#entries.size >= this.#maxTenants) {
+      this.#entries.delete(this.#entries.keys().next().value!);
+    }
+    this.#entries.set(tenantId, { policy, expiresAt: this.#now() + this.#ttlMs, refreshing: false });
+    return policy;
+  }
+
+  #policy(tenantId: string, limit: { max: number; windowMs: number }): RateLimitPolicy {
+    return Object.freeze({
+      max: limit.max,
+      windowMs: limit.windowMs,
+      key: `${this.#keyPrefix}rl:t:${tenantId}:${limit.windowMs}`,
+    });
+  }
+}
