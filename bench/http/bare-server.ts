@@ -1,0 +1,29 @@
+/**
+ * The HTTP baseline, run as a child process: a bare Fastify 5 route at the
+ * service's validation path that parses the same JSON body (Fastify's own
+ * parser) and returns a fixed answer shaped like a passing single result.
+ * What the service does beyond this (authentication, payload guard, cache
+ * lookup, validation, response serialization, timing header) is what the
+ * throughput ratio prices.
+ *
+ * Listens on 127.0.0.1:$PORT; SIGTERM closes it.
+ */
+import Fastify from 'fastify';
+
+const FIXED_ANSWER = { isValid: true, totalRulesEvaluated: 20, failures: [], executionTimeMs: 0 };
+
+const app = Fastify({ logger: false, bodyLimit: 64 * 1024 * 1024 });
+app.get('/health/live', async () => ({ status: 'ok' }));
+for (const path of ['/api/v1/validation/validate', '/api/v1/validation/validate-batch', '/api/v1/validation/validate-transaction']) {
+  app.post(path, async (request) => {
+    // The body must be parsed (and so paid for); reading it keeps that visible.
+    if (typeof request.body !== 'object' || request.body === null) throw new Error('expected a JSON object');
+    return FIXED_ANSWER;
+  });
+}
+
+process.once('SIGTERM', () => {
+  app.close().then(() => process.exit(0), () => process.exit(1));
+});
+
+await app.listen({ host: '127.0.0.1', port: Number(process.env.PORT ?? 0) });

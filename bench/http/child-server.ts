@@ -1,0 +1,151 @@
+/**
+ * An HTTP server in a child process, so the load generator never shares
+ * its event loop. The child gets a free port on 127.0.0.1 through PORT, is
+ * ready once a GET of `readyPath` answers 200, and is stopped with SIGTERM
+ * (SIGKILL if it has not exited a few seconds later). Children still
+ * running when the benchmark process exits are killed, so a crashed or
+ * interrupted run leaves nothing behind.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readdirSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+
+export interface ChildServerOptions {
+  /** Shown in errors. */
+  name: string;
+  /** A TypeScript entry point, run with `node --import tsx`. */
+  entry: string;
+  /** The child's whole environment, besides PORT, HOST and PATH. */
+  env: Record<string, string>;
+  readyPath?: string;
+  /** Give up (and kill the child) when it is not ready by then. */
+  startTimeoutMs?: number;
+  /** Extra node flags, e.g. `--cpu-prof`. */
+  nodeFlags?: string[];
+}
+
+export interface ChildServer {
+  readonly name: string;
+  readonly pid: number;
+  readonly baseUrl: string;
+  /** Processes the child started itself (cluster workers), read from /proc; 0 elsewhere. */
+  childProcessCount(): number;
+  /** SIGTERM, then SIGKILL after `graceMs`; resolves once the process is gone. */
+  stop(graceMs?: number): Promise<void>;
+}
+
+const running = new Set<ChildProcess>();
+let exitHookInstalled = false;
+
+function installExitHook(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on('exit', () => {
+    for (const child of running) child.kill('SIGKILL');
+  });
+  for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+    process.once(signal, () => {
+      for (const child of running) child.kill('SIGKILL');
+      process.exit(130);
+    });
+  }
+}
+
+/** A port that was free a moment ago (the child binds it right after). */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() => {
+        if (address === null || typeof address === 'string') reject(new Error('no port assigned'));
+        else resolve(address.port);
+      });
+    });
+  });
+}
+
+const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Starts `entry` in a child process and waits until it answers.
+ *
+ * @example
+ * const bare = await startChildServer({ name: 'bare', entry: 'bench/http/bare-server.ts', env: {} });
+ * await bare.stop();
+ */
+export async function startChildServer(options: ChildServerOptions): Promise<ChildServer> {
+  installExitHook();
+  const port = await freePort();
+  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), '--import', 'tsx', options.entry], {
+    env: { PATH: process.env.PATH ?? '', ...options.env, PORT: String(port), HOST: '127.0.0.1' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  running.add(child);
+  // Kept for error messages only, and bounded: a chatty child must not grow the parent's heap.
+  let output = '';
+  const keep = (chunk: Buffer): void => {
+    output = (output + chunk.toString('utf8')).slice(-4000);
+  };
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
+  const exit = new Promise<void>((resolve) => {
+    child.once('exit', (code, signal) => {
+      exited = { code, signal };
+      running.delete(child);
+      resolve();
+    });
+  });
+
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const stop = async (graceMs = 5000): Promise<void> => {
+    if (exited !== undefined) return;
+    child.kill('SIGTERM');
+    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+    await exit;
+    clearTimeout(timer);
+  };
+
+  const deadline = Date.now() + (options.startTimeoutMs ?? 60_000);
+  for (;;) {
+    if (exited !== undefined) {
+      throw new Error(`${options.name} exited before it was ready (code ${exited.code}, signal ${exited.signal}):\n${output}`);
+    }
+    if (Date.now() > deadline) {
+      await stop(0);
+      throw new Error(`${options.name} was not ready within ${options.startTimeoutMs ?? 60_000} ms:\n${output}`);
+    }
+    try {
+      const response = await fetch(baseUrl + (options.readyPath ?? '/health/live'), { signal: AbortSignal.timeout(2000) });
+      await response.arrayBuffer();
+      if (response.status === 200) break;
+    } catch {
+      // Not listening yet.
+    }
+    await delay(100);
+  }
+
+  return {
+    name: options.name,
+    pid: child.pid!,
+    baseUrl,
+    childProcessCount: () => childPids(child.pid!).length,
+    stop,
+  };
+}
+
+/** Direct children of a process, from /proc (Linux). */
+function childPids(pid: number): number[] {
+  try {
+    const pids: number[] = [];
+    for (const task of readdirSync(`/proc/${pid}/task`)) {
+      const text = readFileSync(`/proc/${pid}/task/${task}/children`, 'utf8').trim();
+      if (text !== '') pids.push(...text.split(/\s+/).map(Number));
+    }
+    return pids;
+  } catch {
+    return [];
+  }
+}

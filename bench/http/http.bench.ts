@@ -1,0 +1,438 @@
+/**
+ * HTTP benchmark of the validation hot path (`npm run bench:http`).
+ *
+ * Two child processes: the real service (`src/server.ts`, PGlite in a temp
+ * folder, the loan rules created and published through the HTTP API) and a
+ * bare Fastify route that parses the same body and answers a fixed JSON
+ * (`bare-server.ts`). autocannon runs in this process, against one server
+ * at a time, alternating (service, bare, bare, service, ...), with the same
+ * connections and body. Every figure is a ratio against the bare route
+ * measured in the same run, or against the engine's in-process time:
+ *
+ * 1. Single validation, passing payload: throughput of each in short
+ *    alternating rounds; the ratio is the median of the per-round ratios,
+ *    so a noisy second on a shared machine moves one round, not the figure.
+ * 2. Latency at half of the service's throughput (fixed overall rate, p99
+ *    corrected for coordinated omission), for the service and the bare route.
+ * 3. The failing payload (12 full failure records in the answer).
+ * 4. Batches of 100 and 1000 items (one in ten failing) and a transaction
+ *    over 5 contexts: requests and items per second, against the bare route
+ *    given the same body.
+ * 5. Server time of a 1000-item batch (Server-Timing and executionTimeMs),
+ *    one request at a time, against 1000 in-process calls of the compiled
+ *    validator on the same payloads.
+ *
+ * Before any load, one request of each kind is checked against the compiled
+ * validator in this process: figures for wrong answers would mean nothing.
+ * `--quick` runs step 1 only (for `bench:guard`); `--cpu-prof` writes the
+ * service's CPU profile to `bench/results/profiles/` and summarises it.
+ */
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { ValidationResult } from '../../compiler/types.ts';
+import { compileOrThrow } from '../engines/compiled.ts';
+import { loanApplicationSuite as suite } from '../suites/loan-application.ts';
+import { startChildServer, type ChildServer } from './child-server.ts';
+import { runLoad, type LoadFigures } from './load.ts';
+import { summarizeProfiles } from './profile-summary.ts';
+import { fixed, int, median, percentile, textTable, verdict } from './report-table.ts';
+import { publishContext } from './rules-api.ts';
+import { startService, type ServiceProcess } from './service-process.ts';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+/** Targets printed beside the figures (the issue's acceptance numbers). */
+export const httpTargets = {
+  /** Service throughput at least this share of the bare route's. */
+  minThroughputRatio: 0.8,
+  /** p99 latency at half of the service's maximum throughput. */
+  maxP99AtHalfRateMs: 5,
+  /** Median server time of a 1000-item batch. */
+  maxBatch1000ServerMs: 20,
+} as const;
+
+export interface HttpBenchOptions {
+  /** Single-validation ratio only, short rounds: ~25 s including start-up, for `bench:guard`. */
+  quick?: boolean;
+  /** Print tables to stdout; default true. */
+  print?: boolean;
+  /** Write the service's CPU profile (node --cpu-prof) to this folder and print a summary. */
+  profileDir?: string;
+  /** autocannon connections for single and transaction loads; default 10. */
+  connections?: number;
+}
+
+/** One alternating round: the service and the bare route, same body and connections. */
+export interface PairedRound {
+  serviceRps: number;
+  bareRps: number;
+  ratio: number;
+}
+
+export interface PairedThroughput {
+  rounds: PairedRound[];
+  durationS: number;
+  connections: number;
+  /** Medians over the rounds. */
+  serviceRps: number;
+  bareRps: number;
+  /** Median of the per-round service/bare ratios. */
+  ratio: number;
+  serviceP99Ms: number;
+  bareP99Ms: number;
+}
+
+export interface LatencyAtRate {
+  /** Requests per second, half of the service's median throughput. */
+  rate: number;
+  durationS: number;
+  service: LoadFigures;
+  bare: LoadFigures;
+  target: number;
+  met: boolean;
+}
+
+export interface BatchFigure {
+  name: string;
+  /** Items per request (contexts for a transaction). */
+  items: number;
+  bodyBytes: number;
+  throughput: PairedThroughput;
+  /** service requests/s × items. */
+  itemsPerSec: number;
+}
+
+export interface BatchServerTime {
+  items: number;
+  requests: number;
+  /** Server-Timing `total;dur`, ms. */
+  serverTimingMedianMs: number;
+  serverTimingP90Ms: number;
+  executionTimeMsMedian: number;
+  /** 1000 in-process calls of the compiled validator on the same payloads, median of rounds, ms. */
+  engineMs: number;
+  /** Server time over engine time: what parsing, checking and serializing add. */
+  vsEngine: number;
+  /** Round trip seen by the client, ms. */
+  roundTripMedianMs: number;
+  target: number;
+  met: boolean;
+}
+
+export interface HttpBenchResult {
+  quick: boolean;
+  generatedAt: string;
+  environment: { node: string; platform: string; arch: string; cpu: string; cores: number; loadAverage: number };
+  suite: string;
+  ruleCount: number;
+  /** Bytes of the single-validation request body. */
+  singleBodyBytes: number;
+  single: PairedThroughput & { target: number; met: boolean };
+  latency: LatencyAtRate | null;
+  failing: PairedThroughput | null;
+  batches: BatchFigure[];
+  batchServerTime: BatchServerTime | null;
+  /** Top self-time functions of the service under load (with profileDir). */
+  profile: { file: string; top: { fn: string; where: string; selfPct: number }[] }[] | null;
+}
+
+export const SINGLE_PATH = '/api/v1/validation/validate';
+const BATCH_PATH = '/api/v1/validation/validate-batch';
+const TRANSACTION_PATH = '/api/v1/validation/validate-transaction';
+/** The transaction contexts: the loan rules published under five names. */
+const TRANSACTION_CONTEXTS = [suite.context, ...[2, 3, 4, 5].map((n) => `${suite.context}-${n}`)];
+
+/** The service and the bare route, both running, and the request bodies they are measured with. */
+export interface HttpPair {
+  service: ServiceProcess;
+  bare: ChildServer;
+  stop(): Promise<void>;
+}
+
+/**
+ * Starts the service (and publishes the loan context under `contexts`) and
+ * the bare route, both as child processes.
+ */
+export async function startHttpPair(options: { contexts?: readonly string[]; nodeFlags?: string[] } = {}): Promise<HttpPair> {
+  const [service, bare] = await Promise.allSettled([
+    startService({ nodeFlags: options.nodeFlags }),
+    startChildServer({ name: 'bare route', entry: path.join(here, 'bare-server.ts'), env: {} }),
+  ]);
+  if (service.status === 'rejected' || bare.status === 'rejected') {
+    if (service.status === 'fulfilled') await service.value.stop();
+    if (bare.status === 'fulfilled') await bare.value.stop();
+    throw service.status === 'rejected' ? service.reason : (bare as PromiseRejectedResult).reason;
+  }
+  const pair: HttpPair = {
+    service: service.value,
+    bare: bare.value,
+    async stop() {
+      await Promise.all([service.value.stop(), bare.value.stop()]);
+    },
+  };
+  try {
+    for (const context of options.contexts ?? [suite.context]) await publishContext(pair.service, context, suite.rules);
+  } catch (error) {
+    await pair.stop();
+    throw error;
+  }
+  return pair;
+}
+
+/** The request body of a single validation of the suite's passing or failing payload. */
+export function singleBody(payload: 'passing' | 'failing' = 'passing'): string {
+  return JSON.stringify({ context: suite.context, payload: suite.payloads[payload] });
+}
+
+function batchItems(count: number): { id: string; payload: unknown }[] {
+  return Array.from({ length: count }, (_, i) => ({
+    id: `item-${i}`,
+    payload: i % 10 === 9 ? suite.payloads.failing : suite.payloads.passing,
+  }));
+}
+
+/**
+ * Throughput of the service and the bare route on the same body, in
+ * alternating rounds (ABBA), after one short warm-up of each.
+ */
+export async function pairedThroughput(
+  pair: HttpPair, requestPath: string, body: string,
+  options: { rounds: number; durationS: number; connections: number; warmupS: number },
+): Promise<PairedThroughput> {
+  const load = (server: ChildServer, durationS: number, headers: Record<string, string>): Promise<LoadFigures> =>
+    runLoad({ url: server.baseUrl + requestPath, headers, body, connections: options.connections, durationS });
+  const headers = pair.service.headers;
+  if (options.warmupS > 0) {
+    await load(pair.service, options.warmupS, headers);
+    await load(pair.bare, options.warmupS, headers);
+  }
+  const rounds: PairedRound[] = [];
+  const p99s = { service: [] as number[], bare: [] as number[] };
+  for (let round = 0; round < options.rounds; round++) {
+    const serviceFirst = round % 2 === 0;
+    const first = await load(serviceFirst ? pair.service : pair.bare, options.durationS, headers);
+    const second = await load(serviceFirst ? pair.bare : pair.service, options.durationS, headers);
+    const [service, bare] = serviceFirst ? [first, second] : [second, first];
+    rounds.push({ serviceRps: service.requestsPerSec, bareRps: bare.requestsPerSec, ratio: service.requestsPerSec / bare.requestsPerSec });
+    p99s.service.push(service.latencyP99Ms);
+    p99s.bare.push(bare.latencyP99Ms);
+  }
+  return {
+    rounds, durationS: options.durationS, connections: options.connections,
+    serviceRps: median(rounds.map((r) => r.serviceRps)),
+    bareRps: median(rounds.map((r) => r.bareRps)),
+    ratio: median(rounds.map((r) => r.ratio)),
+    serviceP99Ms: median(p99s.service),
+    bareP99Ms: median(p99s.bare),
+  };
+}
+
+/** Failure keys `CODE:fieldPath` in order, for comparing an HTTP answer with the in-process result. */
+function failureKeys(result: Pick<ValidationResult, 'failures'>): string {
+  return result.failures.map((f) => `${f.ruleCode}:${'fieldPath' in f ? f.fieldPath : ''}`).join(' ');
+}
+
+async function post(server: ChildServer, requestPath: string, headers: Record<string, string>, body: string): Promise<{
+  status: number; json: any; serverTimingMs: number; roundTripMs: number;
+}> {
+  const start = performance.now();
+  const response = await fetch(server.baseUrl + requestPath, { method: 'POST', headers, body, signal: AbortSignal.timeout(30_000) });
+  const text = await response.text();
+  const roundTripMs = performance.now() - start;
+  const timing = /dur=([0-9.]+)/.exec(response.headers.get('server-timing') ?? '');
+  return { status: response.status, json: text === '' ? undefined : JSON.parse(text), serverTimingMs: timing === null ? Number.NaN : Number(timing[1]), roundTripMs };
+}
+
+/**
+ * One request of each kind the benchmark sends, checked against the
+ * compiled validator in this process (same rules, same payloads).
+ */
+export async function checkAnswers(pair: HttpPair, kinds: { batch: boolean; transaction: boolean }): Promise<void> {
+  const { validate } = compileOrThrow(suite.rules);
+  const expect = (what: string, ok: boolean, got: unknown): void => {
+    if (!ok) throw new Error(`the service answered ${what} wrongly; no figures for wrong answers:\n${JSON.stringify(got).slice(0, 2000)}`);
+  };
+  for (const name of ['passing', 'failing'] as const) {
+    const local = validate(suite.payloads[name], Date.now());
+    const { status, json } = await post(pair.service, SINGLE_PATH, pair.service.headers, singleBody(name));
+    expect(`the ${name} single validation`, status === 200 && json.isValid === local.isValid
+      && json.totalRulesEvaluated === local.totalRulesEvaluated && failureKeys(json) === failureKeys(local)
+      && Number.isInteger(json.executionTimeMs), json);
+  }
+  const bare = await post(pair.bare, SINGLE_PATH, pair.service.headers, singleBody());
+  expect('the bare route', bare.status === 200 && bare.json.isValid === true, bare.json);
+  if (kinds.batch) {
+    const items = batchItems(100);
+    const { status, json } = await post(pair.service, BATCH_PATH, pair.service.headers, JSON.stringify({ context: suite.context, items }));
+    expect('a batch', status === 200 && json.totalProcessed === 100 && json.totalFailed === 10
+      && json.results[9].failures.length === validate(suite.payloads.failing, Date.now()).failures.length
+      && Object.keys(json.results[9].failures[0]).join() === 'ruleCode,message', json);
+  }
+  if (kinds.transaction) {
+    const body = JSON.stringify({ transactionId: 'tx-1', contexts: TRANSACTION_CONTEXTS, payload: suite.payloads.passing });
+    const { status, json } = await post(pair.service, TRANSACTION_PATH, pair.service.headers, body);
+    expect('a transaction', status === 200 && json.overallResult === 'Approved'
+      && json.contextResults.length === TRANSACTION_CONTEXTS.length, json);
+  }
+}
+
+async function measureBatchServerTime(pair: HttpPair, items: number, requests: number): Promise<BatchServerTime> {
+  const batch = batchItems(items);
+  const body = JSON.stringify({ context: suite.context, items: batch });
+  for (let i = 0; i < 3; i++) await post(pair.service, BATCH_PATH, pair.service.headers, body);
+  const timings: number[] = [];
+  const executions: number[] = [];
+  const roundTrips: number[] = [];
+  for (let i = 0; i < requests; i++) {
+    const answer = await post(pair.service, BATCH_PATH, pair.service.headers, body);
+    if (answer.status !== 200 || answer.json.totalProcessed !== items) throw new Error(`batch answered ${answer.status}`);
+    timings.push(answer.serverTimingMs);
+    executions.push(answer.json.executionTimeMs);
+    roundTrips.push(answer.roundTripMs);
+  }
+  // The engine floor: the same payloads, parsed from the same JSON, validated in this process.
+  const { validate } = compileOrThrow(suite.rules);
+  const payloads = (JSON.parse(body) as { items: { payload: unknown }[] }).items.map((item) => item.payload);
+  const rounds: number[] = [];
+  for (let round = 0; round < 25; round++) {
+    const now = Date.now();
+    const start = performance.now();
+    for (const payload of payloads) validate(payload, now);
+    rounds.push(performance.now() - start);
+  }
+  const engineMs = median(rounds.slice(5));
+  const serverTimingMedianMs = median(timings);
+  return {
+    items, requests, serverTimingMedianMs, serverTimingP90Ms: percentile(timings, 90),
+    executionTimeMsMedian: median(executions), engineMs, vsEngine: serverTimingMedianMs / engineMs,
+    roundTripMedianMs: median(roundTrips),
+    target: httpTargets.maxBatch1000ServerMs, met: serverTimingMedianMs < httpTargets.maxBatch1000ServerMs,
+  };
+}
+
+function environment(): HttpBenchResult['environment'] {
+  return {
+    node: process.version, platform: process.platform, arch: process.arch,
+    cpu: os.cpus()[0]?.model ?? 'unknown', cores: os.availableParallelism(), loadAverage: os.loadavg()[0],
+  };
+}
+
+/**
+ * Runs the HTTP benchmark and returns its figures.
+ *
+ * @example
+ * const { single } = await runHttpBench({ quick: true });
+ * if (single.ratio < 0.6) process.exitCode = 1;
+ */
+export async function runHttpBench(options: HttpBenchOptions = {}): Promise<HttpBenchResult> {
+  const quick = options.quick === true;
+  const connections = options.connections ?? 10;
+  const nodeFlags = options.profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`];
+  const profileStart = Date.now();
+  const pair = await startHttpPair({ contexts: quick ? [suite.context] : TRANSACTION_CONTEXTS, nodeFlags });
+  let result: HttpBenchResult;
+  try {
+    await checkAnswers(pair, { batch: !quick, transaction: !quick });
+    const body = singleBody();
+    const single = await pairedThroughput(pair, SINGLE_PATH, body, quick
+      ? { rounds: 5, durationS: 2, connections, warmupS: 1 }
+      : { rounds: 6, durationS: 4, connections, warmupS: 2 });
+    result = {
+      quick, generatedAt: new Date().toISOString(), environment: environment(), suite: suite.name,
+      ruleCount: suite.rules.length, singleBodyBytes: Buffer.byteLength(body),
+      single: { ...single, target: httpTargets.minThroughputRatio, met: single.ratio >= httpTargets.minThroughputRatio },
+      latency: null, failing: null, batches: [], batchServerTime: null, profile: null,
+    };
+    if (!quick) {
+      const rate = single.serviceRps / 2;
+      const durationS = 8;
+      const at = (server: ChildServer): Promise<LoadFigures> => runLoad({
+        url: server.baseUrl + SINGLE_PATH, headers: pair.service.headers, body, connections, durationS, overallRate: rate,
+      });
+      const service = await at(pair.service);
+      const bare = await at(pair.bare);
+      result.latency = {
+        rate, durationS, service, bare, target: httpTargets.maxP99AtHalfRateMs,
+        met: service.latencyP99Ms < httpTargets.maxP99AtHalfRateMs,
+      };
+      result.failing = await pairedThroughput(pair, SINGLE_PATH, singleBody('failing'), { rounds: 2, durationS: 3, connections, warmupS: 1 });
+      for (const items of [100, 1000]) {
+        const batchBody = JSON.stringify({ context: suite.context, items: batchItems(items) });
+        const throughput = await pairedThroughput(pair, BATCH_PATH, batchBody, { rounds: 2, durationS: 4, connections: 4, warmupS: 1 });
+        result.batches.push({ name: `batch of ${items}`, items, bodyBytes: Buffer.byteLength(batchBody), throughput, itemsPerSec: throughput.serviceRps * items });
+      }
+      const transactionBody = JSON.stringify({ transactionId: 'tx-1', contexts: TRANSACTION_CONTEXTS, payload: suite.payloads.passing });
+      const transaction = await pairedThroughput(pair, TRANSACTION_PATH, transactionBody, { rounds: 2, durationS: 3, connections, warmupS: 1 });
+      result.batches.push({
+        name: `transaction of ${TRANSACTION_CONTEXTS.length} contexts`, items: TRANSACTION_CONTEXTS.length,
+        bodyBytes: Buffer.byteLength(transactionBody), throughput: transaction,
+        itemsPerSec: transaction.serviceRps * TRANSACTION_CONTEXTS.length,
+      });
+      result.batchServerTime = await measureBatchServerTime(pair, 1000, 30);
+    }
+  } finally {
+    await pair.stop();
+  }
+  if (options.profileDir !== undefined) result.profile = await summarizeProfiles(options.profileDir, profileStart, 12);
+  if (options.print !== false) printHttpResult(result);
+  return result;
+}
+
+function throughputRow(name: string, t: PairedThroughput, items = 1): string[] {
+  return [
+    name, int(t.serviceRps), int(t.serviceRps * items), int(t.bareRps), fixed(t.ratio, 2),
+    t.rounds.map((r) => fixed(r.ratio, 2)).join(' '), String(t.connections),
+  ];
+}
+
+/** The HTTP figures as tables (shared with the summary writer). */
+export function httpTables(r: HttpBenchResult): { throughput: { header: string[]; rows: string[][] }; notes: string[] } {
+  const rows = [throughputRow('single, passing payload', r.single)];
+  if (r.failing !== null) rows.push(throughputRow('single, failing payload', r.failing));
+  for (const b of r.batches) rows.push(throughputRow(b.name, b.throughput, b.items));
+  const notes = [
+    `single validation: service / bare route = ${fixed(r.single.ratio, 2)} (median of ${r.single.rounds.length} alternating`
+      + ` ${r.single.durationS} s rounds; target >= ${r.single.target}: ${verdict(r.single.met)})`,
+  ];
+  if (r.latency !== null) {
+    const l = r.latency;
+    notes.push(`at ${int(l.rate)} req/s (half the service's throughput), ${l.durationS} s: service p50 ${l.service.latencyP50Ms} ms,`
+      + ` p99 ${l.service.latencyP99Ms} ms, max ${l.service.latencyMaxMs} ms; bare route p50 ${l.bare.latencyP50Ms} ms,`
+      + ` p99 ${l.bare.latencyP99Ms} ms, max ${l.bare.latencyMaxMs} ms (target p99 < ${l.target} ms: ${verdict(l.met)})`);
+  }
+  if (r.batchServerTime !== null) {
+    const b = r.batchServerTime;
+    notes.push(`${b.items}-item batch, ${b.requests} requests one at a time: Server-Timing median ${fixed(b.serverTimingMedianMs, 1)} ms,`
+      + ` p90 ${fixed(b.serverTimingP90Ms, 1)} ms, executionTimeMs median ${b.executionTimeMsMedian}, round trip ${fixed(b.roundTripMedianMs, 1)} ms;`
+      + ` the same ${b.items} validations in-process ${fixed(b.engineMs, 2)} ms (server / engine ${fixed(b.vsEngine, 1)}x)`
+      + ` (target < ${b.target} ms: ${verdict(b.met)})`);
+  }
+  return {
+    throughput: { header: ['request', 'service req/s', 'items/s', 'bare req/s', 'x bare', 'rounds', 'conns'], rows },
+    notes,
+  };
+}
+
+function printHttpResult(r: HttpBenchResult): void {
+  const env = r.environment;
+  console.log(`\nHTTP benchmark: ${r.suite}, ${r.ruleCount} rules, ${r.singleBodyBytes}-byte body${r.quick ? ' (quick)' : ''}`);
+  console.log(`${env.node} ${env.platform}/${env.arch}, ${env.cpu}, ${env.cores} cores, load ${fixed(env.loadAverage, 1)}\n`);
+  const { throughput, notes } = httpTables(r);
+  console.log(textTable(throughput));
+  for (const note of notes) console.log(note);
+  for (const profile of r.profile ?? []) {
+    console.log(`\nCPU profile ${profile.file}, top self time:`);
+    console.log(textTable({
+      header: ['function', 'where', 'self %'],
+      rows: profile.top.map((t) => [t.fn, t.where, fixed(t.selfPct, 1)]),
+    }));
+  }
+}
+
+const invokedDirectly = process.argv[1] !== undefined
+  && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href;
+if (invokedDirectly) {
+  const profileDir = process.argv.includes('--cpu-prof') ? path.join(here, '..', 'results', 'profiles') : undefined;
+  await runHttpBench({ quick: process.argv.includes('--quick'), profileDir });
+}

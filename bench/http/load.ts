@@ -1,0 +1,67 @@
+/**
+ * One bounded load run with autocannon (programmatic API): a fixed
+ * duration, optionally a fixed overall rate, traffic only to 127.0.0.1.
+ * Any response that is not 2xx, and any connection error, stops the
+ * benchmark: a figure that counts 429s or 413s would measure the wrong
+ * thing.
+ */
+import autocannon from 'autocannon';
+
+export interface LoadOptions {
+  /** Must be on 127.0.0.1. */
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  connections: number;
+  /** Seconds. */
+  durationS: number;
+  /** Requests per second over all connections; unset means as fast as the server answers. */
+  overallRate?: number;
+}
+
+export interface LoadFigures {
+  /** 2xx responses per second over the run. */
+  requestsPerSec: number;
+  requests: number;
+  durationS: number;
+  /** Milliseconds, whole-ms resolution (autocannon's histogram); corrected for coordinated omission when the rate is fixed. */
+  latencyP50Ms: number;
+  latencyP99Ms: number;
+  latencyMaxMs: number;
+}
+
+/**
+ * Runs one load and returns its figures.
+ *
+ * @example
+ * const { requestsPerSec } = await runLoad({ url, headers, body, connections: 10, durationS: 3 });
+ */
+export async function runLoad(options: LoadOptions): Promise<LoadFigures> {
+  const host = new URL(options.url).hostname;
+  if (host !== '127.0.0.1') throw new Error(`load runs only against 127.0.0.1, not ${host}`);
+  const result = await autocannon({
+    url: options.url,
+    method: 'POST',
+    headers: options.headers,
+    body: options.body,
+    connections: options.connections,
+    duration: options.durationS,
+    ...(options.overallRate === undefined ? {} : { overallRate: Math.max(1, Math.round(options.overallRate)) }),
+    timeout: 10,
+    bailout: 10,
+  });
+  if (result.non2xx > 0 || result.errors > 0) {
+    const codes = Object.entries(result.statusCodeStats).map(([code, { count }]) => `${code}: ${count}`).join(', ');
+    throw new Error(`load on ${options.url}: ${result.non2xx} non-2xx responses (${codes}), ${result.errors} errors`
+      + ` (${result.timeouts} timeouts)`);
+  }
+  if (result['2xx'] === 0) throw new Error(`load on ${options.url}: no response in ${options.durationS} s`);
+  return {
+    requestsPerSec: result['2xx'] / result.duration,
+    requests: result['2xx'],
+    durationS: result.duration,
+    latencyP50Ms: result.latency.p50,
+    latencyP99Ms: result.latency.p99,
+    latencyMaxMs: result.latency.max,
+  };
+}

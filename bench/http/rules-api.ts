@@ -1,0 +1,76 @@
+/**
+ * The management API as the benchmarks use it: create a context's rules
+ * and publish them, edit one rule and publish again. Every call must
+ * succeed; anything else stops the benchmark with the service's answer.
+ */
+import type { RuleDefinition } from '../../compiler/types.ts';
+import type { ServiceProcess } from './service-process.ts';
+
+/** A rule as the service returns it (the fields used here). */
+export interface StoredRule {
+  id: string;
+  code: string;
+  version: number;
+}
+
+/**
+ * One JSON request to the service; throws unless the status is `expected`.
+ *
+ * @example
+ * const rule = await callApi(service, 'GET', `/api/v1/rules/${id}`);
+ */
+export async function callApi(
+  service: ServiceProcess, method: string, path: string, body?: unknown, expected = 200,
+): Promise<any> {
+  const headers: Record<string, string> = { 'x-api-key': service.adminKey, 'x-tenant-id': service.tenantId };
+  if (body !== undefined) headers['content-type'] = 'application/json';
+  const response = await fetch(service.baseUrl + path, {
+    method, headers, body: body === undefined ? undefined : JSON.stringify(body), signal: AbortSignal.timeout(60_000),
+  });
+  const text = await response.text();
+  if (response.status !== expected) {
+    throw new Error(`${method} ${path} answered ${response.status} (expected ${expected}): ${text.slice(0, 1000)}`);
+  }
+  return text === '' ? undefined : JSON.parse(text);
+}
+
+/** The body of POST /rules for a compiler rule definition. */
+function ruleBody(context: string, rule: RuleDefinition): Record<string, unknown> {
+  return { context, ...rule };
+}
+
+/**
+ * Creates `rules` in `context` and publishes the context. Rules are created
+ * a few at a time: a 1000-rule context is 1000 requests.
+ *
+ * @returns the stored rules by code.
+ */
+export async function publishContext(
+  service: ServiceProcess, context: string, rules: readonly RuleDefinition[],
+): Promise<Map<string, StoredRule>> {
+  const stored = new Map<string, StoredRule>();
+  const concurrency = 8;
+  for (let i = 0; i < rules.length; i += concurrency) {
+    const created = await Promise.all(rules.slice(i, i + concurrency).map(
+      (rule) => callApi(service, 'POST', '/api/v1/rules', ruleBody(context, rule), 201) as Promise<StoredRule>,
+    ));
+    for (const rule of created) stored.set(rule.code, { id: rule.id, code: rule.code, version: rule.version });
+  }
+  const published = await callApi(service, 'POST', `/api/v1/contexts/${encodeURIComponent(context)}/publish`);
+  if (published.published.length !== rules.length) {
+    throw new Error(`publishing ${context} made ${published.published.length} rules live, expected ${rules.length}`);
+  }
+  return stored;
+}
+
+/**
+ * Replaces one rule's content (PUT with its current version) and publishes
+ * the context; resolves once the new version is live.
+ */
+export async function editAndPublish(
+  service: ServiceProcess, context: string, stored: StoredRule, rule: RuleDefinition,
+): Promise<void> {
+  const updated = await callApi(service, 'PUT', `/api/v1/rules/${stored.id}`, { ...ruleBody(context, rule), version: stored.version });
+  stored.version = updated.version;
+  await callApi(service, 'POST', `/api/v1/contexts/${encodeURIComponent(context)}/publish`);
+}

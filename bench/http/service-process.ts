@@ -1,0 +1,85 @@
+/**
+ * The real service (`src/server.ts`) in a child process for the HTTP
+ * benchmarks: embedded PGlite in a temp RULES_DATA_DIR (or the given
+ * PostgreSQL database), one bootstrapped tenant with a fresh admin key,
+ * logs at `warn`, and limits opened up so that neither the rate limiter
+ * nor the body limit answers for the service under load.
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { startChildServer, type ChildServer } from './child-server.ts';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** Body limit for the benchmark service: a 1000-item batch of ~1 KB payloads is over the 1 MiB default. */
+export const BENCH_MAX_BODY_BYTES = 16 * 1024 * 1024;
+
+export interface ServiceOptions {
+  /** PostgreSQL; unset means PGlite in a temp folder. */
+  databaseUrl?: string;
+  workers?: number;
+  /** Extra environment, wins over the defaults here. */
+  env?: Record<string, string>;
+  nodeFlags?: string[];
+  /** Reuse a tenant and key (a restart on the same database). */
+  tenantId?: string;
+  adminKey?: string;
+}
+
+export interface ServiceProcess extends ChildServer {
+  readonly tenantId: string;
+  readonly adminKey: string;
+  /** Headers of an authenticated JSON request. */
+  readonly headers: Record<string, string>;
+}
+
+/**
+ * Starts the service and waits until it is ready; `stop()` also removes
+ * the temp folder.
+ *
+ * @example
+ * const service = await startService();
+ * await fetch(`${service.baseUrl}/api/v1/rules`, { headers: service.headers });
+ * await service.stop();
+ */
+export async function startService(options: ServiceOptions = {}): Promise<ServiceProcess> {
+  const dataDir = await mkdtemp(path.join(tmpdir(), 'rules-bench-'));
+  const tenantId = options.tenantId ?? 'bench';
+  const adminKey = options.adminKey ?? `bench_${randomBytes(24).toString('base64url')}`;
+  let child: ChildServer;
+  try {
+    child = await startChildServer({
+      name: `service${options.workers === undefined ? '' : ` (WORKERS=${options.workers})`}`,
+      entry: path.join(root, 'src', 'server.ts'),
+      readyPath: '/health/ready',
+      nodeFlags: options.nodeFlags,
+      env: {
+        RULES_DATA_DIR: dataDir,
+        ...(options.databaseUrl === undefined ? {} : { DATABASE_URL: options.databaseUrl }),
+        ...(options.workers === undefined ? {} : { WORKERS: String(options.workers) }),
+        RULES_BOOTSTRAP_TENANTS: `${tenantId}:${adminKey}`,
+        LOG_LEVEL: 'warn',
+        RATE_LIMIT_MAX: '1000000000',
+        MAX_BODY_BYTES: String(BENCH_MAX_BODY_BYTES),
+        ...options.env,
+      },
+    });
+  } catch (error) {
+    await rm(dataDir, { recursive: true, force: true });
+    throw error;
+  }
+  return {
+    ...child,
+    childProcessCount: () => child.childProcessCount(),
+    tenantId,
+    adminKey,
+    headers: { 'content-type': 'application/json', 'x-api-key': adminKey, 'x-tenant-id': tenantId },
+    async stop(graceMs?: number) {
+      await child.stop(graceMs);
+      await rm(dataDir, { recursive: true, force: true });
+    },
+  };
+}
