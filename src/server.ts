@@ -2,8 +2,20 @@
  * The process entry point (`npm start`): configuration, database and
  * migrations, bootstrap, first-run demo, then listen. Nothing here is
  * needed by tests of the HTTP API, which use buildApp directly.
+ *
+ * With WORKERS > 1 the same entry runs twice over: the cluster primary
+ * migrates, bootstraps, seeds and prints the demo command once, then forks
+ * the workers (src/cluster/cluster-primary.ts); each worker opens its own
+ * storage and serves, sharing the port.
  */
+import cluster from 'node:cluster';
+import type { AppDeps } from './app-deps.ts';
 import { buildApp } from './app.ts';
+import { KeyCache } from './auth/key-cache.ts';
+import { createKeyService } from './auth/key-service.ts';
+import { runClusterPrimary } from './cluster/cluster-primary.ts';
+import { createPrimaryLogger } from './cluster/primary-logger.ts';
+import { WorkerChannel } from './cluster/worker-channel.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createStorage } from './storage/create-storage.ts';
 import type { StorageLogger } from './storage/open-database.ts';
@@ -12,6 +24,7 @@ import { bootstrapTenants } from './startup/bootstrap.ts';
 import { validateCurlCommand } from './startup/curl-command.ts';
 import { DEMO_CONTEXT, DEMO_PAYLOAD, DEMO_TENANT, seedDemo } from './startup/demo-seed.ts';
 import { installShutdown } from './startup/shutdown.ts';
+import { ValidatorCache } from './validators/validator-cache.ts';
 
 interface EarlyLogEntry {
   level: 'info' | 'error';
@@ -43,28 +56,55 @@ async function main(): Promise<void> {
   };
   const storage = await createStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir, logger: earlyLogger });
   try {
-    await start(config, storage, early);
+    if (config.workers > 1 && cluster.isPrimary) await startPrimary(config, storage, early);
+    else await start(config, storage, early);
   } catch (error) {
     await storage.close().catch(() => {});
     throw error;
   }
 }
 
+/** The cluster primary: prepare the database once, then hand over to the workers. */
+async function startPrimary(config: Config, storage: Storage, early: EarlyLogEntry[]): Promise<void> {
+  const log = createPrimaryLogger(config.logLevel);
+  for (const entry of early) log[entry.level](entry.o, entry.msg);
+  // Seeding publishes the demo ruleset through a throwaway cache; the
+  // workers load it from the database.
+  const validators = new ValidatorCache({
+    rules: storage.rules,
+    maxEntries: 1,
+    limits: { maxExpressionLength: config.maxExpressionLength },
+  });
+  const keys = createKeyService(storage.apiKeys, new KeyCache({ find: (keyHash) => storage.apiKeys.findActiveByHash(keyHash) }));
+  await prepareTenants(config, storage, { validators, keys }, log);
+  await storage.close();
+  runClusterPrimary({ workers: config.workers, shutdownTimeoutMs: config.shutdownTimeoutMs, log });
+}
+
 async function start(config: Config, storage: Storage, early: EarlyLogEntry[]): Promise<void> {
-  const app = await buildApp({ config, storage });
+  // A cluster worker: the primary prepared the database; siblings share the port.
+  const worker = cluster.isWorker;
+  const app = await buildApp({ config, storage, siblings: worker ? new WorkerChannel() : undefined });
   for (const entry of early) app.log[entry.level](entry.o, entry.msg);
+  if (!worker) await prepareTenants(config, storage, app.deps, app.log);
+  installShutdown({ app, storage, timeoutMs: config.shutdownTimeoutMs });
+  await app.listen({ host: config.host, port: config.port });
+}
 
-  if (config.workers > 1) {
-    app.log.warn({ workers: config.workers }, 'WORKERS above 1 is not implemented yet; running one process');
-  }
-
+/** Bootstrap tenants, or on a first run the demo tenant and its printed command. */
+async function prepareTenants(
+  config: Config,
+  storage: Storage,
+  deps: Pick<AppDeps, 'validators' | 'keys'>,
+  log: { info(o: object, msg?: string): void },
+): Promise<void> {
   if (config.bootstrapTenants !== undefined) {
     await bootstrapTenants(storage, config.bootstrapTenants);
-    app.log.info({ tenants: config.bootstrapTenants.map((t) => t.tenantId) }, 'bootstrap tenants ensured');
+    log.info({ tenants: config.bootstrapTenants.map((t) => t.tenantId) }, 'bootstrap tenants ensured');
   } else {
-    const demoKey = await seedDemo({ ...app.deps, maxRulesPerContext: config.maxRulesPerContext });
+    const demoKey = await seedDemo({ storage, ...deps, maxRulesPerContext: config.maxRulesPerContext });
     if (demoKey !== undefined) {
-      app.log.info({ tenant: DEMO_TENANT, context: DEMO_CONTEXT }, 'demo tenant created; try the command printed below');
+      log.info({ tenant: DEMO_TENANT, context: DEMO_CONTEXT }, 'demo tenant created; try the command printed below');
       // Plain text on stdout whatever LOG_LEVEL is, on a line of its own.
       const command = validateCurlCommand({
         port: config.port,
@@ -75,9 +115,6 @@ async function start(config: Config, storage: Storage, early: EarlyLogEntry[]): 
       process.stdout.write(`\n${command}\n\n`);
     }
   }
-
-  installShutdown({ app, storage, timeoutMs: config.shutdownTimeoutMs });
-  await app.listen({ host: config.host, port: config.port });
 }
 
 main().catch((error: unknown) => {
