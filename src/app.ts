@@ -9,7 +9,7 @@
  * routes from onRoute, so they come before any route), then the routes.
  */
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type RouteOptions } from 'fastify';
 import type { AppDeps } from './app-deps.ts';
 import { registerAuth } from './auth/auth-hook.ts';
 import { KeyCache } from './auth/key-cache.ts';
@@ -45,6 +45,8 @@ export interface BuildAppOptions {
   logger?: FastifyBaseLogger;
   /** Where the logger built from config.logLevel writes (default stdout); tests capture lines with it. */
   logStream?: { write(line: string): void };
+  /** Called for every route as it is added (tests check that the OpenAPI document covers them all). */
+  onRoute?: (route: RouteOptions) => void;
   /** The sibling worker processes to keep in step (cluster workers; set by server.ts). */
   siblings?: SiblingChannel;
 }
@@ -108,6 +110,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       customOptions: { removeAdditional: false, coerceTypes: false, allErrors: true, useDefaults: false },
     },
   });
+
+  if (options.onRoute !== undefined) app.addHook('onRoute', options.onRoute);
 
   const keyCache = new KeyCache({ find: (keyHash) => storage.apiKeys.findActiveByHash(keyHash) });
   const lastUsed = new LastUsedTracker(storage.apiKeys, app.log);
