@@ -16,7 +16,7 @@ import type { FailureRecord, Severity } from './types.ts';
 
 // Captured at load: later changes to built-ins, and payload keys such as
 // "hasOwnProperty", cannot change how the helpers behave.
-const hasOwn = Object.hasOwn;
+const objectHasOwn = Object.hasOwn;
 const isArrayFn = Array.isArray;
 const objectKeys = Object.keys;
 const freeze = Object.freeze;
@@ -49,10 +49,17 @@ function num(x: number): number {
  * an own key. Strings and numbers have no fields.
  */
 export function get(object: Json, key: string | number): Json {
-  return object !== null && typeof object === 'object' && hasOwn(object, key)
+  return object !== null && typeof object === 'object' && objectHasOwn(object, key)
     ? (object as Record<string | number, Json>)[key]
     : undefined;
 }
+
+/**
+ * `Object.hasOwn`, captured at load. Generated per-field readers use it
+ * after a named load, which V8 keeps monomorphic where a shared `get` would
+ * see every shape of every payload.
+ */
+export const hasOwn: (object: object, key: PropertyKey) => boolean = objectHasOwn;
 
 /** `.length`: UTF-16 units of a string, else the own field `length` (arrays have one). */
 export function length(x: Json): Json {
@@ -81,7 +88,7 @@ export function eq(a: Json, b: Json): boolean {
       const keys = objectKeys(xo);
       if (keys.length !== objectKeys(yo).length) return false;
       for (const key of keys) {
-        if (!hasOwn(yo, key)) return false;
+        if (!objectHasOwn(yo, key)) return false;
         stack.push(xo[key], yo[key]);
       }
     }
@@ -628,7 +635,7 @@ export function clock(now: Json): number {
 
 /** Everything generated code may use, frozen so that no rule or tenant can swap a helper. */
 export const runtime = freeze({
-  get, length, eq, ne, lt, le, gt, ge, add, sub, mul, div, mod, pow, neg, pos,
+  get, hasOwn, length, eq, ne, lt, le, gt, ge, add, sub, mul, div, mod, pow, neg, pos,
   exists, isEmpty, len, isString, isNumber, isInteger, isBoolean, isArray, isObject,
   sum, avg, min, max, min2, max2, abs, floor, ceil, round, lower, upper, trim,
   matches, isEmail, isUuid, isUri, isDate, date, daysBetween, age, distinct,

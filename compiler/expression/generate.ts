@@ -40,6 +40,8 @@ export interface Hoist {
   ref(prefix: 're' | 'sv', value: unknown, origin: RefOrigin): Name;
   /** A function declaration at factory level. */
   declare(code: Code): void;
+  /** The own-property reader of one field name or index, declared once per program. */
+  reader(key: string | number): Name;
 }
 
 /** Names of the values an expression can see in the function being generated. */
@@ -134,7 +136,7 @@ class Generator {
         return atom(env.params[e.depth - 1]);
       case 'member': {
         const object = this.expr(e.object, env).code;
-        return atom(e.key === 'length' ? _`${this.h('length')}(${object})` : _`${this.h('get')}(${object}, ${e.key})`);
+        return atom(e.key === 'length' ? _`${this.h('length')}(${object})` : _`${this.#hoist.reader(e.key)}(${object})`);
       }
       case 'unary': {
         const argument = this.expr(e.argument, env);
