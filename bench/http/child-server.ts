@@ -30,6 +30,11 @@ export interface ChildServer {
   readonly baseUrl: string;
   /** Processes the child started itself (cluster workers), read from /proc; 0 elsewhere. */
   childProcessCount(): number;
+  /**
+   * CPU time (user + system, ms) used so far by the child and the processes
+   * it started, from /proc; NaN elsewhere. Clock-tick resolution (10 ms).
+   */
+  cpuTimeMs(): number;
   /** SIGTERM, then SIGKILL after `graceMs`; resolves once the process is gone. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -132,8 +137,24 @@ export async function startChildServer(options: ChildServerOptions): Promise<Chi
     pid: child.pid!,
     baseUrl,
     childProcessCount: () => childPids(child.pid!).length,
+    cpuTimeMs: () => [child.pid!, ...childPids(child.pid!)].reduce((sum, pid) => sum + processCpuMs(pid), 0),
     stop,
   };
+}
+
+/** Clock ticks per second of /proc/<pid>/stat: USER_HZ, 100 on every Linux that Node supports. */
+const USER_HZ = 100;
+
+/** utime + stime of one process (ms), NaN when /proc cannot tell. */
+function processCpuMs(pid: number): number {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // The command name may hold spaces and parentheses; fields resume after the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1000) / USER_HZ;
+  } catch {
+    return Number.NaN;
+  }
 }
 
 /** Direct children of a process, from /proc (Linux). */

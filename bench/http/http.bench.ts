@@ -68,6 +68,9 @@ export interface PairedRound {
   serviceRps: number;
   bareRps: number;
   ratio: number;
+  /** CPU time of the server process per answered request (µs), from /proc. */
+  serviceCpuUs: number;
+  bareCpuUs: number;
 }
 
 export interface PairedThroughput {
@@ -81,6 +84,14 @@ export interface PairedThroughput {
   ratio: number;
   serviceP99Ms: number;
   bareP99Ms: number;
+  /**
+   * Medians of CPU µs per request. Less sensitive than throughput to other
+   * work on the machine (it counts only the server's own CPU time), so it
+   * shows what each request costs even when the rounds are noisy.
+   */
+  serviceCpuUs: number;
+  bareCpuUs: number;
+  cpuRatio: number;
 }
 
 export interface LatencyAtRate {
@@ -200,8 +211,11 @@ export async function pairedThroughput(
   pair: HttpPair, requestPath: string, body: string,
   options: { rounds: number; durationS: number; connections: number; warmupS: number },
 ): Promise<PairedThroughput> {
-  const load = (server: ChildServer, durationS: number, headers: Record<string, string>): Promise<LoadFigures> =>
-    runLoad({ url: server.baseUrl + requestPath, headers, body, connections: options.connections, durationS });
+  const load = async (server: ChildServer, durationS: number, headers: Record<string, string>): Promise<LoadFigures & { cpuUs: number }> => {
+    const cpuBefore = server.cpuTimeMs();
+    const figures = await runLoad({ url: server.baseUrl + requestPath, headers, body, connections: options.connections, durationS });
+    return { ...figures, cpuUs: ((server.cpuTimeMs() - cpuBefore) * 1000) / figures.requests };
+  };
   const headers = pair.service.headers;
   if (options.warmupS > 0) {
     await load(pair.service, options.warmupS, headers);
@@ -214,7 +228,10 @@ export async function pairedThroughput(
     const first = await load(serviceFirst ? pair.service : pair.bare, options.durationS, headers);
     const second = await load(serviceFirst ? pair.bare : pair.service, options.durationS, headers);
     const [service, bare] = serviceFirst ? [first, second] : [second, first];
-    rounds.push({ serviceRps: service.requestsPerSec, bareRps: bare.requestsPerSec, ratio: service.requestsPerSec / bare.requestsPerSec });
+    rounds.push({
+      serviceRps: service.requestsPerSec, bareRps: bare.requestsPerSec, ratio: service.requestsPerSec / bare.requestsPerSec,
+      serviceCpuUs: service.cpuUs, bareCpuUs: bare.cpuUs,
+    });
     p99s.service.push(service.latencyP99Ms);
     p99s.bare.push(bare.latencyP99Ms);
   }
@@ -225,6 +242,9 @@ export async function pairedThroughput(
     ratio: median(rounds.map((r) => r.ratio)),
     serviceP99Ms: median(p99s.service),
     bareP99Ms: median(p99s.bare),
+    serviceCpuUs: median(rounds.map((r) => r.serviceCpuUs)),
+    bareCpuUs: median(rounds.map((r) => r.bareCpuUs)),
+    cpuRatio: median(rounds.map((r) => r.serviceCpuUs / r.bareCpuUs)),
   };
 }
 
@@ -382,7 +402,8 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
 function throughputRow(name: string, t: PairedThroughput, items = 1): string[] {
   return [
     name, int(t.serviceRps), int(t.serviceRps * items), int(t.bareRps), fixed(t.ratio, 2),
-    t.rounds.map((r) => fixed(r.ratio, 2)).join(' '), String(t.connections),
+    t.rounds.map((r) => fixed(r.ratio, 2)).join(' '), int(t.serviceCpuUs), int(t.bareCpuUs), fixed(t.cpuRatio, 2),
+    String(t.connections),
   ];
 }
 
@@ -409,7 +430,10 @@ export function httpTables(r: HttpBenchResult): { throughput: { header: string[]
       + ` (target < ${b.target} ms: ${verdict(b.met)})`);
   }
   return {
-    throughput: { header: ['request', 'service req/s', 'items/s', 'bare req/s', 'x bare', 'rounds', 'conns'], rows },
+    throughput: {
+      header: ['request', 'service req/s', 'items/s', 'bare req/s', 'x bare', 'rounds', 'service cpu us/req', 'bare cpu us/req', 'cpu x bare', 'conns'],
+      rows,
+    },
     notes,
   };
 }

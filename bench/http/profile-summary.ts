@@ -39,7 +39,9 @@ function where(url: string, line: number): string {
 export async function summarizeProfiles(dir: string, since: number, count: number): Promise<ProfileTop[]> {
   let files: string[];
   try {
-    files = (await readdir(dir)).filter((f) => f.endsWith('.cpuprofile'));
+    // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile: thread 0 is the main thread; the
+    // others are loader workers (tsx's module hooks) that do nothing under load.
+    files = (await readdir(dir)).filter((f) => /^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(f));
   } catch {
     return [];
   }
