@@ -8,6 +8,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect } from 'kysely';
 import { PGliteDialect } from 'kysely-pglite-dialect';
 import pg from 'pg';
+import { lockDataDir } from './data-dir-lock.ts';
 import type { DatabaseSchema } from './schema.ts';
 
 /** Where the data lives; databaseUrl wins when set. */
@@ -45,10 +46,18 @@ const POOL_SIZE = 10;
 export async function openDatabase(options: DatabaseOptions): Promise<OpenDatabase> {
   if (options.databaseUrl === undefined || options.databaseUrl === '') {
     await mkdir(options.dataDir, { recursive: true });
-    const pglite = await PGlite.create(options.dataDir);
+    // Before PGlite touches the folder: another process in it means corruption.
+    const release = await lockDataDir(options.dataDir);
+    let pglite: PGlite;
+    try {
+      pglite = await PGlite.create(options.dataDir);
+    } catch (error) {
+      await release();
+      throw error;
+    }
     const db = new Kysely<DatabaseSchema>({ dialect: new PGliteDialect(pglite) });
     // Destroying the kysely instance closes PGlite through the dialect.
-    return { kind: 'pglite', db, close: () => db.destroy() };
+    return { kind: 'pglite', db, close: () => db.destroy().finally(release) };
   }
 
   const pool = new pg.Pool({
