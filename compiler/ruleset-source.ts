@@ -263,7 +263,20 @@ class RuleEmitter {
         temps.push(t);
         return t;
       },
+      valuePath: value === this.#n.value ? this.#valuePath : undefined,
     };
+  }
+
+  /** Where `value` comes from, when it is a plain read of the fieldPath. */
+  get #valuePath(): Env['valuePath'] {
+    const field = this.#plan.fieldPath;
+    if (field === undefined) return undefined;
+    const eachAt = field.segments.findIndex((s) => 'each' in s);
+    const keysOf = (segments: readonly PathSegment[]): (string | number)[] =>
+      segments.map((s) => ('key' in s ? s.key : 'index' in s ? s.index : ''));
+    return eachAt < 0
+      ? { root: 'payload', keys: keysOf(field.segments) }
+      : { root: 'item', keys: keysOf(field.segments.slice(eachAt + 1)) };
   }
 
   expectedCode(): Code {

@@ -56,6 +56,12 @@ export interface Env {
   readonly params: readonly Name[];
   /** A fresh temporary of the current function. */
   temp(): Name;
+  /**
+   * The path `value` was read from (rule level only): an expression that
+   * reads the same path again, as in `loan.amount <= 10000` with that
+   * fieldPath, reuses `value` instead of reading twice.
+   */
+  readonly valuePath?: { root: 'payload' | 'item'; keys: readonly (string | number)[] };
 }
 
 /** Fixed names that generated functions use besides helpers. */
@@ -135,6 +141,7 @@ class Generator {
       case 'param':
         return atom(env.params[e.depth - 1]);
       case 'member': {
+        if (env.valuePath !== undefined && readsPath(e, env.valuePath)) return atom(env.value);
         const object = this.expr(e.object, env).code;
         return atom(e.key === 'length' ? _`${this.h('length')}(${object})` : _`${this.#hoist.reader(e.key)}(${object})`);
       }
@@ -309,6 +316,16 @@ class Generator {
     this.#hoist.declare(w.toCode());
     return atom(_`${fn}(${join(actual)})`);
   }
+}
+
+/** True when a member chain reads exactly `path` from its root. */
+function readsPath(e: Expr, path: NonNullable<Env['valuePath']>): boolean {
+  let x = e;
+  for (let i = path.keys.length - 1; i >= 0; i--) {
+    if (x.kind !== 'member' || String(x.key) !== String(path.keys[i])) return false;
+    x = x.object;
+  }
+  return x.kind === 'root' && x.name === path.root;
 }
 
 const ARITHMETIC = Object.freeze({
