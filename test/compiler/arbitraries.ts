@@ -400,51 +400,50 @@ const common = fc.record(
   { requiredKeys: [] },
 );
 
-/** One rule of any shape the reference models (no schema, no `matches`). */
-function ruleArb(code: string): fc.Arbitrary<RuleDefinition> {
-  const plain = fc.record(
+// Built once: fast-check arbitraries are immutable, and rebuilding the
+// expression grammars inside a `chain` costs more than the whole test.
+const plainExpr = expressionArb(false, 3);
+const plainWhen = expressionArb(false, 2);
+const plainAny = expressionArb(false, 2, 'any');
+const eachExpr = expressionArb(true, 3);
+const eachWhen = expressionArb(true, 2);
+const eachAny = expressionArb(true, 2, 'any');
+
+const plainShape: fc.Arbitrary<Partial<RuleDefinition>> = fc.record(
+  { expression: plainExpr, when: plainWhen, message: templateArb(plainAny) },
+  { requiredKeys: ['expression'] },
+);
+
+const fieldShape: fc.Arbitrary<Partial<RuleDefinition>> = fc.oneof(...FIELD_PATHS.map((f) =>
+  fc.record(
     {
-      expression: expressionArb(false, 3),
-      when: expressionArb(false, 2),
-      message: templateArb(expressionArb(false, 2, 'any')),
+      fieldPath: fc.constant(f.path),
+      required: fc.boolean(),
+      expression: fc.oneof(inferableArb([f.subject, '$value']), plainExpr),
+      when: plainWhen,
+      message: templateArb(fc.oneof(fc.constantFrom('$value', '$expected'), plainAny)),
     },
-    { requiredKeys: ['expression'] },
-  );
-  const withField = fc.constantFrom(...FIELD_PATHS).chain((f) =>
-    fc.record(
-      {
-        fieldPath: fc.constant(f.path),
-        required: fc.boolean(),
-        expression: fc.oneof(inferableArb([f.subject, '$value']), expressionArb(false, 3)),
-        when: expressionArb(false, 2),
-        message: templateArb(fc.oneof(fc.constantFrom('$value', '$expected'), expressionArb(false, 2, 'any'))),
-      },
-      { requiredKeys: ['fieldPath'] },
-    ).filter((r) => r.expression !== undefined || r.required === true));
-  const each = fc.constantFrom(...EACH_PATHS).chain((f) =>
-    fc.record(
-      {
-        forEach: fc.constant(f.forEach),
-        fieldPath: fc.constant(f.fieldPath),
-        required: fc.boolean(),
-        expression: fc.oneof(inferableArb([f.subject, '$value']), expressionArb(true, 3)),
-        when: expressionArb(true, 2),
-        message: templateArb(fc.oneof(fc.constantFrom('$value', '$expected', '$index', '$item'), expressionArb(true, 2, 'any'))),
-      },
-      { requiredKeys: ['forEach', 'expression'] },
-    ).map((r) => {
-      const out: Record<string, unknown> = { ...r };
-      if (r.fieldPath === undefined) {
-        delete out.fieldPath;
-        delete out.required;
-      }
-      return out as Partial<RuleDefinition>;
-    }));
-  return fc.tuple(fc.constantFrom(...NAMES), common, fc.oneof(plain, withField, each))
-    .map(([name, c, shape]) => ({ code, name, ...c, ...shape }) as RuleDefinition);
-}
+    { requiredKeys: ['fieldPath'] },
+  ).filter((r) => r.expression !== undefined || r.required === true)));
+
+const eachShape: fc.Arbitrary<Partial<RuleDefinition>> = fc.oneof(...EACH_PATHS.map((f) =>
+  fc.record(
+    {
+      forEach: fc.constant(f.forEach),
+      ...(f.fieldPath === undefined ? {} : { fieldPath: fc.constant(f.fieldPath), required: fc.boolean() }),
+      expression: fc.oneof(inferableArb([f.subject, '$value']), eachExpr),
+      when: eachWhen,
+      message: templateArb(fc.oneof(fc.constantFrom('$value', '$expected', '$index', '$item'), eachAny)),
+    },
+    { requiredKeys: f.fieldPath === undefined ? ['forEach', 'expression'] : ['forEach', 'expression', 'fieldPath'] },
+  ) as fc.Arbitrary<Partial<RuleDefinition>>));
+
+/** One rule of any shape the reference models (no schema, no `matches`), without its code. */
+const ruleBodyArb: fc.Arbitrary<Omit<RuleDefinition, 'code'>> = fc
+  .tuple(fc.constantFrom(...NAMES), common, fc.oneof(plainShape, fieldShape, eachShape))
+  .map(([name, c, shape]) => ({ name, ...c, ...shape }) as Omit<RuleDefinition, 'code'>);
 
 /** A ruleset of 1-5 rules with distinct codes. */
 export const rulesetArb: fc.Arbitrary<RuleDefinition[]> = fc
-  .uniqueArray(fc.constantFrom(...CODES), { minLength: 1, maxLength: 5 })
-  .chain((codes) => fc.tuple(...codes.map(ruleArb)));
+  .tuple(fc.shuffledSubarray(CODES, { minLength: 1, maxLength: 5 }), fc.array(ruleBodyArb, { minLength: 5, maxLength: 5 }))
+  .map(([codes, bodies]) => codes.map((code, i) => ({ code, ...bodies[i] }) as RuleDefinition));
