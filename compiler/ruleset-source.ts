@@ -385,14 +385,11 @@ class RuleEmitter {
     const n = this.#n;
     const value = this.valueName();
     const expression = plan.expression;
-    const expressionCheck = (): void => {
-      if (expression === undefined) return;
-      w.block(_`if (!(${this.isTrue(expression, value)}))`, () => {
-        this.pushFailure(w, this.message(value, this.expectedCode()), path, plan.fieldPath === undefined ? lit(null) : n.value, this.expectedCode());
-      });
-    };
+    const actual = plan.fieldPath === undefined ? lit(null) : n.value;
+    const failExpression = (): void =>
+      this.pushFailure(w, this.message(value, this.expectedCode()), path, actual, this.expectedCode());
     if (plan.schema === undefined) {
-      expressionCheck();
+      if (expression !== undefined) w.block(_`if (!(${this.isTrue(expression, value)}))`, failExpression);
       return;
     }
     // Ajv keeps the schema it compiled (the policy-checked copy) on the function.
@@ -412,7 +409,7 @@ class RuleEmitter {
     });
     if (expression !== undefined) {
       w.reopen(_`else if (!(${this.isTrue(expression, value)}))`);
-      this.pushFailure(w, this.message(value, this.expectedCode()), path, plan.fieldPath === undefined ? lit(null) : n.value, this.expectedCode());
+      failExpression();
     }
     w.close();
   }
