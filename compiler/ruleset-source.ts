@@ -3,17 +3,20 @@
  *
  *   (function (rt, refs) {
  *     "use strict";
- *     const { get, failure, ... } = rt;        // only the helpers used
+ *     const { hasOwn, failure, ... } = rt;     // only the helpers used
  *     const r0 = meta(...); const k0 = ...;    // frozen per-rule constants
  *     const re0 = refs.re0;                    // matchers, schema validators
+ *     function get0(o) { ... }                 // one own-field reader per name
  *     function every0(list, ...) { ... }       // hoisted callback loops
  *     return function validate(payload, now) { ...one block per rule... };
  *   })
  *
  * Rules appear in evaluation order, each under a comment with its code;
- * other user text appears only inside string literals. Everything the source needs besides `rt`
- * comes in through `refs`, so the same text can later be bundled into a
- * standalone module. Nothing is allocated per rule when a payload passes.
+ * other user text appears only inside string literals. Everything the
+ * source needs besides `rt` comes in through `refs`, so the same text can be
+ * bundled into a standalone module. Nothing is allocated per rule when a
+ * payload passes. Rulesets of more than 128 rules are split into functions
+ * of 128 rules that `validate` calls in order.
  */
 import { _, CodeWriter, commentOf, join, lit, Scope, type Code, type Name } from './codegen/index.ts';
 import { generateExpression, generateIsTrue, type Env, type FixedNames, type HelperName, type Hoist, type RefOrigin } from './expression/generate.ts';
