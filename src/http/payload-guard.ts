@@ -8,18 +8,39 @@
 import { appendPath } from '../../compiler/paths.ts';
 import type { FieldError } from '../errors.ts';
 
+/** How big a payload is, for the cost estimate of src/validators/evaluation-cost.ts. */
+export interface PayloadSize {
+  /** Values of any kind, the payload itself included. */
+  values: number;
+  /** Characters of strings and keys. */
+  characters: number;
+}
+
+/**
+ * The `n` of the cost model. Characters weigh less than values: string
+ * work (comparison, regexes on linear engines, case changes) runs over
+ * contiguous memory and costs a fraction of a step per character.
+ */
+export function sizeOf(size: PayloadSize): number {
+  return size.values + size.characters / 16;
+}
+
 /**
  * The first violation in `payload`, reported under `basePath` (e.g.
  * `payload` or `items[2].payload`), or undefined when the payload is fine.
+ * When `size` is given, the payload's size is added to it (the walk is
+ * the same one).
  *
  * @example
  * checkPayload({ a: 1e400 }, 'payload', 64); // { path: 'payload.a', message: 'must be a finite number' }
  */
-export function checkPayload(payload: unknown, basePath: string, maxDepth: number): FieldError | undefined {
+export function checkPayload(payload: unknown, basePath: string, maxDepth: number, size?: PayloadSize): FieldError | undefined {
   // Paths are built only for containers; a leaf's path is built only when it fails.
   const values: unknown[] = [payload];
   const depths: number[] = [1];
   const paths: string[] = [basePath];
+  let count = 1;
+  let characters = typeof payload === 'string' ? payload.length : 0;
   while (values.length > 0) {
     const value = values.pop();
     const depth = depths.pop()!;
@@ -27,9 +48,12 @@ export function checkPayload(payload: unknown, basePath: string, maxDepth: numbe
     if (typeof value !== 'object' || value === null) continue;
     if (depth > maxDepth) return { path, message: `is nested deeper than ${maxDepth} levels` };
     if (Array.isArray(value)) {
+      count += value.length;
       for (let i = 0; i < value.length; i++) {
         const child: unknown = value[i];
-        if (typeof child === 'number') {
+        if (typeof child === 'string') {
+          characters += child.length;
+        } else if (typeof child === 'number') {
           if (!Number.isFinite(child)) return { path: appendPath(path, i), message: 'must be a finite number' };
         } else if (typeof child === 'object' && child !== null) {
           values.push(child);
@@ -38,9 +62,14 @@ export function checkPayload(payload: unknown, basePath: string, maxDepth: numbe
         }
       }
     } else {
-      for (const key of Object.keys(value)) {
+      const keys = Object.keys(value);
+      count += keys.length;
+      for (const key of keys) {
         const child: unknown = (value as Record<string, unknown>)[key];
-        if (typeof child === 'number') {
+        characters += key.length;
+        if (typeof child === 'string') {
+          characters += child.length;
+        } else if (typeof child === 'number') {
           if (!Number.isFinite(child)) return { path: appendPath(path, key), message: 'must be a finite number' };
         } else if (typeof child === 'object' && child !== null) {
           values.push(child);
@@ -49,6 +78,10 @@ export function checkPayload(payload: unknown, basePath: string, maxDepth: numbe
         }
       }
     }
+  }
+  if (size !== undefined) {
+    size.values += count;
+    size.characters += characters;
   }
   return undefined;
 }

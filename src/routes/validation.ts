@@ -12,8 +12,10 @@ import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ValidationResult } from '../../compiler/types.ts';
 import type { AppDeps, CompiledValidator, ValidatorService } from '../app-deps.ts';
 import { ProblemError, type FieldError } from '../errors.ts';
-import { checkPayload } from '../http/payload-guard.ts';
+import { checkPayload, sizeOf, type PayloadSize } from '../http/payload-guard.ts';
 import { elapsedMs } from '../http/request-timing.ts';
+import { costProfileOf, estimateCost } from '../validators/evaluation-cost.ts';
+import { EvaluationTimeoutError, evaluateWithin } from '../validators/evaluation-deadline.ts';
 import { CONTEXT_PATTERN } from './schemas/rule-schemas.ts';
 
 interface ValidateBody {
@@ -144,9 +146,11 @@ export const validationRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (ap
     const now = Date.now();
     const tenantId = tenantOf(request);
     const { context, payload } = request.body;
-    rejectInvalid(checkPayload(payload, 'payload', maxDepth));
+    const size = emptySize();
+    rejectInvalid(checkPayload(payload, 'payload', maxDepth, size));
     const validator = validators.get(tenantId, context) ?? (await loadValidator(validators, tenantId, context, 'context'));
-    const result = validator.validate(payload, now);
+    const cost = estimateCost(costProfileOf(validator), sizeOf(size));
+    const result = bounded(cost, 'payload', () => validator.validate(payload, now));
     return {
       isValid: result.isValid,
       totalRulesEvaluated: result.totalRulesEvaluated,
@@ -183,23 +187,31 @@ export const validationRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (ap
     const { context, items } = request.body;
     const errors: FieldError[] = [];
     const seen = new Set<string>();
+    const sizes = new Array<number>(items.length);
     for (let i = 0; i < items.length; i++) {
       const { id, payload } = items[i];
       if (seen.has(id)) errors.push({ path: `items[${i}].id`, message: 'must be unique within the batch' });
       seen.add(id);
-      const violation = checkPayload(payload, `items[${i}].payload`, maxDepth);
+      const size = emptySize();
+      const violation = checkPayload(payload, `items[${i}].payload`, maxDepth, size);
       if (violation !== undefined) errors.push(violation);
+      sizes[i] = sizeOf(size);
     }
     if (errors.length > 0) throw new ProblemError('INVALID_BODY', 'The request body is invalid.', errors);
 
     const validator = validators.get(tenantId, context) ?? (await loadValidator(validators, tenantId, context, 'context'));
+    const profile = costProfileOf(validator);
+    let cost = 0;
+    for (const size of sizes) cost += estimateCost(profile, size);
     const results = new Array<{ id: string; isValid: boolean; failures: ValidationResult['failures'] }>(items.length);
     let totalFailed = 0;
-    for (let i = 0; i < items.length; i++) {
-      const result = validator.validate(items[i].payload, now);
-      if (!result.isValid) totalFailed++;
-      results[i] = { id: items[i].id, isValid: result.isValid, failures: result.failures };
-    }
+    bounded(cost, 'items', () => {
+      for (let i = 0; i < items.length; i++) {
+        const result = validator.validate(items[i].payload, now);
+        if (!result.isValid) totalFailed++;
+        results[i] = { id: items[i].id, isValid: result.isValid, failures: result.failures };
+      }
+    });
     return {
       results,
       totalProcessed: items.length,
@@ -237,18 +249,23 @@ export const validationRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (ap
       if (seen.has(contexts[i])) errors.push({ path: `contexts[${i}]`, message: 'must be distinct' });
       seen.add(contexts[i]);
     }
-    const violation = checkPayload(payload, 'payload', maxDepth);
+    const size = emptySize();
+    const violation = checkPayload(payload, 'payload', maxDepth, size);
     if (violation !== undefined) errors.push(violation);
     if (errors.length > 0) throw new ProblemError('INVALID_BODY', 'The request body is invalid.', errors);
 
     const set = await consistentSet(validators, tenantId, contexts);
+    let cost = 0;
+    for (const validator of set) cost += estimateCost(costProfileOf(validator), sizeOf(size));
     const contextResults = new Array<{ context: string; isValid: boolean; failures: ValidationResult['failures'] }>(contexts.length);
     let allValid = true;
-    for (let i = 0; i < set.length; i++) {
-      const result = set[i].validate(payload, now);
-      if (!result.isValid) allValid = false;
-      contextResults[i] = { context: contexts[i], isValid: result.isValid, failures: result.failures };
-    }
+    bounded(cost, 'payload', () => {
+      for (let i = 0; i < set.length; i++) {
+        const result = set[i].validate(payload, now);
+        if (!result.isValid) allValid = false;
+        contextResults[i] = { context: contexts[i], isValid: result.isValid, failures: result.failures };
+      }
+    });
     return {
       transactionId,
       overallResult: allValid ? 'Approved' : 'Rejected',
@@ -264,6 +281,26 @@ function tenantOf(request: FastifyRequest): string {
     throw new ProblemError('INTERNAL', 'The request was not authenticated.');
   }
   return request.auth.tenantId;
+}
+
+function emptySize(): PayloadSize {
+  return { values: 0, characters: 0 };
+}
+
+/**
+ * Evaluates within the deadline when the estimated cost is large; a
+ * request that runs out of time is refused as a whole (400 naming `path`),
+ * so one request cannot stall every tenant's.
+ */
+function bounded<T>(cost: number, path: string, evaluate: () => T): T {
+  try {
+    return evaluateWithin(cost, evaluate);
+  } catch (error) {
+    if (!(error instanceof EvaluationTimeoutError)) throw error;
+    throw new ProblemError('INVALID_BODY', 'The payload is too large to evaluate against the rules of this context.', [
+      { path, message: `took longer than ${error.deadlineMs} ms to evaluate; send a smaller payload` },
+    ]);
+  }
 }
 
 function rejectInvalid(violation: FieldError | undefined): void {

@@ -6,6 +6,7 @@ import { compileRuleset } from '../../compiler/index.ts';
 import type { CompileError, CompilerLimits } from '../../compiler/types.ts';
 import type { CompiledValidator } from '../app-deps.ts';
 import type { LiveRuleset } from '../storage/types.ts';
+import { costProfileOf } from './evaluation-cost.ts';
 
 /** What a compile produced: a validator, or the reasons there is none. */
 export interface CompileOutcome {
@@ -21,18 +22,18 @@ export interface CompileOutcome {
 export function compileValidator(ruleset: LiveRuleset, limits: Partial<CompilerLimits>): CompileOutcome {
   const compiled = compileRuleset(ruleset.rules, { limits });
   if (compiled.errors.length > 0) return { errors: compiled.errors };
-  return {
-    errors: [],
-    validator: Object.freeze({
-      tenantId: ruleset.tenantId,
-      context: ruleset.context,
-      rulesetVersion: ruleset.rulesetVersion,
-      validate: compiled.validate,
-      source: compiled.source,
-      ruleCount: compiled.ruleCount,
-      compileMs: compiled.compileMs,
-      compiledAt: new Date().toISOString(),
-      ruleset,
-    }),
-  };
+  const validator: CompiledValidator = Object.freeze({
+    tenantId: ruleset.tenantId,
+    context: ruleset.context,
+    rulesetVersion: ruleset.rulesetVersion,
+    validate: compiled.validate,
+    source: compiled.source,
+    ruleCount: compiled.ruleCount,
+    compileMs: compiled.compileMs,
+    compiledAt: new Date().toISOString(),
+    ruleset,
+  });
+  // Worked out here, on publish, so that no request pays for it.
+  costProfileOf(validator);
+  return { errors: [], validator };
 }

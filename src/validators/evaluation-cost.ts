@@ -1,0 +1,173 @@
+/**
+ * A worst-case cost model of a ruleset, so that only requests that could
+ * run long pay for a deadline (evaluation-deadline.ts).
+ *
+ * Compiled validators run on the event loop. Most rules are linear in the
+ * payload, but some constructs multiply: a callback inside a callback or a
+ * forEach whose inner array is not part of the element (`a.every(x =>
+ * a.every(y => ...))`), `distinct()` over objects (pairwise deep equality),
+ * and `uniqueItems` in schemas. A one-megabyte payload can then keep the
+ * process busy for minutes, stalling every tenant.
+ *
+ * Each rule gets a degree d: its cost is at most about n^d steps for a
+ * payload of size n (values plus string characters). The degree is read
+ * from the rule's source with acorn, not from the compiler's internals:
+ * every operation counts as linear (deep equality, string functions and
+ * regexes on linear engines are), a callback multiplies its body by one
+ * more n, `distinct` is quadratic, and a forEach adds one. This over-counts
+ * (a callback over a small sub-array counts as n) but never under-counts.
+ */
+import * as acorn from 'acorn';
+import type { RuleDefinition } from '../../compiler/types.ts';
+import type { CompiledValidator } from '../app-deps.ts';
+
+/** Rule counts by degree: `counts[d]` rules cost at most n^d. */
+export type CostProfile = readonly number[];
+
+const CALLBACK_METHODS = new Set(['every', 'some', 'filter', 'map', 'find']);
+const QUADRATIC_FUNCTIONS = new Set(['distinct']);
+
+/** When a source cannot be read (it compiled, so this is unexpected), assume the worst the language allows. */
+const UNKNOWN_DEGREE = 4;
+
+/**
+ * The degree histogram of a ruleset.
+ *
+ * @example
+ * rulesetCostProfile([{ code: 'A', name: 'a', expression: 'a.every(x => a.some(y => y == x))' }]); // [0, 0, 0, 1]
+ */
+export function rulesetCostProfile(rules: readonly RuleDefinition[]): CostProfile {
+  const counts: number[] = [];
+  for (const rule of rules) {
+    if (rule.enabled === false) continue;
+    const degree = ruleDegree(rule);
+    while (counts.length <= degree) counts.push(0);
+    counts[degree]++;
+  }
+  return counts;
+}
+
+const profiles = new WeakMap<CompiledValidator, CostProfile>();
+
+/**
+ * The cost profile of a compiled validator, computed once per validator
+ * (compileValidator computes it at compile time, so requests never do).
+ */
+export function costProfileOf(validator: CompiledValidator): CostProfile {
+  let profile = profiles.get(validator);
+  if (profile === undefined) {
+    profile = rulesetCostProfile(validator.ruleset.rules);
+    profiles.set(validator, profile);
+  }
+  return profile;
+}
+
+/**
+ * Upper estimate of the steps a ruleset takes on a payload of `size`
+ * (values plus characters), per payload.
+ *
+ * @example
+ * estimateCost([0, 20, 5], 50); // 20 * 50 + 5 * 2500
+ */
+export function estimateCost(profile: CostProfile, size: number): number {
+  let total = 0;
+  const n = Math.max(1, size);
+  for (let degree = 0; degree < profile.length; degree++) {
+    if (profile[degree] > 0) total += profile[degree] * n ** degree;
+  }
+  return total;
+}
+
+/** The degree of one rule: forEach adds one; its fields run one after another, so the largest counts. */
+export function ruleDegree(rule: RuleDefinition): number {
+  let inner = 1;
+  if (rule.expression !== undefined) inner = Math.max(inner, expressionDegree(rule.expression));
+  if (rule.when !== undefined) inner = Math.max(inner, expressionDegree(rule.when));
+  if (rule.message !== undefined) inner = Math.max(inner, templateDegree(rule.message));
+  if (rule.schema !== undefined && JSON.stringify(rule.schema).includes('"uniqueItems"')) inner = Math.max(inner, 2);
+  return inner + (rule.forEach === undefined ? 0 : 1);
+}
+
+/** The degree of an expression of the rule language. */
+export function expressionDegree(source: string): number {
+  try {
+    const node = acorn.parseExpressionAt(source, 0, { ecmaVersion: 'latest' });
+    return Math.max(1, nodeDegree(node as unknown as AnyNode));
+  } catch {
+    return UNKNOWN_DEGREE;
+  }
+}
+
+/** The largest degree among a message template's `{{ }}` placeholders. */
+function templateDegree(template: string): number {
+  let degree = 0;
+  for (let open = template.indexOf('{{'); open >= 0; open = template.indexOf('{{', open + 2)) {
+    try {
+      // parseExpressionAt stops at the end of the expression, so a `}}`
+      // inside a string literal does not end the placeholder early.
+      const node = acorn.parseExpressionAt(template, open + 2, { ecmaVersion: 'latest' });
+      degree = Math.max(degree, nodeDegree(node as unknown as AnyNode), 1);
+    } catch {
+      return UNKNOWN_DEGREE;
+    }
+  }
+  return degree;
+}
+
+type AnyNode = acorn.Node & Record<string, unknown>;
+
+function nodeDegree(node: AnyNode): number {
+  switch (node.type) {
+    case 'Literal':
+    case 'Identifier':
+      return 0;
+    case 'MemberExpression':
+      return nodeDegree(node.object as AnyNode);
+    case 'CallExpression': {
+      const callee = node.callee as AnyNode;
+      const args = node.arguments as AnyNode[];
+      if (
+        callee.type === 'MemberExpression' &&
+        callee.property !== undefined &&
+        (callee.property as AnyNode).type === 'Identifier' &&
+        CALLBACK_METHODS.has((callee.property as unknown as acorn.Identifier).name) &&
+        args.length === 1 &&
+        args[0].type === 'ArrowFunctionExpression'
+      ) {
+        // The body runs once per element of the receiver.
+        return Math.max(nodeDegree(callee.object as AnyNode), 1 + nodeDegree(args[0].body as AnyNode), 1);
+      }
+      let degree = 1;
+      for (const arg of args) degree = Math.max(degree, nodeDegree(arg));
+      if (callee.type === 'Identifier' && QUADRATIC_FUNCTIONS.has((callee as unknown as acorn.Identifier).name)) {
+        degree = Math.max(degree, 2);
+      }
+      if (callee.type === 'MemberExpression') degree = Math.max(degree, nodeDegree(callee.object as AnyNode));
+      return degree;
+    }
+    default: {
+      // Every other operation: at most linear in its operands.
+      let degree = 1;
+      for (const child of children(node)) degree = Math.max(degree, nodeDegree(child));
+      return degree;
+    }
+  }
+}
+
+function children(node: AnyNode): AnyNode[] {
+  const out: AnyNode[] = [];
+  for (const key of Object.keys(node)) {
+    if (key === 'loc' || key === 'range') continue;
+    const value = node[key];
+    if (Array.isArray(value)) {
+      for (const item of value) if (isNode(item)) out.push(item);
+    } else if (isNode(value)) {
+      out.push(value);
+    }
+  }
+  return out;
+}
+
+function isNode(value: unknown): value is AnyNode {
+  return typeof value === 'object' && value !== null && typeof (value as { type?: unknown }).type === 'string';
+}

@@ -1,0 +1,69 @@
+/**
+ * A deadline for rule evaluation that could run long.
+ *
+ * Validators are synchronous JavaScript on the event loop; nothing inside
+ * them yields. The one mechanism Node offers to stop such code is the
+ * watchdog of `vm` (`timeout`), which terminates whatever JavaScript runs
+ * when the time is up, including functions of the main realm called from
+ * the script. Starting the watchdog costs a thread (tens of microseconds),
+ * so only requests whose worst case is large go through it (see
+ * evaluation-cost.ts); everything else calls the validator directly.
+ *
+ * Validators keep no state across calls that termination could leave half
+ * written, and an evaluation that was stopped produces no result at all.
+ */
+import { createContext, Script } from 'node:vm';
+
+/** Longest time one request may spend evaluating rules. */
+export const EVALUATION_DEADLINE_MS = 1000;
+
+/** Requests estimated below this many steps are evaluated without a deadline (a few milliseconds of work). */
+export const UNGUARDED_COST_LIMIT = 2_000_000;
+
+/** Thrown when evaluation was stopped at the deadline. */
+export class EvaluationTimeoutError extends Error {
+  constructor(readonly deadlineMs: number) {
+    super(`rule evaluation took longer than ${deadlineMs} ms`);
+    this.name = 'EvaluationTimeoutError';
+  }
+}
+
+interface Slot {
+  run: (() => unknown) | undefined;
+}
+
+// One context for the process: the script only calls the function put in
+// its slot, so nothing of one request stays visible to the next.
+const slot = createContext({ run: undefined }) as Slot;
+const call = new Script('run()', { filename: 'evaluation-deadline' });
+
+/**
+ * Runs `evaluate` and returns its result, or throws EvaluationTimeoutError
+ * once it has run for `deadlineMs`.
+ *
+ * @example
+ * const result = runWithDeadline(() => validator.validate(payload, now));
+ */
+export function runWithDeadline<T>(evaluate: () => T, deadlineMs = EVALUATION_DEADLINE_MS): T {
+  slot.run = evaluate;
+  try {
+    return call.runInContext(slot as object, { timeout: deadlineMs }) as T;
+  } catch (error) {
+    if ((error as { code?: unknown } | null)?.code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') {
+      throw new EvaluationTimeoutError(deadlineMs);
+    }
+    throw error;
+  } finally {
+    slot.run = undefined;
+  }
+}
+
+/**
+ * Runs `evaluate` directly when `estimatedCost` is small, else under the deadline.
+ *
+ * @example
+ * const result = evaluateWithin(estimateCost(profile, size), () => validator.validate(payload, now));
+ */
+export function evaluateWithin<T>(estimatedCost: number, evaluate: () => T): T {
+  return estimatedCost <= UNGUARDED_COST_LIMIT ? evaluate() : runWithDeadline(evaluate);
+}
