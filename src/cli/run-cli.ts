@@ -1,0 +1,80 @@
+/**
+ * The operator CLI (`npm run cli -- <command>`): parse the command line,
+ * read the service's configuration, open the database, run one command,
+ * close. Exit status: 0 done, 1 the command failed, 2 the command line is
+ * wrong (see cli-errors.ts).
+ */
+import { ConfigError, loadConfig } from '../config.ts';
+import { createStorage } from '../storage/create-storage.ts';
+import { DataDirLockedError } from '../storage/data-dir-lock.ts';
+import { migrateToLatest } from '../storage/migrate-to-latest.ts';
+import { CommandError, UsageError } from './cli-errors.ts';
+import { parseCommandLine, type CommandLine } from './parse-command.ts';
+import { runCommand, type CommandOutput } from './run-command.ts';
+import { USAGE } from './usage.ts';
+
+/** Where the CLI writes; process streams in production, buffers in tests. */
+export interface CliIo {
+  stdout(text: string): void;
+  stderr(text: string): void;
+}
+
+/**
+ * Runs the CLI and resolves to its exit status. Never throws.
+ *
+ * @example
+ * process.exitCode = await runCli(process.argv.slice(2), process.env, { stdout: (t) => process.stdout.write(t), stderr: (t) => process.stderr.write(t) });
+ */
+export async function runCli(argv: readonly string[], env: Record<string, string | undefined>, io: CliIo): Promise<number> {
+  let line: CommandLine;
+  try {
+    line = parseCommandLine(argv);
+  } catch (error) {
+    if (!(error instanceof UsageError)) throw error;
+    // With no arguments at all, the whole usage is the useful answer.
+    io.stderr(argv.length === 0 ? USAGE : `error: ${error.message}\nRun with --help for usage.\n`);
+    return error.exitCode;
+  }
+  if (line.command.kind === 'help') {
+    io.stdout(USAGE);
+    return 0;
+  }
+  try {
+    const output = await execute(line, env);
+    io.stdout(`${line.json ? JSON.stringify(output.json, null, 2) : output.text}\n`);
+    return 0;
+  } catch (error) {
+    io.stderr(`error: ${messageOf(error)}\n`);
+    return error instanceof UsageError ? 2 : 1;
+  }
+}
+
+async function execute(line: CommandLine, env: Record<string, string | undefined>): Promise<CommandOutput> {
+  const config = loadConfig(env);
+  const location = { databaseUrl: config.databaseUrl, dataDir: config.dataDir };
+  const { command } = line;
+  if (command.kind === 'help') return { text: USAGE, json: null };
+  if (command.kind === 'migrate') {
+    const applied = await migrateToLatest(location);
+    return {
+      text: applied.length === 0 ? 'The database is up to date.' : `Applied ${applied.length} migration(s): ${applied.join(', ')}.`,
+      json: { applied },
+    };
+  }
+  const storage = await createStorage(location);
+  try {
+    return await runCommand(command, storage, config);
+  } finally {
+    await storage.close();
+  }
+}
+
+/** What the operator reads: our own errors as they are, others with their kind. */
+function messageOf(error: unknown): string {
+  if (error instanceof CommandError || error instanceof ConfigError || error instanceof DataDirLockedError) return error.message;
+  if (error instanceof Error) {
+    const code = (error as { code?: unknown }).code;
+    return typeof code === 'string' ? `${code}: ${error.message}` : error.message;
+  }
+  return String(error);
+}
