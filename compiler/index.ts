@@ -12,5 +12,6 @@ export * from './types.ts';
 export { DEFAULT_LIMITS, resolveLimits } from './limits.ts';
 export { checkRule } from './check-rule.ts';
 export { compileRuleset } from './compile-ruleset.ts';
+export { compileExpressionFunction, type ExpressionFunction, type ExpressionInputs } from './expression-function.ts';
 export { appendPath, formatPath, isPathError, parsePath, type PathError, type PathSegment } from './paths.ts';
 export { runtime, type Runtime } from './runtime.ts';
