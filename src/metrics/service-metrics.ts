@@ -3,8 +3,8 @@
  * prom-client's global one), plus the process metrics of process-metrics.ts
  * when rendered.
  *
- * Hot-path recording allocates nothing: request latencies go to label
- * children created once per route and status, and the per-request counters
+ * Hot-path recording allocates nothing: request latencies go to series
+ * created once per route and status (latency-histogram.ts), and the per-request counters
  * (cache hits, validations) are plain numbers copied into their prom-client
  * counters when /metrics is scraped. Tenant and context labels
  * (METRICS_TENANT_LABELS) trade that for one label object per observation
@@ -13,6 +13,7 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RateLimitObserver, RateLimitScope } from '../rate-limit/register-rate-limit.ts';
 import type { ValidatorCacheObserver } from '../validators/validator-cache.ts';
+import { LatencyHistogram, type HistogramSeries } from './latency-histogram.ts';
 import { processMetrics } from './process-metrics.ts';
 
 /** The three validation operations, as labelled. */
@@ -49,7 +50,7 @@ export class ServiceMetrics {
   readonly rateLimit: RateLimitObserver;
 
   readonly #tenantLabels: boolean;
-  readonly #requestDuration: Histogram;
+  readonly #requestDuration: LatencyHistogram;
   readonly #validations: Counter;
   readonly #failures: Counter;
   readonly #cacheHits: Counter;
@@ -71,12 +72,11 @@ export class ServiceMetrics {
     const registers = [this.registry];
     const self = this;
 
-    this.#requestDuration = new Histogram({
+    this.#requestDuration = new LatencyHistogram({
       name: 'http_request_duration_seconds',
       help: 'HTTP request latency by route pattern and status code, from arrival to response.',
-      labelNames: ['method', 'route', 'status_code', ...tenant],
       buckets: LATENCY_BUCKETS,
-      registers,
+      registry: this.registry,
     });
     this.#validations = new Counter({
       name: 'rules_validations_total',
@@ -182,23 +182,35 @@ export class ServiceMetrics {
   }
 
   /**
-   * A recorder for one route. Without tenant labels it keeps one label
-   * child per status code, so recording allocates nothing.
+   * A recorder for one route. It keeps one series per status code (and
+   * tenant), so recording allocates nothing once a combination was seen.
    */
   requestRecorder(method: string, route: string): RequestRecorder {
     const histogram = this.#requestDuration;
     if (this.#tenantLabels) {
-      return (statusCode, seconds, tenantId) =>
-        histogram.observe({ method, route, status_code: statusCode, tenant: tenantId ?? '' }, seconds);
+      const byTenant = new Map<string, Map<number, HistogramSeries>>();
+      return (statusCode, seconds, tenantId = '') => {
+        let byStatus = byTenant.get(tenantId);
+        if (byStatus === undefined) {
+          byStatus = new Map();
+          byTenant.set(tenantId, byStatus);
+        }
+        let series = byStatus.get(statusCode);
+        if (series === undefined) {
+          series = histogram.series({ method, route, status_code: String(statusCode), tenant: tenantId });
+          byStatus.set(statusCode, series);
+        }
+        series.observe(seconds);
+      };
     }
-    const byStatus = new Map<number, { observe(value: number): void }>();
+    const byStatus = new Map<number, HistogramSeries>();
     return (statusCode, seconds) => {
-      let child = byStatus.get(statusCode);
-      if (child === undefined) {
-        child = histogram.labels(method, route, String(statusCode));
-        byStatus.set(statusCode, child);
+      let series = byStatus.get(statusCode);
+      if (series === undefined) {
+        series = histogram.series({ method, route, status_code: String(statusCode) });
+        byStatus.set(statusCode, series);
       }
-      child.observe(seconds);
+      series.observe(seconds);
     };
   }
 
