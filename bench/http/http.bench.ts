@@ -356,7 +356,7 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
     await checkAnswers(pair, { batch: !quick, transaction: !quick });
     const body = singleBody();
     const single = await pairedThroughput(pair, SINGLE_PATH, body, quick
-      ? { rounds: 5, durationS: 2, connections, warmupS: 1 }
+      ? { rounds: 8, durationS: 1.5, connections, warmupS: 1 }
       : { rounds: 6, durationS: 4, connections, warmupS: 2 });
     result = {
       quick, generatedAt: new Date().toISOString(), environment: environment(), suite: suite.name,

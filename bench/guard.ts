@@ -1,0 +1,131 @@
+/**
+ * The CI guard of the hot path (`npm run bench:guard`, under ~60 s): fails
+ * (exit 1) when
+ *
+ * - the compiled validator takes more than 2x the hand-written baseline
+ *   (paired median of alternating rounds, `runCompilerBench({ quick })`),
+ *   on the passing or the failing payload, or
+ * - the service's single-validation throughput falls below 0.6 of the bare
+ *   Fastify route's (median of 8 alternating 1.5-second rounds, both servers
+ *   in child processes, see `http/http.bench.ts`),
+ *
+ * and prints the figures either way. Both figures are ratios against a
+ * baseline measured in the same run, and medians of several rounds, so a
+ * busy machine or one noisy round does not fail it. The thresholds are
+ * looser than the targets (1.5x and 0.8) on purpose: the guard catches
+ * regressions, the full benchmark reports the targets.
+ */
+import path from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { runCompilerBench } from './compiler.bench.ts';
+import { checkAnswers, pairedThroughput, singleBody, SINGLE_PATH, startHttpPair, type PairedThroughput } from './http/http.bench.ts';
+import { fixed, int } from './http/report-table.ts';
+
+/** Where the guard fails. */
+export const guardThresholds = {
+  /** Compiled over hand-written time, either payload. */
+  maxEngineRatio: 2,
+  /** Service over bare-route throughput. */
+  minHttpRatio: 0.6,
+} as const;
+
+export interface GuardFigures {
+  engine: { passing: number; failing: number; rounds: number };
+  http: Pick<PairedThroughput, 'ratio' | 'serviceRps' | 'bareRps' | 'serviceCpuUs' | 'bareCpuUs' | 'cpuRatio'> & { roundRatios: number[] };
+}
+
+export interface GuardVerdict {
+  ok: boolean;
+  /** One line per check, with its figure, threshold and verdict. */
+  lines: string[];
+}
+
+/**
+ * Judges the figures against the thresholds; pure, so the verdict itself is testable.
+ *
+ * @example
+ * judge({ engine: { passing: 1.3, failing: 1.4, rounds: 300 }, http: { ratio: 0.7, ... } }).ok // true
+ */
+export function judge(figures: GuardFigures, thresholds: { maxEngineRatio: number; minHttpRatio: number } = guardThresholds): GuardVerdict {
+  const engineWorst = Math.max(figures.engine.passing, figures.engine.failing);
+  // NaN fails both checks: a figure that could not be measured proves nothing.
+  const engineOk = engineWorst <= thresholds.maxEngineRatio;
+  const httpOk = figures.http.ratio >= thresholds.minHttpRatio;
+  const h = figures.http;
+  return {
+    ok: engineOk && httpOk,
+    lines: [
+      `engine: compiled / hand-written = passing ${fixed(figures.engine.passing, 2)}, failing ${fixed(figures.engine.failing, 2)}`
+        + ` (paired median of ${figures.engine.rounds} rounds; fails above ${thresholds.maxEngineRatio}): ${engineOk ? 'ok' : 'FAILED'}`,
+      `http: service / bare route throughput = ${fixed(h.ratio, 2)} (rounds ${h.roundRatios.map((r) => fixed(r, 2)).join(' ')};`
+        + ` ${int(h.serviceRps)} vs ${int(h.bareRps)} req/s; CPU per request ${int(h.serviceCpuUs)} vs ${int(h.bareCpuUs)} us,`
+        + ` ${fixed(h.cpuRatio, 2)}x; fails below ${thresholds.minHttpRatio}): ${httpOk ? 'ok' : 'FAILED'}`,
+    ],
+  };
+}
+
+export interface GuardOptions {
+  print?: boolean;
+  /** HTTP rounds and their length; the defaults fit the ~60 s budget. */
+  httpRounds?: number;
+  httpRoundS?: number;
+  /** Skip the engine benchmark (the smoke test of the machinery uses this). */
+  engine?: boolean;
+}
+
+/**
+ * Measures both figures and judges them.
+ *
+ * @example
+ * const { verdict } = await runGuard();
+ * process.exitCode = verdict.ok ? 0 : 1;
+ */
+export async function runGuard(options: GuardOptions = {}): Promise<{ figures: GuardFigures; verdict: GuardVerdict }> {
+  const log = options.print === false ? () => {} : (line: string) => console.log(line);
+  // The servers start (several seconds of their own CPU) while the engine
+  // benchmark runs: its ratio is paired round by round, so it is not moved by that.
+  const starting = startHttpPair();
+  starting.catch(() => {});
+  let engine: GuardFigures['engine'] = { passing: Number.NaN, failing: Number.NaN, rounds: 0 };
+  try {
+    if (options.engine !== false) {
+      const compiler = await runCompilerBench({ quick: true, print: false, write: false });
+      engine = { passing: compiler.ratio.passing, failing: compiler.ratio.failing, rounds: compiler.ratio.rounds };
+      log(`engine figures measured (${compiler.ruleCount} rules)`);
+    }
+  } catch (error) {
+    await starting.then((pair) => pair.stop(), () => {});
+    throw error;
+  }
+  const pair = await starting;
+  let http: PairedThroughput;
+  try {
+    await checkAnswers(pair, { batch: false, transaction: false });
+    http = await pairedThroughput(pair, SINGLE_PATH, singleBody(), {
+      rounds: options.httpRounds ?? 8, durationS: options.httpRoundS ?? 1.5, connections: 10, warmupS: 1,
+    });
+  } finally {
+    await pair.stop();
+  }
+  const figures: GuardFigures = {
+    engine,
+    http: {
+      ratio: http.ratio, serviceRps: http.serviceRps, bareRps: http.bareRps, serviceCpuUs: http.serviceCpuUs,
+      bareCpuUs: http.bareCpuUs, cpuRatio: http.cpuRatio, roundRatios: http.rounds.map((r) => r.ratio),
+    },
+  };
+  const verdict = judge(figures);
+  for (const line of verdict.lines) log(line);
+  log(verdict.ok ? 'bench:guard passed' : 'bench:guard FAILED');
+  return { figures, verdict };
+}
+
+const invokedDirectly = process.argv[1] !== undefined
+  && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href;
+if (invokedDirectly) {
+  const started = Date.now();
+  const { verdict } = await runGuard();
+  console.log(`(${((Date.now() - started) / 1000).toFixed(0)} s)`);
+  // Idle keep-alive sockets of the HTTP client would hold the process a few more seconds.
+  process.exit(verdict.ok ? 0 : 1);
+}
