@@ -1,0 +1,325 @@
+/**
+ * Hostile rules through the HTTP API. The compiler's escape attempts
+ * (test/compiler/hostile.test.ts) are replayed on POST /rules and POST
+ * /rules/test: each is 400 naming the field, the construct and, for
+ * expressions and templates, the line and column, and nothing is stored.
+ *
+ * Rules that would be slow are refused (three callback levels, regexes
+ * with backreferences), run on linear engines (catastrophic-looking
+ * patterns), or are bounded: MAX_BODY_BYTES bounds every array and string,
+ * and a request whose worst case is large runs under the evaluation
+ * deadline (src/validators/evaluation-deadline.ts), so the worst accepted
+ * rule over the worst accepted payload still answers, and other tenants
+ * keep being served meanwhile.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loanApplicationSuite } from '../../bench/suites/loan-application.ts';
+import { checkPayload, sizeOf } from '../../src/http/payload-guard.ts';
+import { estimateCost, expressionDegree, rulesetCostProfile } from '../../src/validators/evaluation-cost.ts';
+import { EVALUATION_DEADLINE_MS, UNGUARDED_COST_LIMIT } from '../../src/validators/evaluation-deadline.ts';
+import { startTestApp, type TestApp, type TestResponse } from '../support/app.ts';
+import { BackgroundLoad, report, summarize } from './support/measure.ts';
+
+/** Generous bound for any one request on a loaded 2-core machine. */
+const BOUND_MS = 15_000;
+const MARK = 'PWNED';
+const VALIDATE = '/api/v1/validation/validate';
+
+interface Escape {
+  name: string;
+  rule: Record<string, unknown>;
+  field: string;
+  /** Line and column the message must name (expressions and templates). */
+  at?: [number, number];
+  /** What the message must say about the construct. */
+  says: RegExp;
+}
+
+const CALL = /only the listed functions|unknown function|unknown method|not allowed/;
+
+const ESCAPES: Escape[] = [
+  { name: 'constructor.constructor from a bare identifier', rule: { expression: `constructor.constructor("globalThis.${MARK}=1")()` }, field: 'expression', at: [1, 1], says: CALL },
+  { name: '(1).constructor.constructor', rule: { expression: `(1).constructor.constructor("globalThis.${MARK}=1")()` }, field: 'expression', says: CALL },
+  { name: '"".constructor.fromCharCode', rule: { expression: '"".constructor.fromCharCode(65) == "A"' }, field: 'expression', says: CALL },
+  { name: 'x.__defineGetter__', rule: { expression: 'x.__defineGetter__("toString", x.constructor)' }, field: 'expression', says: CALL },
+  { name: 'x.__lookupGetter__("__proto__")', rule: { expression: 'x.__lookupGetter__("__proto__")' }, field: 'expression', says: CALL },
+  { name: 'x.hasOwnProperty()', rule: { expression: 'x.hasOwnProperty("a")' }, field: 'expression', says: CALL },
+  { name: 'process.exit()', rule: { expression: 'process.exit(1)' }, field: 'expression', says: CALL },
+  { name: 'require("fs")', rule: { expression: 'require("fs")' }, field: 'expression', at: [1, 1], says: /unknown function `require`/ },
+  { name: 'eval', rule: { expression: `eval("globalThis.${MARK}=1")` }, field: 'expression', says: /unknown function `eval`/ },
+  { name: 'Function()', rule: { expression: `Function("globalThis.${MARK}=1")()` }, field: 'expression', says: CALL },
+  { name: 'this', rule: { expression: 'x && this' }, field: 'expression', at: [1, 6], says: /`this` is not allowed/ },
+  { name: 'this on line 2', rule: { expression: 'x &&\n  this.constructor' }, field: 'expression', at: [2, 3], says: /`this` is not allowed/ },
+  { name: 'new', rule: { expression: '1 + new Function("x")' }, field: 'expression', at: [1, 5], says: /`new` is not allowed/ },
+  { name: 'import()', rule: { expression: 'import("fs")' }, field: 'expression', at: [1, 1], says: /import/ },
+  { name: 'template literal', rule: { expression: `\`\${constructor.constructor("globalThis.${MARK}=1")()}\`` }, field: 'expression', says: /template literal|not allowed|listed functions/ },
+  { name: 'tagged template', rule: { expression: 'String.raw`x` == "x"' }, field: 'expression', says: /not allowed|unknown function|listed functions/ },
+  { name: '\\u0063onstructor escapes', rule: { expression: `x.\\u0063onstructor.\\u0063onstructor("globalThis.${MARK}=1")()` }, field: 'expression', says: CALL },
+  { name: '\\u{63}onstructor escapes', rule: { expression: `\\u{63}onstructor.\\u{63}onstructor("globalThis.${MARK}=1")()` }, field: 'expression', says: CALL },
+  { name: 'escaped keyword n\\u0065w', rule: { expression: 'n\\u0065w Function("1")' }, field: 'expression', says: /line \d+, column \d+/ },
+  { name: 'computed key from an expression', rule: { expression: 'x["con" + "structor"]' }, field: 'expression', says: /not allowed|computed/ },
+  { name: 'computed key from a call', rule: { expression: 'x[lower("CONSTRUCTOR")]' }, field: 'expression', says: /not allowed|computed/ },
+  { name: 'a function used as a value', rule: { expression: 'min.constructor' }, field: 'expression', says: /not allowed|unknown function|function/ },
+  { name: 'assignment', rule: { expression: 'x = 1' }, field: 'expression', at: [1, 1], says: /assignment is not allowed/ },
+  { name: 'assignment to the prototype', rule: { expression: `x.__proto__.${MARK} = 1` }, field: 'expression', says: /assignment is not allowed/ },
+  { name: 'update', rule: { expression: 'x++' }, field: 'expression', says: /not allowed/ },
+  { name: 'delete', rule: { expression: 'delete x.a' }, field: 'expression', says: /delete|not allowed/ },
+  { name: 'typeof', rule: { expression: 'typeof x == "object"' }, field: 'expression', says: /typeof|not allowed/ },
+  { name: 'in', rule: { expression: '"a" in x' }, field: 'expression', says: /not allowed/ },
+  { name: 'sequence', rule: { expression: `exists(x), globalThis.${MARK}` }, field: 'expression', says: /not allowed/ },
+  { name: 'a trailing statement', rule: { expression: `a > 1; constructor.constructor("globalThis.${MARK}=1")()` }, field: 'expression', says: /line 1, column \d+/ },
+  { name: 'closing-parenthesis smuggling', rule: { expression: `1); globalThis.${MARK} = (1` }, field: 'expression', says: /line 1, column \d+/ },
+  { name: 'optional chaining', rule: { expression: 'x?.y == 1' }, field: 'expression', at: [1, 1], says: /optional chaining/ },
+  { name: 'spread', rule: { expression: 'min(...nums) > 1' }, field: 'expression', says: /spread|not allowed/ },
+  { name: 'object literal with __proto__', rule: { expression: '({ __proto__: null }).a' }, field: 'expression', says: /object literal|not allowed/ },
+  { name: 'regex literal', rule: { expression: '/a/ == s' }, field: 'expression', at: [1, 1], says: /regular-expression literal/ },
+  { name: 'BigInt', rule: { expression: 'n == 1n' }, field: 'expression', says: /BigInt|not allowed/ },
+  { name: 'async arrow', rule: { expression: 'items.some(async x => x)' }, field: 'expression', says: /not allowed|async/ },
+  { name: 'class expression', rule: { expression: '(class { static x = globalThis }).x' }, field: 'expression', says: /class|not allowed/ },
+  { name: 'function expression', rule: { expression: '(function () { return this })()' }, field: 'expression', says: /not allowed|function/ },
+  { name: 'arrow with a block body', rule: { expression: `items.every(x => { globalThis.${MARK} = 1; return true })` }, field: 'expression', says: /not allowed|block/ },
+  { name: '$-identifier', rule: { expression: '$foo == 1' }, field: 'expression', at: [1, 1], says: /\$foo|not allowed/ },
+  { name: 'three callback levels', rule: { expression: 'a.every(x => x.b.some(y => y.c.every(z => z > 0)))' }, field: 'expression', at: [1, 38], says: /callbacks are nested more than 2 levels/ },
+  { name: '2000 nested parentheses', rule: { expression: `${'('.repeat(2000)}1${')'.repeat(2000)} == 1` }, field: 'expression', says: /nested more than 64 levels/ },
+  { name: '3000 chained !', rule: { expression: `${'!'.repeat(3000)}x` }, field: 'expression', says: /nested more than 64 levels/ },
+  { name: 'a 100,000-character expression', rule: { expression: `n == ${'1+'.repeat(50_000)}1` }, field: 'expression', says: /at most 4096 are allowed/ },
+  { name: '1e400', rule: { expression: 'n < 1e400' }, field: 'expression', at: [1, 5], says: /finite/ },
+  { name: 'matches() with a backreference', rule: { expression: 'matches(s, "(a)\\\\1")' }, field: 'expression', says: /backreferences and lookaround are not supported/ },
+  { name: 'matches() with lookbehind', rule: { expression: 'matches(s, "(?<=a)b")' }, field: 'expression', says: /backreferences and lookaround are not supported/ },
+  { name: 'message calling constructor.constructor', rule: { expression: 'false', message: `{{ constructor.constructor("globalThis.${MARK}=1")() }}` }, field: 'message', says: CALL },
+  { name: 'message placeholder with this', rule: { expression: 'false', message: 'ab {{ this }}' }, field: 'message', at: [1, 7], says: /`this` is not allowed/ },
+  { name: 'message placeholder on line 2', rule: { expression: 'false', message: 'line one\nx {{ new X() }}' }, field: 'message', at: [2, 6], says: /`new` is not allowed/ },
+  { name: 'when with this on line 2', rule: { expression: 'true', when: 'a &&\n this' }, field: 'when', at: [2, 2], says: /`this` is not allowed/ },
+  { name: 'template literal in when', rule: { expression: 'true', when: `\`\${globalThis.${MARK} = 1}\`` }, field: 'when', says: /not allowed/ },
+  { name: 'fieldPath injection', rule: { expression: 'true', fieldPath: `a"];globalThis.${MARK}=1;//` }, field: 'fieldPath', says: /unexpected/ },
+  { name: 'forEach injection', rule: { expression: 'true', forEach: `a"];globalThis.${MARK}=1;//` }, field: 'forEach', says: /unexpected/ },
+  { name: 'fieldPath with a newline and code', rule: { expression: 'true', fieldPath: `a\n;globalThis.${MARK}=1` }, field: 'fieldPath', says: /.+/ },
+  { name: 'schema with a remote $ref', rule: { schema: { $ref: 'http://evil.example/x.json' } }, field: 'schema', says: /only local references/ },
+  { name: 'schema with $id', rule: { schema: { $id: 'x', type: 'object' } }, field: 'schema', says: /"\$id" is not allowed/ },
+  { name: 'schema pattern with lookbehind', rule: { schema: { type: 'string', pattern: '(?<=a)b' } }, field: 'schema', says: /backreferences and lookaround/ },
+  { name: 'schema nested 40 deep', rule: { schema: JSON.parse(`${'{"items":'.repeat(40)}{}${'}'.repeat(40)}`) }, field: 'schema', says: /nested deeper than 32/ },
+];
+
+let t: TestApp;
+const globalsBefore = new Set(Reflect.ownKeys(globalThis).map(String));
+
+function newGlobals(): string[] {
+  return Reflect.ownKeys(globalThis).map(String).filter((k) => !globalsBefore.has(k) && !k.startsWith('__vitest'));
+}
+
+async function timed(run: () => Promise<TestResponse>): Promise<{ response: TestResponse; ms: number }> {
+  const started = performance.now();
+  const response = await run();
+  return { response, ms: performance.now() - started };
+}
+
+async function publish(context: string, rule: Record<string, unknown>): Promise<void> {
+  const created = await t.request('POST', '/api/v1/rules', { body: { context, code: 'R', name: context, ...rule } });
+  expect(created.status, created.text).toBe(201);
+  const published = await t.request('POST', `/api/v1/contexts/${context}/publish`);
+  expect(published.status, published.text).toBe(200);
+}
+
+beforeAll(async () => {
+  t = await startTestApp();
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('the escape suite through the API', () => {
+  it('has a broad table', () => {
+    expect(ESCAPES.length).toBeGreaterThanOrEqual(50);
+  });
+
+  describe.each(ESCAPES)('$name', (escape) => {
+    const check = (response: TestResponse, path: string): void => {
+      expect(response.status, response.text.slice(0, 400)).toBe(400);
+      expect(response.body.code).toBe('INVALID_BODY');
+      const error = response.body.errors.find((e: { path: string }) => e.path === path);
+      expect(error, `${path} in ${JSON.stringify(response.body.errors)}`).toBeDefined();
+      expect(error.message).toMatch(escape.says);
+      if (escape.at !== undefined) expect(error.message).toContain(`line ${escape.at[0]}, column ${escape.at[1]}`);
+      // The refusal never echoes generated code or internals.
+      expect(response.text).not.toMatch(/"use strict"|function validate| at \S+\.ts:/);
+    };
+
+    it('POST /rules: 400 naming the field, the construct and where', async () => {
+      const body = { context: 'hostile', code: 'HOSTILE', name: 'hostile', ...escape.rule };
+      check(await t.request('POST', '/api/v1/rules', { body }), escape.field);
+    });
+
+    it('POST /rules/test: the same 400 under rule.', async () => {
+      const body = { rule: { code: 'HOSTILE', name: 'hostile', ...escape.rule }, payload: { x: {}, s: 'a', items: [] } };
+      check(await t.request('POST', '/api/v1/rules/test', { body }), `rule.${escape.field}`);
+    });
+  });
+
+  it('stored nothing, created no context and reached no global', async () => {
+    const rules = await t.request('GET', '/api/v1/rules?status=all&limit=500');
+    expect(rules.body.items).toEqual([]);
+    const contexts = await t.request('GET', '/api/v1/contexts');
+    expect(contexts.body.items).toEqual([]);
+    expect(newGlobals()).toEqual([]);
+    expect((globalThis as Record<string, unknown>)[MARK]).toBeUndefined();
+  });
+
+  it('a rule that was accepted reads only own keys of hostile payloads', async () => {
+    const rule = {
+      code: 'OWN', name: 'own keys',
+      expression: '!exists(x.constructor) && !exists(x.__proto__) && !exists(toString) && !exists(globalThis) && !exists(process)',
+      message: 'c={{ constructor }} p={{ __proto__ }}',
+    };
+    for (const [payload, isValid] of [['{"x":{}}', true], ['{"x":{"constructor":{"constructor":"f"}}}', false], ['{"x":{},"process":{"exit":1}}', false]] as const) {
+      const response = await t.request('POST', '/api/v1/rules/test', { rawBody: `{"rule":${JSON.stringify(rule)},"payload":${payload}}` });
+      expect(response.status, response.text).toBe(200);
+      expect(response.body.isValid).toBe(isValid);
+    }
+    expect(newGlobals()).toEqual([]);
+  });
+});
+
+describe('regexes that look catastrophic run on linear engines', () => {
+  // 900,000 characters: the largest string a default-sized body can carry.
+  const subject = `${'a'.repeat(900_000)}!`;
+
+  it.each([
+    ['matches() ^(a|a)*$', { fieldPath: 's', expression: 'matches(s, "^(a|a)*$")' }],
+    ['matches() (a*)*b', { fieldPath: 's', expression: 'matches(s, "(a*)*b")' }],
+    ['matches() ^(a+)+$', { fieldPath: 's', expression: 'matches(s, "^(a+)+$")' }],
+    ['schema pattern ^(a|aa)+$', { fieldPath: 's', schema: { type: 'string', pattern: '^(a|aa)+$' } }],
+    ['schema pattern (x+x+)+y', { fieldPath: 's', schema: { type: 'string', pattern: '(x+x+)+y' } }],
+  ])('%s: accepted, and a 900,000-character attack answers quickly with a failure', async (name, rule) => {
+    const context = `re-${name.replace(/[^a-z0-9]+/gi, '-').replace(/^-|-$/g, '')}`.slice(0, 90);
+    await publish(context, rule);
+    const { response, ms } = await timed(() => t.request('POST', VALIDATE, { body: { context, payload: { s: subject } } }));
+    report(`regex ${name} on 900k chars (ms)`, Math.round(ms));
+    expect(response.status, response.text.slice(0, 300)).toBe(200);
+    expect(response.body.isValid).toBe(false);
+    expect(ms).toBeLessThan(BOUND_MS);
+  });
+});
+
+/** Payloads of the largest size a default body allows, built to be worst for each rule. */
+const numbers = (n: number): string => `[${'0,'.repeat(n - 1)}0]`;
+const objects = (n: number): string => `[${Array.from({ length: n }, (_, i) => `{"k":${i}}`).join(',')}]`;
+
+interface SlowRule {
+  name: string;
+  rule: Record<string, unknown>;
+  payload: string;
+}
+
+const SLOW_RULES: SlowRule[] = [
+  { name: 'two callback levels over the same array (n^2)', rule: { expression: 'a.every(x => a.every(y => y >= 0))' }, payload: `{"a":${numbers(450_000)}}` },
+  { name: 'forEach with two callback levels over the same array (n^3)', rule: { forEach: 'a', expression: 'a.every(x => a.every(y => y >= 0))' }, payload: `{"a":${numbers(450_000)}}` },
+  { name: 'forEach, two callback levels and sum() (n^4, the deepest the language allows)', rule: { forEach: 'a', expression: 'a.every(x => a.every(y => sum(a) >= 0))' }, payload: `{"a":${numbers(450_000)}}` },
+  { name: 'distinct() over objects (pairwise deep equality)', rule: { expression: 'distinct(a)' }, payload: `{"a":${objects(70_000)}}` },
+  { name: 'schema uniqueItems over objects', rule: { fieldPath: 'a', schema: { type: 'array', uniqueItems: true, maxItems: 1000 } }, payload: `{"a":${objects(70_000)}}` },
+  { name: 'sum of maps of maps', rule: { expression: 'sum(a.map(x => sum(a.map(y => y)))) >= 0' }, payload: `{"a":${numbers(450_000)}}` },
+];
+
+describe('rules that would be slow are bounded', () => {
+  let other: BackgroundLoad;
+  let otherKey: string;
+
+  beforeAll(async () => {
+    const asOther = { key: t.otherAdminKey, tenant: t.otherTenantId };
+    await t.request('POST', '/api/v1/rules', { ...asOther, body: { context: 'steady', code: 'A', name: 'a', fieldPath: 'amount', expression: 'amount > 0' } });
+    await t.request('POST', '/api/v1/contexts/steady/publish', asOther);
+    otherKey = (await t.request('POST', '/api/v1/api-keys', { ...asOther, body: { name: 'v', role: 'validator' } })).body.key;
+    other = new BackgroundLoad(async () => {
+      const response = await t.request('POST', VALIDATE, { key: otherKey, tenant: t.otherTenantId, body: { context: 'steady', payload: { amount: 1 } } });
+      return response.status === 200 && response.body.isValid === true;
+    });
+    other.start();
+  });
+
+  it.each(SLOW_RULES.map((slow, i) => [slow.name, i] as const))('%s: the worst accepted payload answers within the deadline', async (_name, index) => {
+    const slow = SLOW_RULES[index];
+    const context = `slow-${index}`;
+    await publish(context, slow.rule);
+    const body = `{"context":"${context}","payload":${slow.payload}}`;
+    expect(body.length).toBeLessThan(1024 * 1024);
+    const { response, ms } = await timed(() => t.request('POST', VALIDATE, { rawBody: body }));
+    report(`slow rule "${slow.name}" (ms, status)`, [Math.round(ms), response.status]);
+    expect(ms).toBeLessThan(BOUND_MS);
+    // Either it finished, or it was stopped at the deadline with a 400 naming the payload.
+    if (response.status !== 200) {
+      expect(response.status, response.text.slice(0, 300)).toBe(400);
+      expect(response.body.errors).toEqual([{ path: 'payload', message: `took longer than ${EVALUATION_DEADLINE_MS} ms to evaluate; send a smaller payload` }]);
+    }
+  });
+
+  it('a batch of slow items is bounded as a whole, and names the items', async () => {
+    const context = 'slow-0';
+    const item = (i: number): string => `{"id":"i${i}","payload":{"a":${numbers(900)}}}`;
+    const body = `{"context":"${context}","items":[${Array.from({ length: 500 }, (_, i) => item(i)).join(',')}]}`;
+    expect(body.length).toBeLessThan(1024 * 1024);
+    const { response, ms } = await timed(() => t.request('POST', '/api/v1/validation/validate-batch', { rawBody: body }));
+    report('batch of 500 n^2 items (ms, status)', [Math.round(ms), response.status]);
+    expect(ms).toBeLessThan(BOUND_MS);
+    expect([200, 400]).toContain(response.status);
+    if (response.status === 400) expect(response.body.errors[0].path).toBe('items');
+  });
+
+  it('a transaction over several slow contexts is bounded as a whole', async () => {
+    const body = `{"transactionId":"t","contexts":["slow-1","slow-3","slow-5"],"payload":{"a":${objects(60_000)}}}`;
+    const { response, ms } = await timed(() => t.request('POST', '/api/v1/validation/validate-transaction', { rawBody: body }));
+    report('transaction over 3 slow contexts (ms, status)', [Math.round(ms), response.status]);
+    expect(ms).toBeLessThan(BOUND_MS);
+    expect([200, 400]).toContain(response.status);
+  });
+
+  it('the same rules on ordinary payloads answer normally, without the deadline', async () => {
+    for (let index = 0; index < SLOW_RULES.length; index++) {
+      const response = await t.request('POST', VALIDATE, { body: { context: `slow-${index}`, payload: { a: [{ k: 1 }, { k: 2 }, 3] } } });
+      expect(response.status, response.text).toBe(200);
+    }
+  });
+
+  it("another tenant's validations kept succeeding, never waiting much longer than one deadline", async () => {
+    const { latencies, failures } = await other.stop();
+    const figures = summarize(latencies);
+    report('slow rules: other tenant latency ms', figures);
+    expect(failures).toEqual([]);
+    expect(latencies.length).toBeGreaterThan(10);
+    // One request can hold the event loop for the deadline plus parsing.
+    expect(figures.max).toBeLessThan(BOUND_MS);
+  });
+});
+
+describe('the cost model behind the deadline', () => {
+  it.each([
+    ['amount <= 100', 1],
+    ['a.every(x => x > 0)', 2],
+    ['a.every(x => x.b.some(y => y > 0))', 3],
+    ['a.every(x => a.every(y => sum(a) > 0))', 3],
+    ['a.some(x => a.some(y => y))', 2],
+    ['distinct(a)', 2],
+    ['distinct(a.map(x => x.sku))', 2],
+    ['sum(items.map(i => i.qty * i.unitPrice)) >= loan.amount', 2],
+    ['"a.every(x => x)" == s', 1],
+  ])('%s has degree %i', (expression, degree) => {
+    expect(expressionDegree(expression)).toBe(degree);
+  });
+
+  it('forEach, messages, when and uniqueItems count; disabled rules do not', () => {
+    expect(rulesetCostProfile([
+      { code: 'A', name: 'a', forEach: 'items', expression: '$item.qty > 0' },
+      { code: 'B', name: 'b', expression: 'true', message: '{{ sum(a.map(x => x)) }}' },
+      { code: 'C', name: 'c', expression: 'true', when: 'a.some(x => a.some(y => y))' },
+      { code: 'D', name: 'd', schema: { type: 'array', uniqueItems: true } },
+      { code: 'E', name: 'e', expression: 'a.every(x => a.every(y => y))', enabled: false },
+    ])).toEqual([0, 1, 3]);
+  });
+
+  it('keeps ordinary requests off the deadline: the benchmark loan payloads are far below the limit', () => {
+    const profile = rulesetCostProfile(loanApplicationSuite.rules);
+    for (const payload of Object.values(loanApplicationSuite.payloads)) {
+      const size = { values: 0, characters: 0 };
+      expect(checkPayload(payload, 'payload', 64, size)).toBeUndefined();
+      expect(estimateCost(profile, sizeOf(size))).toBeLessThan(UNGUARDED_COST_LIMIT / 10);
+    }
+  });
+});
