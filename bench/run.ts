@@ -1,0 +1,169 @@
+/**
+ * All benchmark suites (`npm run bench`): the compiler engine benchmark,
+ * the HTTP benchmark, the scaling benchmark and WORKERS=2 vs 1, one after
+ * the other (never two at once: each is the other's noise). Writes
+ * `results/latest.json` (every figure) and `results/latest.md` (the
+ * summary tables with targets and verdicts).
+ *
+ * `--quick` runs the short version of every suite; `--only=http,scaling`
+ * runs some suites (and still writes both files, with the others absent).
+ */
+import { mkdir, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { runCompilerBench, targets as compilerTargets, type CompilerBenchResult } from './compiler.bench.ts';
+import { httpTables, runHttpBench, type HttpBenchResult } from './http/http.bench.ts';
+import { fixed, int, markdownTable, verdict } from './http/report-table.ts';
+import { runWorkersBench, type WorkersBenchResult } from './http/workers.bench.ts';
+import { runScalingBench, scalingTables, type ScalingBenchResult } from './scaling.bench.ts';
+
+const SUITES = ['compiler', 'http', 'scaling', 'workers'] as const;
+type SuiteName = (typeof SUITES)[number];
+
+/** Everything one `npm run bench` measured. */
+export interface BenchResults {
+  generatedAt: string;
+  quick: boolean;
+  environment: { node: string; platform: string; arch: string; cpu: string; cores: number; loadAverage: number[] };
+  durationS: number;
+  compiler?: CompilerBenchResult;
+  http?: HttpBenchResult;
+  scaling?: ScalingBenchResult;
+  workers?: WorkersBenchResult;
+}
+
+const resultsDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results');
+
+function compilerSection(r: CompilerBenchResult): string[] {
+  const engines = markdownTable({
+    header: ['engine', 'payload', 'ops/s', 'mean ns', 'x hand-written'],
+    rows: r.engines.map((e) => [e.engine, e.payload, int(e.opsPerSec), int(e.meanNs), fixed(e.vsHandWritten, 2)]),
+  });
+  const compile = markdownTable({
+    header: ['rules', 'compile ms (median)', 'min ms', 'per rule us', 'validate pass ns', 'validate fail ns'],
+    rows: r.compile.sizes.map((s) => [
+      String(s.rules), fixed(s.medianMs, 1), fixed(s.minMs, 1), fixed(s.perRuleUs, 1), int(s.validatePassingNs), int(s.validateFailingNs),
+    ]),
+  });
+  // "Faster than every peer" holds per payload: compiled against the fastest peer on that payload.
+  const peerMargins = (['passing', 'failing'] as const).map((payload) => {
+    const onPayload = r.engines.filter((e) => e.payload === payload);
+    const compiled = onPayload.find((e) => e.engine === 'compiled')!.meanNs;
+    const fastestPeer = Math.min(...onPayload.filter((e) => !['compiled', 'hand-written'].includes(e.engine)).map((e) => e.meanNs));
+    return fastestPeer / compiled;
+  });
+  const fasterThanPeers = Math.min(...peerMargins);
+  return [
+    '## Engine (compiler benchmark)', '',
+    `Compiled / hand-written, paired over ${r.ratio.rounds} alternating rounds: passing **${fixed(r.ratio.passing, 2)}**,`
+      + ` failing **${fixed(r.ratio.failing, 2)}** (target <= ${compilerTargets.maxRatioToHandWritten}: ${verdict(r.ratio.met)}).`
+      + ` The fastest peer engine takes at least ${fixed(fasterThanPeers, 1)}x the compiled validator's time`
+      + ` (target: faster than every peer: ${verdict(fasterThanPeers > 1)}).`, '',
+    engines, '',
+    `Compile ${compilerTargets.compileRules} rules: ${fixed(r.compile.at1000.medianMs, 1)} ms (target < ${compilerTargets.maxCompileMs} ms:`
+      + ` ${verdict(r.compile.at1000.met)}); worst per-rule growth ${fixed(r.compile.linear.worstGrowth, 2)}`
+      + ` (target <= ${compilerTargets.maxPerRuleGrowth}: ${verdict(r.compile.linear.met)}).`, '',
+    compile, '',
+  ];
+}
+
+function httpSection(r: HttpBenchResult): string[] {
+  const { throughput, notes } = httpTables(r);
+  return [
+    '## HTTP (service vs bare Fastify route)', '',
+    `${r.ruleCount}-rule loan context, ${r.singleBodyBytes}-byte body; service and bare route in child processes, autocannon`
+      + ' in the parent, alternating rounds. "x bare" is the median of per-round ratios; CPU is each server\'s own CPU time per request.', '',
+    markdownTable(throughput), '',
+    ...notes.map((n) => `- ${n}`), '',
+  ];
+}
+
+function scalingSection(r: ScalingBenchResult): string[] {
+  const [sizes, memory, first] = scalingTables(r);
+  return [
+    '## Scaling', '',
+    `Baseline: the hand-written 20-rule loan validator, ${fixed(r.handWrittenPassingUs, 2)} us per call (passing payload), same run.`
+      + ' "x hand per rule" is the compiled time per rule over the hand-written time per rule.', '',
+    markdownTable(sizes), '',
+    'Memory per cached validator (heap after full gc with N more validators held, minus before, over N):', '',
+    markdownTable(memory), '',
+    ...(first.rows.length === 0 ? [] : [
+      'First validation after a publish against cached validations (HTTP, failing payload, medians):', '',
+      markdownTable(first), '',
+    ]),
+  ];
+}
+
+function workersSection(r: WorkersBenchResult): string[] {
+  if (r.skipped !== null) return ['## WORKERS', '', `skipped: ${r.skipped}`, ''];
+  return [
+    '## WORKERS (PostgreSQL)', '',
+    markdownTable({
+      header: ['workers', 'req/s (median)', 'rounds'],
+      rows: [1, 2].map((w) => [
+        String(w), int(w === 1 ? r.workers1Rps : r.workers2Rps),
+        r.rounds.filter((x) => x.workers === w).map((x) => int(x.requestsPerSec)).join(', '),
+      ]),
+    }), '',
+    `WORKERS=2 / WORKERS=1 throughput: **${fixed(r.ratio, 2)}** (${r.workerProcesses} worker processes, ${r.durationS} s rounds,`
+      + ` ${r.connections} connections).`, '',
+  ];
+}
+
+/** The summary written to results/latest.md. */
+export function summaryMarkdown(results: BenchResults): string {
+  const env = results.environment;
+  const lines = [
+    '# Benchmark results', '',
+    `${results.generatedAt}${results.quick ? ' (quick)' : ''}: ${env.node} ${env.platform}/${env.arch}, ${env.cpu}, ${env.cores} cores;`
+      + ` load average at the end ${env.loadAverage.map((l) => fixed(l, 1)).join(' / ')} (1/5/15 min; above the core count,`
+      + ` other work shared the CPU). Every figure is a ratio against a baseline measured in the same run; absolute numbers`
+      + ` depend on the machine. Produced by \`npm run bench\` in ${fixed(results.durationS, 0)} s.`, '',
+  ];
+  if (results.compiler !== undefined) lines.push(...compilerSection(results.compiler));
+  if (results.http !== undefined) lines.push(...httpSection(results.http));
+  if (results.scaling !== undefined) lines.push(...scalingSection(results.scaling));
+  if (results.workers !== undefined) lines.push(...workersSection(results.workers));
+  return `${lines.join('\n').trimEnd()}\n`;
+}
+
+function selectedSuites(argv: string[]): SuiteName[] {
+  const only = argv.find((a) => a.startsWith('--only='));
+  if (only === undefined) return [...SUITES];
+  const names = only.slice('--only='.length).split(',');
+  for (const name of names) {
+    if (!(SUITES as readonly string[]).includes(name)) throw new Error(`unknown suite "${name}"; suites: ${SUITES.join(', ')}`);
+  }
+  return names as SuiteName[];
+}
+
+async function main(): Promise<void> {
+  const quick = process.argv.includes('--quick');
+  const suites = selectedSuites(process.argv);
+  const started = Date.now();
+  const results: Omit<BenchResults, 'environment' | 'durationS'> = { generatedAt: new Date().toISOString(), quick };
+  // The compiler benchmark writes its own compiler-latest.json on full runs, as `bench:compiler` does.
+  if (suites.includes('compiler')) results.compiler = await runCompilerBench({ quick });
+  if (suites.includes('http')) results.http = await runHttpBench({ quick });
+  if (suites.includes('scaling')) results.scaling = await runScalingBench({ quick });
+  if (suites.includes('workers')) results.workers = await runWorkersBench({ quick });
+  const all: BenchResults = {
+    ...results,
+    environment: {
+      node: process.version, platform: process.platform, arch: process.arch,
+      cpu: os.cpus()[0]?.model ?? 'unknown', cores: os.availableParallelism(), loadAverage: os.loadavg(),
+    },
+    durationS: (Date.now() - started) / 1000,
+  };
+  await mkdir(resultsDir, { recursive: true });
+  const rounded = (_key: string, value: unknown): unknown =>
+    typeof value === 'number' && !Number.isInteger(value) ? Number(value.toPrecision(4)) : value;
+  await writeFile(path.join(resultsDir, 'latest.json'), `${JSON.stringify(all, rounded, 2)}\n`);
+  await writeFile(path.join(resultsDir, 'latest.md'), summaryMarkdown(all));
+  console.log(`\nwrote bench/results/latest.json and bench/results/latest.md (${fixed(all.durationS, 0)} s)`);
+}
+
+await main();
+// Idle keep-alive sockets of the HTTP client would hold the process a few more seconds.
+process.exit(0);
