@@ -60,6 +60,8 @@ export class TenantPolicies {
   readonly #now: () => number;
   readonly #entries = new Map<string, Entry>();
   readonly #inflight = new Map<string, Promise<RateLimitPolicy>>();
+  // One warning per outage, not one per tenant per TTL.
+  #failing = false;
 
   constructor(options: TenantPoliciesOptions) {
     this.#tenants = options.tenants;
@@ -100,10 +102,14 @@ export class TenantPolicies {
     try {
       const override = await this.#tenants.getRateLimit(tenantId);
       policy = this.#policy(tenantId, override ?? this.#defaults);
+      this.#failing = false;
     } catch (error) {
       // The database being down must not stop validation (cached contexts
       // keep serving): keep what was known, else the default, for one TTL.
-      this.#log.warn({ err: error, tenantId }, 'rate-limit override unreadable; using the last known or default budget');
+      if (!this.#failing) {
+        this.#failing = true;
+        this.#log.warn({ err: error, tenantId }, 'rate-limit overrides unreadable; using the last known or default budgets');
+      }
       policy = this.#entries.get(tenantId)?.policy ?? this.#policy(tenantId, this.#defaults);
     }
     if (!this.#entries.has(tenantId) && this.#entries.size >= this.#maxTenants) {
