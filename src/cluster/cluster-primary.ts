@@ -54,6 +54,8 @@ export function runClusterPrimary(options: ClusterPrimaryOptions): void {
 
   const fork = (): void => {
     const worker = cluster.fork();
+    // A signal or message that cannot be delivered must not crash the primary.
+    worker.on('error', (err) => log.warn({ err, worker: worker.process.pid }, 'worker IPC error'));
     alive.set(worker.id, { worker, startedAt: Date.now() });
   };
 
@@ -107,7 +109,9 @@ export function runClusterPrimary(options: ClusterPrimaryOptions): void {
     }
     hardStop = setTimeout(() => {
       log.error({ timeoutMs: options.shutdownTimeoutMs }, 'workers did not stop in time; killing them');
-      for (const { worker } of alive.values()) worker.process.kill('SIGKILL');
+      for (const { worker } of alive.values()) {
+        if (!worker.isDead()) worker.process.kill('SIGKILL');
+      }
       exit(1);
     }, options.shutdownTimeoutMs + SHUTDOWN_GRACE_MS);
     if (alive.size === 0) exit(failedExit ? 1 : 0);

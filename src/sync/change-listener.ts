@@ -40,6 +40,7 @@ export class ChangeListener {
   readonly #maxBackoffMs: number;
   #client: pg.Client | undefined;
   #connecting: Promise<boolean> | undefined;
+  #pinging = false;
   #retry: NodeJS.Timeout | undefined;
   #failures = 0;
   #connections = 0;
@@ -77,6 +78,8 @@ export class ChangeListener {
       if (this.#connecting === undefined) this.#scheduleReconnect();
       return;
     }
+    if (this.#pinging) return;
+    this.#pinging = true;
     let timer: NodeJS.Timeout | undefined;
     try {
       await Promise.race([
@@ -89,6 +92,7 @@ export class ChangeListener {
       this.#lost(client, error);
     } finally {
       clearTimeout(timer);
+      this.#pinging = false;
     }
   }
 

@@ -133,7 +133,7 @@ export function registerCacheSync(app: FastifyInstance, options: CacheSyncPlugin
     // siblings' answer; the response waits here instead. Validation routes
     // never change anything, so they never wait.
     app.addHook('onSend', (request, _reply, payload, done) => {
-      if (pending.size === 0 || request.routeOptions.config.role === 'validator') {
+      if (pending.size === 0 || request.routeOptions.config?.role === 'validator') {
         done(null, payload);
         return;
       }
