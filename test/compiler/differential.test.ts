@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { compileRuleset } from '../../compiler/index.ts';
+import { checkRule, compileRuleset } from '../../compiler/index.ts';
 import type { RuleDefinition } from '../../compiler/types.ts';
 import { edgeExpressionArb, exhaustiveExpressions, expressionArb, payloadArb, rulesetArb } from './arbitraries.ts';
 import { evaluateSource, referenceValidate } from './reference-interpreter.ts';
@@ -22,6 +22,7 @@ const BUDGET = 30_000 * RUNS;
 function agree(rules: RuleDefinition[], payloads: string[]): void {
   const compiled = compileRuleset(rules);
   expect(compiled.errors, 'a well-formed rule was refused').toEqual([]);
+  for (const rule of rules) expect(checkRule(rule), `checkRule disagrees on ${rule.code}`).toEqual([]);
   const seen: Array<[string, unknown, string]> = [];
   for (const text of payloads) {
     const expected = referenceValidate(rules, JSON.parse(text), NOW);

@@ -254,6 +254,18 @@ const CASES: HostileCase[] = [
   { name: 'rule code with */', rule: { code: `a*/ globalThis.${MARK}=1 /*`, expression: 'false' }, outcome: { refusedOrHarmless: true, runs: [{ payload: {}, isValid: false }] } },
   { name: 'rule code with a line separator', rule: { code: `a\u2028globalThis.${MARK}=1//`, expression: 'false' }, outcome: { refusedOrHarmless: true, runs: [{ payload: {}, isValid: false }] } },
   {
+    name: 'regex pattern text that would close a regex literal stays data',
+    rule: { fieldPath: 's', expression: `matches(s, "^a/, globalThis.${MARK} = 1, /b\\u2028$")` },
+    outcome: { accepted: true, runs: [{ payload: { s: `a/, globalThis.${MARK} = 1, /b\u2028` }, isValid: true }, { payload: { s: 'a/' }, isValid: false }] },
+  },
+  {
+    name: 'regex pattern with a named group and a slash class',
+    rule: { fieldPath: 's', expression: `matches(s, "(?<${MARK}>[/])")` },
+    outcome: { accepted: true, runs: [{ payload: { s: 'x/y' }, isValid: true }, { payload: { s: 'xy' }, isValid: false }] },
+  },
+  { name: 'matches() with a pattern that is not a literal', rule: ex('matches(s, t)'), outcome: { refused: ['BAD_ARGUMENTS'], at: [1, 12] } },
+  { name: 'matches() with a pattern over 512 chars', rule: ex(`matches(s, "${'a'.repeat(513)}")`), outcome: { refused: ['TOO_LONG'] } },
+  {
     name: 'message {{ constructor }} renders the own key only',
     rule: { expression: 'false', message: 'c={{ constructor }} p={{ __proto__ }} t={{ toString }}' },
     outcome: { accepted: true, runs: [{ payload: {}, isValid: false, message: 'c= p= t=' }, { payload: parsed('{"constructor":"C","__proto__":"P"}'), isValid: false, message: 'c=C p=P t=' }] },
