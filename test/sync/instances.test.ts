@@ -3,9 +3,10 @@
  * and 9): a publish, an archive of a live rule, a rollback and a key
  * revocation on instance A are seen by instance B within one second; with
  * B's listener connection cut, the safety net still brings the change and
- * the listener comes back; with WORKERS=2, every response after a publish
- * returned shows the new version, whichever worker answers, and a worker
- * that dies is replaced.
+ * the listener comes back; with WORKERS=2, the primary seeds the demo and
+ * prints its command once, every response after a publish returned shows
+ * the new version whichever worker answers, a worker that dies is
+ * replaced, and SIGTERM stops everything with exit status 0.
  *
  * PostgreSQL only: PGlite belongs to one process, so there is nothing to
  * share. Set DATABASE_URL to run these.
@@ -152,11 +153,13 @@ describe.skipIf(!process.env.DATABASE_URL)('several instances on one PostgreSQL 
   });
 });
 
-describe.skipIf(!process.env.DATABASE_URL)('WORKERS=2 (needs DATABASE_URL)', () => {
+describe.skipIf(!process.env.DATABASE_URL)('WORKERS=2 on a first run (needs DATABASE_URL)', () => {
   let database: FreshDatabase;
   let admin: pg.Client;
   let instance: Instance;
-  const key = `sync_${randomBytes(18).toString('base64url')}`;
+  // The first run seeds the demo tenant; its key is in the printed command.
+  const tenant = 'demo';
+  let key: string;
 
   /** One request on a connection of its own, so the cluster hands requests to the workers in turn. */
   const fresh = (method: string, path: string, body?: unknown): Promise<{ status: number; body: any }> =>
@@ -169,7 +172,7 @@ describe.skipIf(!process.env.DATABASE_URL)('WORKERS=2 (needs DATABASE_URL)', () 
           agent: false,
           headers: {
             'x-api-key': key,
-            'x-tenant-id': TENANT,
+            'x-tenant-id': tenant,
             ...(text === undefined ? {} : { 'content-type': 'application/json' }),
           },
         },
@@ -209,14 +212,23 @@ describe.skipIf(!process.env.DATABASE_URL)('WORKERS=2 (needs DATABASE_URL)', () 
     instance = await startInstance({
       databaseUrl: database.databaseUrl!,
       dataDir: database.dataDir,
-      env: { WORKERS: '2', RULES_BOOTSTRAP_TENANTS: `${TENANT}:${key}` },
+      env: { WORKERS: '2' },
       readyWhen: /all workers are listening/,
     });
+    key = /X-Api-Key: (rk_[A-Za-z0-9_-]+)/.exec(instance.output())?.[1] ?? '';
   });
   afterAll(async () => {
     await instance?.stop();
     await admin?.end();
     await database?.drop();
+  });
+
+  it('seeds the demo and prints its command once, from the primary', async () => {
+    const lines = instance.output().split('\n').filter((line) => line.includes('curl'));
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(`http://127.0.0.1:${instance.port}/api/v1/validation/validate`);
+    const response = await fresh('POST', VALIDATE, { context: 'loan-application', payload: { amount: 1000 } });
+    expect(response.status).toBe(200);
   });
 
   it('runs two workers, each with its own listener', async () => {
@@ -251,7 +263,7 @@ describe.skipIf(!process.env.DATABASE_URL)('WORKERS=2 (needs DATABASE_URL)', () 
         const req = httpRequest(`${instance.baseUrl}${VALIDATE}`, {
           method: 'POST',
           agent: false,
-          headers: { 'x-api-key': apiKey, 'x-tenant-id': TENANT, 'content-type': 'application/json' },
+          headers: { 'x-api-key': apiKey, 'x-tenant-id': tenant, 'content-type': 'application/json' },
         }, (res) => {
           res.resume();
           res.on('end', () => resolve(res.statusCode!));
