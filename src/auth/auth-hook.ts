@@ -30,9 +30,23 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
   const { cache, lastUsed } = options;
   app.decorateRequest('auth', null);
 
-  const admit = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction, key: CachedKey | null, tenantId: string): void => {
-    if (key === null || key.tenantId !== tenantId) {
+  const admit = (
+    request: FastifyRequest,
+    reply: FastifyReply,
+    done: HookHandlerDoneFunction,
+    key: CachedKey | null,
+    tenantId: string,
+    keyHash: string,
+  ): void => {
+    if (key === null) {
       sendProblem(request, reply, UNAUTHORIZED);
+      return;
+    }
+    if (key.tenantId !== tenantId) {
+      // A real key with the wrong tenant costs what an invented key costs.
+      const pending = cache.mismatch(keyHash, tenantId);
+      if (pending === null) sendProblem(request, reply, UNAUTHORIZED);
+      else pending.then(() => sendProblem(request, reply, UNAUTHORIZED), (error: unknown) => done(error as Error));
       return;
     }
     request.auth = { tenantId: key.tenantId, role: key.role, keyId: key.keyId };
@@ -61,13 +75,14 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
       sendProblem(request, reply, UNAUTHORIZED);
       return;
     }
-    const found = cache.lookup(hashApiKey(apiKey));
+    const keyHash = hashApiKey(apiKey);
+    const found = cache.lookup(keyHash);
     if (found === null || !(found instanceof Promise)) {
-      admit(request, reply, done, found, tenantId);
+      admit(request, reply, done, found, tenantId, keyHash);
       return;
     }
     found.then(
-      (key) => admit(request, reply, done, key, tenantId),
+      (key) => admit(request, reply, done, key, tenantId, keyHash),
       (error: unknown) => done(error as Error),
     );
   });

@@ -34,6 +34,7 @@ export class KeyCache {
   readonly #known = new Map<string, CachedKey>();
   readonly #hashById = new Map<string, string>();
   readonly #unknown = new Map<string, number>();
+  readonly #mismatched = new Map<string, number>();
   readonly #inflight = new Map<string, Promise<CachedKey | null>>();
   // Bumped by every eviction: a lookup that started before a revocation must
   // not put the revoked key back into the cache when it completes.
@@ -71,6 +72,29 @@ export class KeyCache {
     return pending;
   }
 
+  /**
+   * For a key that exists but came with another tenant's id: the same
+   * storage lookup an unknown key costs, the first time this key and
+   * tenant fail together within the TTL, and nothing on repeats, exactly
+   * as for an unknown key. So a 401 takes as long whichever part was wrong,
+   * and timing cannot tell a valid key from an invented one. Synchronous
+   * (null) when nothing needs to be looked up; rejects like lookup does
+   * when storage is unavailable.
+   */
+  mismatch(keyHash: string, tenantId: string): null | Promise<null> {
+    const pair = `${keyHash}\u0000${tenantId}`;
+    const until = this.#mismatched.get(pair);
+    if (until !== undefined && until > this.#now()) return null;
+    return this.#find(keyHash).then(() => {
+      if (this.#mismatched.size >= this.#maxUnknown) {
+        this.#mismatched.delete(this.#mismatched.keys().next().value!);
+      }
+      this.#mismatched.delete(pair);
+      this.#mismatched.set(pair, this.#now() + this.#unknownTtlMs);
+      return null;
+    });
+  }
+
   /** Drops a key (revocation), effective for the next request. */
   evictKeyId(keyId: string): void {
     this.#epoch++;
@@ -91,6 +115,7 @@ export class KeyCache {
     this.#known.clear();
     this.#hashById.clear();
     this.#unknown.clear();
+    this.#mismatched.clear();
   }
 
   async #load(keyHash: string): Promise<CachedKey | null> {
