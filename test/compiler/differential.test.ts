@@ -208,7 +208,7 @@ describe('compiled validator agrees with the reference interpreter', () => {
   it('on every function, method and operator applied to edge values', () => {
     fc.assert(
       fc.property(edgeExpressionArb, payloads, (expression, texts) => agree(probeRules(expression, false), texts)),
-      { seed: SEED + 4, numRuns: 1500 * RUNS },
+      { seed: SEED + 4, numRuns: 800 * RUNS },
     );
   }, BUDGET);
 
@@ -236,13 +236,13 @@ describe('compiled validator agrees with the reference interpreter', () => {
   it('on large random rulesets (hundreds of rules, split into several generated functions)', () => {
     const large = fc.array(rulesetArb, { minLength: 30, maxLength: 60 }).map((sets) =>
       sets.flatMap((rules, i) => rules.map((r) => ({ ...r, code: `${r.code}.${String(i).padStart(2, '0')}` }))));
-    fc.assert(fc.property(large, payloads, (rules, texts) => agree(rules, texts)), { seed: SEED + 5, numRuns: 4 * RUNS });
+    fc.assert(fc.property(large, payloads, (rules, texts) => agree(rules, texts)), { seed: SEED + 5, numRuns: 10 * RUNS });
   }, BUDGET);
 
   it('on random rulesets (when, fieldPath, required, forEach, messages, priorities)', () => {
     fc.assert(
       fc.property(rulesetArb, payloads, (rules, texts) => agree(rules, texts)),
-      { seed: SEED + 3, numRuns: 600 * RUNS },
+      { seed: SEED + 3, numRuns: 1000 * RUNS },
     );
   }, BUDGET);
 });
