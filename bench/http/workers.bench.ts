@@ -1,6 +1,6 @@
 /**
- * WORKERS=2 against WORKERS=1 (`npm run bench:http -- --workers`, and part
- * of `npm run bench`): single-validation throughput of the service on
+ * WORKERS=2 against WORKERS=1 (`npm run bench -- --only=workers`, or
+ * `node --import tsx bench/http/workers.bench.ts`): single-validation throughput of the service on
  * PostgreSQL with one and with two worker processes, the same database,
  * tenant, rules and load, alternating W2, W1, W1, W2 so drift cancels. The
  * ratio is the median of the per-pair ratios.
