@@ -1,0 +1,215 @@
+/**
+ * Tenant isolation over every route the app serves (collected from the
+ * app itself, so a new route fails this suite until it is in the table).
+ * For each route and each direction between two tenants:
+ * - a key of one tenant with the other's X-Tenant-Id is 401, the one body;
+ * - a key of one tenant, with its own id, on the other's rule ids, key ids
+ *   and contexts is 404 (or an empty list, or acts on its own namespace);
+ * - nothing of the other tenant appears in any response, and the public
+ *   routes (health, metrics, docs) show nothing of either tenant.
+ * test/http/isolation.test.ts covers thirteen of these attacks in depth;
+ * this suite is the complete matrix.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp, type TestResponse } from '../support/app.ts';
+import { listRoutes, type RouteEntry } from './support/routes.ts';
+
+interface Tenant {
+  label: 'first' | 'second';
+  tenantId: string;
+  adminKey: string;
+  validatorKey: string;
+  keyId: string;
+  keyName: string;
+  context: string;
+  code: string;
+  ruleId: string;
+  ruleName: string;
+}
+
+/** What a request at the victim's resources must get, with the attacker's own tenant id. */
+interface Expectation {
+  statuses: number[];
+  /** Body of the request (victim's names put in by `victim`). */
+  body?: (victim: Tenant) => unknown;
+  /** Query string appended to the URL. */
+  query?: (victim: Tenant) => string;
+}
+
+/** Every /api/v1 route: method and URL pattern as Fastify prints them. */
+const MATRIX: Record<string, Expectation> = {
+  'POST /api/v1/validation/validate': { statuses: [404], body: (v) => ({ context: v.context, payload: { amount: 1 } }) },
+  'POST /api/v1/validation/validate-batch': { statuses: [404], body: (v) => ({ context: v.context, items: [{ id: 'a', payload: {} }] }) },
+  'POST /api/v1/validation/validate-transaction': { statuses: [404], body: (v) => ({ transactionId: 't', contexts: [v.context], payload: {} }) },
+  // The victim's code is free in the attacker's namespace (same names in two tenants: test/http/isolation.test.ts).
+  'POST /api/v1/rules': { statuses: [201], body: (v) => ({ context: 'own-context', code: v.code, name: 'own', expression: 'true' }) },
+  'GET /api/v1/rules': { statuses: [200], query: (v) => `?context=${v.context}&status=all&limit=500` },
+  'POST /api/v1/rules/test': { statuses: [404], body: (v) => ({ context: v.context, payload: {} }) },
+  'GET /api/v1/rules/:id': { statuses: [404] },
+  'PUT /api/v1/rules/:id': { statuses: [404], body: (v) => ({ name: 'hijack', expression: 'true', version: 1, context: v.context, code: v.code }) },
+  'DELETE /api/v1/rules/:id': { statuses: [404] },
+  'POST /api/v1/rules/:id/publish': { statuses: [404] },
+  'GET /api/v1/rules/:id/versions': { statuses: [404] },
+  'GET /api/v1/contexts': { statuses: [200] },
+  'POST /api/v1/contexts/:context/publish': { statuses: [404] },
+  'POST /api/v1/contexts/:context/rollback': { statuses: [404], body: () => ({ rulesetVersion: 1 }) },
+  'POST /api/v1/contexts/:context/recompile': { statuses: [404] },
+  'GET /api/v1/contexts/:context/validator': { statuses: [404] },
+  'POST /api/v1/api-keys': { statuses: [201], body: () => ({ name: 'own key', role: 'validator' }) },
+  'GET /api/v1/api-keys': { statuses: [200] },
+  'DELETE /api/v1/api-keys/:id': { statuses: [404] },
+};
+
+let t: TestApp;
+const tenants = {} as Record<'first' | 'second', Tenant>;
+let apiRoutes: RouteEntry[];
+let publicRoutes: RouteEntry[];
+
+async function setUp(label: 'first' | 'second', tenantId: string, adminKey: string): Promise<Tenant> {
+  const as = { key: adminKey, tenant: tenantId };
+  const tenant = { label, tenantId, adminKey } as Tenant;
+  tenant.context = `iso-ctx-${label}`;
+  tenant.code = `ISO_CODE_${label.toUpperCase()}`;
+  tenant.ruleName = `iso rule of ${label}`;
+  const rule = await t.request('POST', '/api/v1/rules', {
+    ...as,
+    body: { context: tenant.context, code: tenant.code, name: tenant.ruleName, fieldPath: 'amount', expression: 'amount <= 100', message: `secret message of ${label}` },
+  });
+  expect(rule.status, rule.text).toBe(201);
+  tenant.ruleId = rule.body.id;
+  expect((await t.request('POST', `/api/v1/contexts/${tenant.context}/publish`, as)).status).toBe(200);
+  tenant.keyName = `iso key of ${label}`;
+  const key = await t.request('POST', '/api/v1/api-keys', { ...as, body: { name: tenant.keyName, role: 'validator' } });
+  tenant.keyId = key.body.id;
+  tenant.validatorKey = key.body.key;
+  return tenant;
+}
+
+/** The URL of a route aimed at the victim's resources. */
+function urlFor(route: RouteEntry, victim: Tenant, expectation?: Expectation): string {
+  const id = route.url.startsWith('/api/v1/api-keys') ? victim.keyId : victim.ruleId;
+  return route.url.replace(':id', id).replace(':context', victim.context) + (expectation?.query?.(victim) ?? '');
+}
+
+/** Strings of the victim that must never appear unless the request itself carried them. */
+function secretsOf(victim: Tenant): string[] {
+  return [victim.tenantId, victim.ruleId, victim.code, victim.ruleName, victim.keyId, victim.keyName, victim.validatorKey, victim.adminKey, `secret message of ${victim.label}`, victim.context];
+}
+
+function leaked(response: TestResponse, victim: Tenant, sent: string): string[] {
+  return secretsOf(victim).filter((secret) => response.text.includes(secret) && !sent.includes(secret));
+}
+
+beforeAll(async () => {
+  t = await startTestApp();
+  tenants.first = await setUp('first', t.tenantId, t.adminKey);
+  tenants.second = await setUp('second', t.otherTenantId, t.otherAdminKey);
+  const routes = listRoutes(t.app);
+  apiRoutes = routes.filter((route) => route.url.startsWith('/api/v1'));
+  publicRoutes = routes.filter((route) => !route.url.startsWith('/api/v1') && route.method === 'GET' && !route.url.includes('*') && !route.url.includes(':'));
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+describe('the route table', () => {
+  it('covers every /api/v1 route the app serves', () => {
+    expect(apiRoutes.length).toBeGreaterThanOrEqual(Object.keys(MATRIX).length);
+    const missing = apiRoutes
+      .filter((route) => route.method !== 'HEAD')
+      .map((route) => `${route.method} ${route.url}`)
+      .filter((key) => MATRIX[key] === undefined);
+    expect(missing).toEqual([]);
+  });
+});
+
+describe.each([
+  ['first', 'second'],
+  ['second', 'first'],
+] as const)('%s tenant against the %s', (attackerLabel, victimLabel) => {
+  it("every route with the other tenant's X-Tenant-Id is 401 with the one body", async () => {
+    const attacker = tenants[attackerLabel];
+    const victim = tenants[victimLabel];
+    const bodies = new Set<string>();
+    for (const route of apiRoutes) {
+      for (const key of [attacker.adminKey, attacker.validatorKey]) {
+        const expectation = MATRIX[`${route.method === 'HEAD' ? 'GET' : route.method} ${route.url}`];
+        const body = expectation?.body?.(victim);
+        const response = await t.request(route.method, urlFor(route, victim, expectation), { key, tenant: victim.tenantId, body });
+        expect(response.status, `${route.method} ${route.url}: ${response.text}`).toBe(401);
+        if (route.method !== 'HEAD') {
+          const { requestId: _ignored, ...rest } = response.body;
+          bodies.add(JSON.stringify(rest));
+          expect(leaked(response, victim, JSON.stringify(body ?? null) + urlFor(route, victim, expectation))).toEqual([]);
+        }
+      }
+    }
+    expect(bodies.size).toBe(1);
+  });
+
+  it("every route aimed at the other tenant's ids and contexts is 404 or stays in its own namespace, and leaks nothing", async () => {
+    const attacker = tenants[attackerLabel];
+    const victim = tenants[victimLabel];
+    for (const route of apiRoutes) {
+      const expectation = MATRIX[`${route.method === 'HEAD' ? 'GET' : route.method} ${route.url}`];
+      const body = expectation.body?.(victim);
+      const url = urlFor(route, victim, expectation);
+      const response = await t.request(route.method, url, { key: attacker.adminKey, tenant: attacker.tenantId, body });
+      expect(expectation.statuses, `${route.method} ${url}: ${response.status} ${response.text.slice(0, 300)}`).toContain(response.status);
+      if (response.status === 404 && route.method !== 'HEAD') {
+        expect(['NOT_FOUND', 'CONTEXT_NOT_FOUND']).toContain(response.body.code);
+      }
+      // What the request named (a context in the URL or body) may be echoed back; nothing else of the victim.
+      expect(leaked(response, victim, JSON.stringify(body ?? null) + url), `${route.method} ${url}`).toEqual([]);
+    }
+  });
+
+  it("the other tenant's validator key validates only its own contexts", async () => {
+    const attacker = tenants[attackerLabel];
+    const victim = tenants[victimLabel];
+    const response = await t.request('POST', '/api/v1/validation/validate', {
+      key: attacker.validatorKey,
+      tenant: attacker.tenantId,
+      body: { context: victim.context, payload: { amount: 1000 } },
+    });
+    expect(response.status).toBe(404);
+    expect(response.body.code).toBe('CONTEXT_NOT_FOUND');
+  });
+});
+
+describe('public routes', () => {
+  it('show nothing of any tenant', async () => {
+    // Some traffic first, so counters and caches hold both tenants' contexts.
+    for (const tenant of Object.values(tenants)) {
+      await t.request('POST', '/api/v1/validation/validate', { key: tenant.validatorKey, tenant: tenant.tenantId, body: { context: tenant.context, payload: { amount: 1 } } });
+    }
+    expect(publicRoutes.map((route) => route.url)).toEqual(expect.arrayContaining(['/health/live', '/health/ready']));
+    for (const route of publicRoutes) {
+      const response = await t.request('GET', route.url, { key: null, tenant: null });
+      expect(response.status, route.url).toBeLessThan(500);
+      for (const tenant of Object.values(tenants)) {
+        expect(secretsOf(tenant).filter((secret) => response.text.includes(secret)), route.url).toEqual([]);
+      }
+    }
+  });
+});
+
+describe('after every attempt', () => {
+  it("each tenant's rule, context and key are untouched", async () => {
+    for (const tenant of Object.values(tenants)) {
+      const as = { key: tenant.adminKey, tenant: tenant.tenantId };
+      const rule = await t.request('GET', `/api/v1/rules/${tenant.ruleId}`, as);
+      expect(rule.body).toMatchObject({ name: tenant.ruleName, status: 'published', version: 1, publishedVersion: 1 });
+      const contexts = await t.request('GET', '/api/v1/contexts', as);
+      expect(contexts.body.items.find((c: { context: string }) => c.context === tenant.context)).toMatchObject({ rulesetVersion: 1 });
+      const keys = await t.request('GET', '/api/v1/api-keys', as);
+      expect(keys.body.items.find((k: { id: string }) => k.id === tenant.keyId)).toMatchObject({ revokedAt: null });
+      const validated = await t.request('POST', '/api/v1/validation/validate', { key: tenant.validatorKey, tenant: tenant.tenantId, body: { context: tenant.context, payload: { amount: 1000 } } });
+      expect(validated.body.failures.map((f: { ruleCode: string }) => f.ruleCode)).toEqual([tenant.code]);
+      // The rule each attacker made with the other's code lives in its own namespace.
+      const own = await t.request('GET', '/api/v1/rules?status=all&limit=500', as);
+      const other = Object.values(tenants).find((candidate) => candidate !== tenant)!;
+      expect(own.body.items.map((r: { context: string; code: string }) => `${r.context}/${r.code}`).sort()).toEqual([`${tenant.context}/${tenant.code}`, `own-context/${other.code}`].sort());
+    }
+  });
+});
