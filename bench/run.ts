@@ -11,7 +11,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { runCompilerBench, targets as compilerTargets, type CompilerBenchResult } from './compiler.bench.ts';
 import { httpTables, runHttpBench, type HttpBenchResult } from './http/http.bench.ts';
 import { fixed, int, markdownTable, verdict } from './http/report-table.ts';
@@ -164,6 +164,10 @@ async function main(): Promise<void> {
   console.log(`\nwrote bench/results/latest.json and bench/results/latest.md (${fixed(all.durationS, 0)} s)`);
 }
 
-await main();
-// Idle keep-alive sockets of the HTTP client would hold the process a few more seconds.
-process.exit(0);
+const invokedDirectly = process.argv[1] !== undefined
+  && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href;
+if (invokedDirectly) {
+  await main();
+  // Idle keep-alive sockets of the HTTP client would hold the process a few more seconds.
+  process.exit(0);
+}

@@ -51,7 +51,8 @@ function installExitHook(): void {
   for (const signal of ['SIGINT', 'SIGTERM'] as const) {
     process.once(signal, () => {
       for (const child of running) child.kill('SIGKILL');
-      process.exit(130);
+      // The handler is gone (once): raised again, the signal ends this process as it would have.
+      process.kill(process.pid, signal);
     });
   }
 }
