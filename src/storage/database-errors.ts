@@ -17,6 +17,7 @@ const UNAVAILABLE_SQLSTATES = new Set(['57P01', '57P02', '57P03', '53300']);
 const UNAVAILABLE_MESSAGES = [
   'connection terminated',
   'timeout exceeded when trying to connect',
+  'query read timeout',
   'connection error',
   'cannot use a pool after calling end',
   'client was closed',

@@ -34,6 +34,11 @@ export interface OpenDatabase {
 // Fail fast while the server is down (product.md 9: 503 within 5 s); the
 // Pool opens fresh connections once it is back, so recovery needs nothing.
 const CONNECTION_TIMEOUT_MS = 2000;
+// A server that stops answering without closing the connection (a network
+// partition) would otherwise leave queries waiting forever. A transaction
+// that meets it waits twice (the statement, then its ROLLBACK), still
+// within the 5 s of product.md 9.
+const QUERY_TIMEOUT_MS = 2000;
 const POOL_SIZE = 10;
 
 /**
@@ -64,6 +69,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<OpenDataba
     connectionString: options.databaseUrl,
     max: POOL_SIZE,
     connectionTimeoutMillis: CONNECTION_TIMEOUT_MS,
+    query_timeout: QUERY_TIMEOUT_MS,
     keepAlive: true,
   });
   // An idle client whose server went away emits 'error' on the pool;

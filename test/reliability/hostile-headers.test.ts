@@ -12,7 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.ts';
-import { quantile, report } from './support/measure.ts';
+import { quantile, report, UNLIMITED } from './support/measure.ts';
 import { rawRequest, type RawResponse } from './support/raw-http.ts';
 
 let t: TestApp;
@@ -77,7 +77,7 @@ function withoutRequestId(response: RawResponse): Record<string, unknown> {
 }
 
 beforeAll(async () => {
-  t = await startTestApp();
+  t = await startTestApp({ env: UNLIMITED });
   await t.request('POST', '/api/v1/rules', { body: { context: 'orders', code: 'LIMIT', name: 'Limit', fieldPath: 'amount', expression: 'amount <= 100' } });
   await t.request('POST', '/api/v1/contexts/orders/publish');
   validatorKey = (await t.request('POST', '/api/v1/api-keys', { body: { name: 'validator', role: 'validator' } })).body.key;

@@ -11,7 +11,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ERRORS, type ErrorCode } from '../../src/errors.ts';
 import { startTestApp, type TestApp, type TestResponse } from '../support/app.ts';
-import { BackgroundLoad, memorySample, report, summarize } from './support/measure.ts';
+import { BackgroundLoad, memorySample, report, summarize, UNLIMITED } from './support/measure.ts';
 
 /** A hostile request may take this long at most (generous: a loaded 2-core CI machine). */
 const BOUND_MS = 10_000;
@@ -126,7 +126,7 @@ async function validateOther(): Promise<TestResponse> {
 }
 
 beforeAll(async () => {
-  t = await startTestApp();
+  t = await startTestApp({ env: UNLIMITED });
   const rule = await t.request('POST', '/api/v1/rules', {
     body: { context: 'orders', code: 'LIMIT', name: 'Limit', fieldPath: 'amount', expression: 'amount <= 100', message: 'over' },
   });

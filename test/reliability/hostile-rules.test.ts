@@ -18,7 +18,7 @@ import { checkPayload, sizeOf } from '../../src/http/payload-guard.ts';
 import { estimateCost, expressionDegree, rulesetCostProfile } from '../../src/validators/evaluation-cost.ts';
 import { EVALUATION_DEADLINE_MS, UNGUARDED_COST_LIMIT } from '../../src/validators/evaluation-deadline.ts';
 import { startTestApp, type TestApp, type TestResponse } from '../support/app.ts';
-import { BackgroundLoad, report, summarize } from './support/measure.ts';
+import { BackgroundLoad, report, summarize, UNLIMITED } from './support/measure.ts';
 
 /** Generous bound for any one request on a loaded 2-core machine. */
 const BOUND_MS = 15_000;
@@ -121,7 +121,7 @@ async function publish(context: string, rule: Record<string, unknown>): Promise<
 }
 
 beforeAll(async () => {
-  t = await startTestApp();
+  t = await startTestApp({ env: UNLIMITED });
 });
 afterAll(async () => {
   await t?.close();

@@ -12,6 +12,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestResponse } from '../support/app.ts';
+import { UNLIMITED } from './support/measure.ts';
 import { listRoutes, type RouteEntry } from './support/routes.ts';
 
 interface Tenant {
@@ -101,7 +102,7 @@ function leaked(response: TestResponse, victim: Tenant, sent: string): string[] 
 }
 
 beforeAll(async () => {
-  t = await startTestApp();
+  t = await startTestApp({ env: UNLIMITED });
   tenants.first = await setUp('first', t.tenantId, t.adminKey);
   tenants.second = await setUp('second', t.otherTenantId, t.otherAdminKey);
   const routes = listRoutes(t.app);

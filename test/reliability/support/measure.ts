@@ -8,6 +8,13 @@
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
 
+/**
+ * Environment that lifts the per-tenant and per-address rate limits: these
+ * suites send thousands of requests on purpose, and rate limiting has its
+ * own tests.
+ */
+export const UNLIMITED: Readonly<Record<string, string>> = Object.freeze({ RATE_LIMIT_MAX: '1000000000' });
+
 /** Percentiles of a sample, in milliseconds. */
 export interface LatencySummary {
   count: number;
