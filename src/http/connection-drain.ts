@@ -2,8 +2,20 @@
  * Graceful drain: once the app starts closing, responses carry
  * `Connection: close`, so clients on keep-alive connections go elsewhere
  * after their current request instead of getting a 503 (product.md 9).
+ *
+ * `spareIdleConnections` closes a second gap, at SIGTERM: Node's
+ * `server.close()` destroys every idle keep-alive connection at once, and a
+ * client that has just sent its next request on one (the usual case under
+ * steady load) gets a reset: the request is lost. Idle connections are
+ * therefore kept for a short grace: a request that arrives is answered
+ * (with `Connection: close`), and only the connections still idle after
+ * the grace are closed.
  */
+import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
+
+/** How long connections idle at shutdown stay open for requests already on their way. */
+export const IDLE_GRACE_MS = 1000;
 
 /** Registers the preClose flag and the onSend header. */
 export function registerConnectionDrain(app: FastifyInstance): void {
@@ -16,4 +28,20 @@ export function registerConnectionDrain(app: FastifyInstance): void {
     if (draining) reply.header('connection', 'close');
     done(null, payload);
   });
+}
+
+/**
+ * Call right before `app.close()`: the server still stops accepting at
+ * once, but its idle keep-alive connections are closed only after
+ * `graceMs` (those busy then close after their response).
+ *
+ * @example
+ * spareIdleConnections(app.server, IDLE_GRACE_MS);
+ * await app.close();
+ */
+export function spareIdleConnections(server: Server, graceMs: number): void {
+  const closeIdle = server.closeIdleConnections.bind(server);
+  // server.close() calls this before it stops listening; it must not run now.
+  server.closeIdleConnections = () => {};
+  setTimeout(closeIdle, graceMs).unref();
 }

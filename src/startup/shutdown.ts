@@ -4,6 +4,7 @@
  * ignored; if draining takes longer than the timeout, the process exits 1.
  */
 import type { FastifyInstance } from 'fastify';
+import { IDLE_GRACE_MS, spareIdleConnections } from '../http/connection-drain.ts';
 import type { Storage } from '../storage/types.ts';
 
 export interface ShutdownOptions {
@@ -29,6 +30,8 @@ export function installShutdown(options: ShutdownOptions): void {
       app.log.error({ timeoutMs }, 'shutdown timed out; exiting');
       exit(1);
     }, timeoutMs);
+    // Clients may be sending on their idle keep-alive connections right now.
+    spareIdleConnections(app.server, Math.min(IDLE_GRACE_MS, timeoutMs / 2));
     app
       .close()
       .then(() => storage.close())

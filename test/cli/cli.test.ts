@@ -214,7 +214,7 @@ describe('operating a tenant with the CLI and the service in turns', () => {
       expect((await call(service, 'POST', '/api/v1/contexts/orders/publish', adminKey)).status).toBe(200);
       const validated = await call(service, 'POST', '/api/v1/validation/validate', validatorKey, { context: 'orders', payload: { qty: 0 } });
       expect(validated.status).toBe(200);
-      expect((await validated.json()).failures.map((f: any) => f.ruleCode)).toEqual(['QTY']);
+      expect(((await validated.json()) as any).failures.map((f: any) => f.ruleCode)).toEqual(['QTY']);
       // A validator key cannot manage rules.
       expect((await call(service, 'GET', '/api/v1/rules', validatorKey)).status).toBe(403);
       // That was the tenant's fourth request: the stored budget of 4 is spent.
