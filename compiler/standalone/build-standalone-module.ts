@@ -18,8 +18,7 @@
 import { build, type Plugin } from 'esbuild';
 import { fileURLToPath } from 'node:url';
 import { planRuleset } from '../compile-ruleset.ts';
-import type { RefOrigin } from '../ruleset-source.ts';
-import { generateRuleset } from '../ruleset-source.ts';
+import { generateRuleset, type RefOrigin } from '../ruleset-source.ts';
 import type { CompileError, CompileOptions, RuleDefinition } from '../types.ts';
 import { literal } from './literal.ts';
 import { PatternTable } from './pattern-table.ts';

@@ -25,6 +25,7 @@ export class PatternTable {
    */
   add(pattern: string): void {
     if (this.#entries.has(pattern)) return;
+    // Length limits were applied when the rule was planned; here only the engine is decided.
     const compiled = compilePattern(pattern, { maxPatternLength: Number.POSITIVE_INFINITY });
     if (!compiled.ok) throw new Error(`${compiled.code}: pattern ${JSON.stringify(pattern)}: ${compiled.message}`);
     if (compiled.engine === 'native') {
