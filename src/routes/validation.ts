@@ -11,6 +11,7 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { ValidationResult } from '../../compiler/types.ts';
 import type { AppDeps, CompiledValidator, ValidatorService } from '../app-deps.ts';
+import type { RuleStore } from '../storage/types.ts';
 import { ProblemError, type FieldError } from '../errors.ts';
 import { checkPayload, sizeOf, type PayloadSize } from '../http/payload-guard.ts';
 import { elapsedMs } from '../http/request-timing.ts';
@@ -254,7 +255,7 @@ export const validationRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (ap
     if (violation !== undefined) errors.push(violation);
     if (errors.length > 0) throw new ProblemError('INVALID_BODY', 'The request body is invalid.', errors);
 
-    const set = await consistentSet(validators, tenantId, contexts);
+    const set = await consistentSet(validators, deps.storage.rules, tenantId, contexts);
     let cost = 0;
     for (const validator of set) cost += estimateCost(costProfileOf(validator), sizeOf(size));
     const contextResults = new Array<{ context: string; isValid: boolean; failures: ValidationResult['failures'] }>(contexts.length);
@@ -319,25 +320,70 @@ async function loadValidator(validators: ValidatorService, tenantId: string, con
   return validator;
 }
 
+/** Rounds of "take, compare with the database, reload what was stale" before giving up. */
+const CONSISTENT_SET_ATTEMPTS = 10;
+
 /**
- * The validators of every context of a transaction, as one consistent set:
- * misses are loaded first, then all are taken from the cache in one
- * synchronous pass, so no publish can interleave between two of them.
+ * The validators of every context of a transaction, as one consistent set
+ * (product.md 6: one set of ruleset versions even while a publish runs).
+ *
+ * When every context is cached, one synchronous pass over the cache is a
+ * single moment of this process: no publish can interleave. Otherwise
+ * validators were taken at different times (loads await the database, and
+ * a small cache may drop a validator taken earlier), so the set is compared
+ * with the ruleset versions the database holds at one moment; stale ones
+ * are reloaded until the set matches such a moment.
  */
-async function consistentSet(validators: ValidatorService, tenantId: string, contexts: string[]): Promise<CompiledValidator[]> {
-  const loaded = new Map<string, CompiledValidator | null>();
-  const misses = contexts.filter((context) => validators.get(tenantId, context) === undefined);
-  if (misses.length > 0) {
-    const results = await Promise.all(misses.map((context) => validators.load(tenantId, context)));
-    misses.forEach((context, i) => loaded.set(context, results[i]));
+async function consistentSet(
+  validators: ValidatorService,
+  rules: Pick<RuleStore, 'rulesetVersions'>,
+  tenantId: string,
+  contexts: string[],
+): Promise<CompiledValidator[]> {
+  const held = new Map<string, CompiledValidator>();
+  const newest = (context: string): CompiledValidator | undefined => {
+    const cached = validators.get(tenantId, context);
+    const kept = held.get(context);
+    if (cached === undefined || kept === undefined) return cached ?? kept;
+    return cached.rulesetVersion >= kept.rulesetVersion ? cached : kept;
+  };
+  for (let attempt = 0; attempt < CONSISTENT_SET_ATTEMPTS; attempt++) {
+    // Held from here on: a small cache may drop them while misses load.
+    const misses: string[] = [];
+    for (const context of contexts) {
+      const validator = newest(context);
+      if (validator === undefined) misses.push(context);
+      else held.set(context, validator);
+    }
+    if (attempt === 0 && misses.length === 0) return contexts.map((context) => held.get(context)!);
+    if (misses.length > 0) {
+      const loaded = await Promise.all(misses.map((context) => validators.load(tenantId, context)));
+      misses.forEach((context, i) => {
+        const validator = loaded[i];
+        if (validator === null) throw contextNotFound(context, `contexts[${contexts.indexOf(context)}]`);
+        held.set(context, validator);
+      });
+    }
+    // The newest this process has of each context, taken in one pass.
+    const set = contexts.map((context) => newest(context)!);
+    set.forEach((validator, i) => held.set(contexts[i], validator));
+    const current = await rules.rulesetVersions(tenantId);
+    let matches = true;
+    for (let i = 0; i < contexts.length; i++) {
+      const version = current.get(contexts[i]);
+      if (version === undefined) throw contextNotFound(contexts[i], `contexts[${i}]`);
+      if (set[i].rulesetVersion === version) continue;
+      matches = false;
+      // Older than the database: load it again. Newer: the comparison was
+      // taken before a publish landed; the next round compares again.
+      if (set[i].rulesetVersion < version) {
+        held.delete(contexts[i]);
+        validators.invalidate(tenantId, contexts[i]);
+      }
+    }
+    if (matches) return set;
   }
-  const set = new Array<CompiledValidator>(contexts.length);
-  for (let i = 0; i < contexts.length; i++) {
-    // A validator loaded above may have been pushed out of a small cache
-    // since; the loaded copy is then the freshest this request can have.
-    const validator = validators.get(tenantId, contexts[i]) ?? loaded.get(contexts[i]);
-    if (validator === undefined || validator === null) throw contextNotFound(contexts[i], `contexts[${i}]`);
-    set[i] = validator;
-  }
-  return set;
+  throw new ProblemError('SERVICE_UNAVAILABLE', 'The contexts are being republished too quickly to take one consistent set; retry shortly.', undefined, {
+    'retry-after': '1',
+  });
 }
