@@ -1,13 +1,14 @@
 import { defineConfig } from 'vitest/config';
 
-// Tests talk to real databases and real servers: generous timeouts, and no
+// Tests talk to real databases and real server processes (tsx compile and
+// PGlite start take seconds on a loaded machine): generous timeouts, and no
 // more parallel files than this 2-core machine can carry without starving
 // the servers under test.
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    testTimeout: 30_000,
-    hookTimeout: 60_000,
+    testTimeout: 60_000,
+    hookTimeout: 90_000,
     pool: 'forks',
     maxWorkers: 2,
     reporters: ['default'],
