@@ -25,7 +25,7 @@
  * Before any load, one request of each kind is checked against the compiled
  * validator in this process: figures for wrong answers would mean nothing.
  * `--quick` runs step 1 only (for `bench:guard`); `--cpu-prof` writes the
- * service's CPU profile to `bench/results/profiles/` and summarises it.
+ * service's CPU profile to `<tmpdir>/rules-bench-profiles/` and summarises it.
  */
 import os from 'node:os';
 import path from 'node:path';
@@ -457,6 +457,7 @@ function printHttpResult(r: HttpBenchResult): void {
 const invokedDirectly = process.argv[1] !== undefined
   && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href;
 if (invokedDirectly) {
-  const profileDir = process.argv.includes('--cpu-prof') ? path.join(here, '..', 'results', 'profiles') : undefined;
+  // Profiles are tens of megabytes: written outside the repository.
+  const profileDir = process.argv.includes('--cpu-prof') ? path.join(os.tmpdir(), 'rules-bench-profiles') : undefined;
   await runHttpBench({ quick: process.argv.includes('--quick'), profileDir });
 }

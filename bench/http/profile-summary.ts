@@ -34,7 +34,7 @@ function where(url: string, line: number): string {
  * Summarises every profile in `dir` written after `since` (epoch ms).
  *
  * @example
- * const [{ top }] = await summarizeProfiles('bench/results/profiles', start, 10);
+ * const [{ top }] = await summarizeProfiles('/tmp/rules-bench-profiles', start, 10);
  */
 export async function summarizeProfiles(dir: string, since: number, count: number): Promise<ProfileTop[]> {
   let files: string[];
@@ -64,7 +64,7 @@ export async function summarizeProfiles(dir: string, since: number, count: numbe
     }
     const top = [...self.values()].sort((a, b) => b.hits - a.hits).slice(0, count)
       .map((e) => ({ fn: e.fn, where: e.where, selfPct: (100 * e.hits) / busy }));
-    summaries.push({ file: path.relative(root, file), top });
+    summaries.push({ file, top });
   }
   return summaries;
 }
