@@ -10,7 +10,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunc
 import { TENANT_ID_PATTERN } from '../config.ts';
 import { UNAUTHORIZED_DETAIL } from '../errors.ts';
 import { sendProblem } from '../http/error-handler.ts';
-import { hashApiKey, isWellFormedApiKey } from './api-key.ts';
+import { isWellFormedApiKey } from './api-key.ts';
 import type { CachedKey, KeyCache } from './key-cache.ts';
 import type { LastUsedTracker } from './last-used-tracker.ts';
 
@@ -75,7 +75,7 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
       sendProblem(request, reply, UNAUTHORIZED);
       return;
     }
-    const keyHash = hashApiKey(apiKey);
+    const keyHash = cache.keyHashOf(apiKey);
     const found = cache.lookup(keyHash);
     if (found === null || !(found instanceof Promise)) {
       admit(request, reply, done, found, tenantId, keyHash);

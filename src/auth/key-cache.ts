@@ -2,8 +2,11 @@
  * The lookup behind authentication, keyed by key hash. Known keys stay
  * cached until revoked (or pushed out by the LRU bound); unknown hashes are
  * remembered briefly, so a client hammering one bad key costs one query per
- * TTL; concurrent misses for one hash share one query.
+ * TTL; concurrent misses for one hash share one query. In front of it, a
+ * bounded memo from the presented key to its hash, so a key seen before is
+ * not hashed again on every request.
  */
+import { hashApiKey } from './api-key.ts';
 import type { ApiKeyRecord, Role } from '../storage/types.ts';
 
 /** What authentication needs to know about a key. */
@@ -36,6 +39,13 @@ export class KeyCache {
   readonly #unknown = new Map<string, number>();
   readonly #mismatched = new Map<string, number>();
   readonly #inflight = new Map<string, Promise<CachedKey | null>>();
+  // Presented key -> hash, and back (one to one), so revocation can drop the
+  // presented form too. Holding presented keys in memory adds no exposure:
+  // every request already carries its key in this process's memory, they are
+  // never logged or serialized, and the memo is bounded like the maps above.
+  readonly #hashByPresented = new Map<string, string>();
+  readonly #presentedByHash = new Map<string, string>();
+  readonly #maxPresented: number;
   // Bumped by every eviction: a lookup that started before a revocation must
   // not put the revoked key back into the cache when it completes.
   #epoch = 0;
@@ -46,6 +56,26 @@ export class KeyCache {
     this.#maxUnknown = options.maxUnknown ?? 10_000;
     this.#unknownTtlMs = options.unknownTtlMs ?? 5_000;
     this.#now = options.now ?? Date.now;
+    this.#maxPresented = this.#maxKeys + this.#maxUnknown;
+  }
+
+  /**
+   * The stored form (SHA-256) of a presented key, from memory when this key
+   * was presented before. Known and unknown keys alike, so a hit says
+   * nothing about the key's validity and costs the same either way.
+   */
+  keyHashOf(apiKey: string): string {
+    const memo = this.#hashByPresented.get(apiKey);
+    if (memo !== undefined) return memo;
+    const keyHash = hashApiKey(apiKey);
+    if (this.#hashByPresented.size >= this.#maxPresented) {
+      const [oldestKey, oldestHash] = this.#hashByPresented.entries().next().value!;
+      this.#hashByPresented.delete(oldestKey);
+      this.#presentedByHash.delete(oldestHash);
+    }
+    this.#hashByPresented.set(apiKey, keyHash);
+    this.#presentedByHash.set(keyHash, apiKey);
+    return keyHash;
   }
 
   /**
@@ -102,6 +132,7 @@ export class KeyCache {
     if (keyHash === undefined) return;
     this.#hashById.delete(keyId);
     this.#known.delete(keyHash);
+    this.#forgetPresented(keyHash);
   }
 
   /** The keys held now, for the consistency safety net. */
@@ -116,6 +147,15 @@ export class KeyCache {
     this.#hashById.clear();
     this.#unknown.clear();
     this.#mismatched.clear();
+    this.#hashByPresented.clear();
+    this.#presentedByHash.clear();
+  }
+
+  #forgetPresented(keyHash: string): void {
+    const presented = this.#presentedByHash.get(keyHash);
+    if (presented === undefined) return;
+    this.#presentedByHash.delete(keyHash);
+    this.#hashByPresented.delete(presented);
   }
 
   async #load(keyHash: string): Promise<CachedKey | null> {
@@ -144,6 +184,7 @@ export class KeyCache {
       const [oldestHash, oldest] = this.#known.entries().next().value!;
       this.#known.delete(oldestHash);
       this.#hashById.delete(oldest.keyId);
+      this.#forgetPresented(oldestHash);
     }
     this.#known.set(keyHash, key);
     this.#hashById.set(key.keyId, keyHash);

@@ -89,4 +89,27 @@ describe('KeyCache', () => {
     await cache.lookup(hashApiKey(t.adminKey));
     expect(counter.queries).toBe(3);
   });
+
+  it('hashes a presented key like the key store, whether remembered, evicted or pushed out', async () => {
+    const { cache } = countingCache({ maxKeys: 1 });
+    const unknown = 'rk_this-key-was-never-issued-anywhere';
+    const presented = [t.adminKey, t.otherAdminKey, unknown, t.adminKey, unknown, t.otherAdminKey];
+    for (const key of presented) {
+      expect(cache.keyHashOf(key)).toBe(hashApiKey(key));
+      await cache.lookup(cache.keyHashOf(key));
+    }
+    const known = await cache.lookup(cache.keyHashOf(t.otherAdminKey));
+    cache.evictKeyId(known!.keyId);
+    expect(cache.keyHashOf(t.otherAdminKey)).toBe(hashApiKey(t.otherAdminKey));
+    cache.clear();
+    expect(cache.keyHashOf(t.adminKey)).toBe(hashApiKey(t.adminKey));
+  });
+
+  it('refuses a key revoked after it was remembered, over HTTP', async () => {
+    const { record, key } = await t.app.deps.keys.create(t.tenantId, 'remembered', 'admin');
+    expect((await t.request('GET', '/api/v1/rules', { key })).status).toBe(200);
+    expect((await t.request('GET', '/api/v1/rules', { key })).status).toBe(200);
+    expect((await t.request('DELETE', `/api/v1/api-keys/${record.id}`)).status).toBe(204);
+    expect((await t.request('GET', '/api/v1/rules', { key })).status).toBe(401);
+  });
 });
