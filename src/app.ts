@@ -8,7 +8,6 @@
  * (it needs the tenant), then metrics and the OpenAPI collector (both learn
  * routes from onRoute, so they come before any route), then the routes.
  */
-import { randomUUID } from 'node:crypto';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type RouteOptions } from 'fastify';
 import type { AppDeps } from './app-deps.ts';
 import { registerAuth } from './auth/auth-hook.ts';
@@ -19,6 +18,7 @@ import type { Config } from './config.ts';
 import { clientErrorHandler, frameworkErrorHandler, registerErrorHandlers } from './http/error-handler.ts';
 import { registerConnectionDrain } from './http/connection-drain.ts';
 import { registerJsonBodyParser } from './http/json-body-parser.ts';
+import { nextRequestId } from './http/request-id.ts';
 import { registerRequestTiming } from './http/request-timing.ts';
 import { metricsRoutes } from './metrics/metrics-routes.ts';
 import { registerMetrics } from './metrics/register-metrics.ts';
@@ -101,7 +101,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     // Behind a load balancer, the client address (per-address rate limit) comes from X-Forwarded-For.
     trustProxy: trustProxySetting(config.trustProxy),
     requestIdHeader: false,
-    genReqId: () => randomUUID(),
+    genReqId: nextRequestId,
     requestTimeout: REQUEST_TIMEOUT_MS,
     return503OnClosing: false,
     frameworkErrors: frameworkErrorHandler,

@@ -4,7 +4,6 @@
  * logged and answered with a generic 500, never with their message, stack,
  * SQL or anything else they might carry.
  */
-import { randomUUID } from 'node:crypto';
 import type { Socket } from 'node:net';
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import {
@@ -22,6 +21,7 @@ import {
   NotFoundError,
   UnavailableError,
 } from '../storage/types.ts';
+import { nextRequestId } from './request-id.ts';
 import { serverTiming } from './request-timing.ts';
 import { schemaErrorsToFieldErrors, type SchemaErrorLike } from './schema-errors.ts';
 
@@ -173,7 +173,7 @@ export function clientErrorHandler(error: Error & { code?: string }, socket: Soc
   if (error.code === 'ECONNRESET' || socket.destroyed) return;
   if (socket.writable) {
     const detail = CLIENT_ERROR_DETAIL[error.code ?? ''] ?? 'The request is malformed.';
-    const body = JSON.stringify(problemBody('INVALID_BODY', detail, randomUUID()));
+    const body = JSON.stringify(problemBody('INVALID_BODY', detail, nextRequestId()));
     socket.write(
       `HTTP/1.1 400 Bad Request\r\nContent-Type: ${PROBLEM_CONTENT_TYPE}\r\nContent-Length: ${Buffer.byteLength(body)}\r\n` +
         `Server-Timing: ${serverTiming(0)}\r\nConnection: close\r\n\r\n${body}`,
