@@ -9,11 +9,13 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppDeps } from '../app-deps.ts';
 import { ProblemError } from '../errors.ts';
-import { checkPayload } from '../http/payload-guard.ts';
+import { checkPayload, sizeOf, type PayloadSize } from '../http/payload-guard.ts';
 import { elapsedMs } from '../http/request-timing.ts';
 import type { LiveRuleset } from '../storage/types.ts';
 import { assertRuleCompiles, describeCompileError } from '../rules/check-rule-content.ts';
 import { toRuleDefinition } from '../rules/to-rule-definition.ts';
+import { evaluateBounded } from '../validators/bounded-evaluation.ts';
+import { costProfileOf, estimateCost } from '../validators/evaluation-cost.ts';
 import { contextNotFound, tenantOf } from './schemas/route-helpers.ts';
 import { toRuleContent, type TestRuleBody } from './schemas/rule-body.ts';
 import { ruleTestBodySchema, singleResultResponseSchema } from './schemas/rule-test-schemas.ts';
@@ -67,7 +69,8 @@ export const ruleTestRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
     const body = request.body;
     // The same guard as the validation operations: depth and finite numbers,
     // before anything recursive (the validator, the serializer) sees it.
-    const payloadProblem = checkPayload(body.payload, 'payload', config.maxPayloadDepth);
+    const size: PayloadSize = { values: 0, characters: 0 };
+    const payloadProblem = checkPayload(body.payload, 'payload', config.maxPayloadDepth, size);
     if (payloadProblem !== undefined) throw new ProblemError('INVALID_BODY', 'The payload is invalid.', [payloadProblem]);
     let ruleset: LiveRuleset;
     if (body.rule !== undefined) {
@@ -86,7 +89,11 @@ export const ruleTestRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
         message: `rule ${error.ruleCode}: ${describeCompileError(error)}`,
       })));
     }
-    const result = validator.validate(body.payload, Date.now());
+    // Under the same deadline as the validation operations: a test runs
+    // caller-supplied rules on a caller-supplied payload just the same.
+    const now = Date.now();
+    const cost = estimateCost(costProfileOf(validator), sizeOf(size));
+    const result = evaluateBounded(cost, 'payload', () => validator.validate(body.payload, now));
     // The same clock as Server-Timing and the validation operations.
     return { ...result, executionTimeMs: Math.round(elapsedMs(request)) };
   });

@@ -16,7 +16,7 @@ import { ProblemError, type FieldError } from '../errors.ts';
 import { checkPayload, sizeOf, type PayloadSize } from '../http/payload-guard.ts';
 import { elapsedMs } from '../http/request-timing.ts';
 import { costProfileOf, estimateCost } from '../validators/evaluation-cost.ts';
-import { EvaluationTimeoutError, evaluateWithin } from '../validators/evaluation-deadline.ts';
+import { evaluateBounded } from '../validators/bounded-evaluation.ts';
 import { CONTEXT_PATTERN } from './schemas/rule-schemas.ts';
 
 interface ValidateBody {
@@ -151,7 +151,7 @@ export const validationRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (ap
     rejectInvalid(checkPayload(payload, 'payload', maxDepth, size));
     const validator = validators.get(tenantId, context) ?? (await loadValidator(validators, tenantId, context, 'context'));
     const cost = estimateCost(costProfileOf(validator), sizeOf(size));
-    const result = bounded(cost, 'payload', () => validator.validate(payload, now));
+    const result = evaluateBounded(cost, 'payload', () => validator.validate(payload, now));
     return {
       isValid: result.isValid,
       totalRulesEvaluated: result.totalRulesEvaluated,
@@ -206,7 +206,7 @@ export const validationRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (ap
     for (const size of sizes) cost += estimateCost(profile, size);
     const results = new Array<{ id: string; isValid: boolean; failures: ValidationResult['failures'] }>(items.length);
     let totalFailed = 0;
-    bounded(cost, 'items', () => {
+    evaluateBounded(cost, 'items', () => {
       for (let i = 0; i < items.length; i++) {
         const result = validator.validate(items[i].payload, now);
         if (!result.isValid) totalFailed++;
@@ -260,7 +260,7 @@ export const validationRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (ap
     for (const validator of set) cost += estimateCost(costProfileOf(validator), sizeOf(size));
     const contextResults = new Array<{ context: string; isValid: boolean; failures: ValidationResult['failures'] }>(contexts.length);
     let allValid = true;
-    bounded(cost, 'payload', () => {
+    evaluateBounded(cost, 'payload', () => {
       for (let i = 0; i < set.length; i++) {
         const result = set[i].validate(payload, now);
         if (!result.isValid) allValid = false;
@@ -286,22 +286,6 @@ function tenantOf(request: FastifyRequest): string {
 
 function emptySize(): PayloadSize {
   return { values: 0, characters: 0 };
-}
-
-/**
- * Evaluates within the deadline when the estimated cost is large; a
- * request that runs out of time is refused as a whole (400 naming `path`),
- * so one request cannot stall every tenant's.
- */
-function bounded<T>(cost: number, path: string, evaluate: () => T): T {
-  try {
-    return evaluateWithin(cost, evaluate);
-  } catch (error) {
-    if (!(error instanceof EvaluationTimeoutError)) throw error;
-    throw new ProblemError('INVALID_BODY', 'The payload is too large to evaluate against the rules of this context.', [
-      { path, message: `took longer than ${error.deadlineMs} ms to evaluate; send a smaller payload` },
-    ]);
-  }
 }
 
 function rejectInvalid(violation: FieldError | undefined): void {

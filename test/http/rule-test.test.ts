@@ -4,6 +4,7 @@
  * evaluated; nothing is ever stored or made live.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { EVALUATION_DEADLINE_MS } from '../../src/validators/evaluation-deadline.ts';
 import { startTestApp } from '../support/app.ts';
 
 type TestApp = Awaited<ReturnType<typeof startTestApp>>;
@@ -107,6 +108,17 @@ describe('{ rule, payload }', () => {
     });
     expect(infinite.status).toBe(400);
     expect(infinite.body.errors).toEqual([{ path: 'payload.amount', message: expect.any(String) }]);
+  });
+
+  it('stops a slow evaluation at the deadline, as validation does', async () => {
+    const slowRule = { code: 'SLOW', name: 'slow', fieldPath: 'a', expression: 'a.every(x => a.every(y => y >= 0))' };
+    const numbers = `[${'0,'.repeat(449_999)}0]`;
+    const response = await t.request('POST', '/api/v1/rules/test', {
+      rawBody: `{"rule":${JSON.stringify(slowRule)},"payload":{"a":${numbers}}}`,
+    });
+    expect(response.status).toBe(400);
+    expect(response.body).toMatchObject({ code: 'INVALID_BODY' });
+    expect(response.body.errors).toEqual([{ path: 'payload', message: `took longer than ${EVALUATION_DEADLINE_MS} ms to evaluate; send a smaller payload` }]);
   });
 
   it('stores nothing and makes nothing live', async () => {
