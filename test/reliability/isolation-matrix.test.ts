@@ -5,8 +5,9 @@
  * - a key of one tenant with the other's X-Tenant-Id is 401, the one body;
  * - a key of one tenant, with its own id, on the other's rule ids, key ids
  *   and contexts is 404 (or an empty list, or acts on its own namespace);
- * - nothing of the other tenant appears in any response, and the public
- *   routes (health, metrics, docs) show nothing of either tenant.
+ * - nothing of the other tenant appears in any response, nor in any log
+ *   line (the service runs at trace level here, its most talkative), and
+ *   the public routes (health, metrics, docs) show nothing of either tenant.
  * test/http/isolation.test.ts covers thirteen of these attacks in depth;
  * this suite is the complete matrix.
  */
@@ -65,6 +66,8 @@ let t: TestApp;
 const tenants = {} as Record<'first' | 'second', Tenant>;
 let apiRoutes: RouteEntry[];
 let publicRoutes: RouteEntry[];
+/** Every log line the service wrote, at trace level. */
+const logLines: string[] = [];
 
 async function setUp(label: 'first' | 'second', tenantId: string, adminKey: string): Promise<Tenant> {
   const as = { key: adminKey, tenant: tenantId };
@@ -102,7 +105,7 @@ function leaked(response: TestResponse, victim: Tenant, sent: string): string[] 
 }
 
 beforeAll(async () => {
-  t = await startTestApp({ env: UNLIMITED });
+  t = await startTestApp({ env: { ...UNLIMITED, LOG_LEVEL: 'trace' }, logStream: { write: (line) => void logLines.push(line) } });
   tenants.first = await setUp('first', t.tenantId, t.adminKey);
   tenants.second = await setUp('second', t.otherTenantId, t.otherAdminKey);
   const routes = listRoutes(t.app);
@@ -155,6 +158,7 @@ describe.each([
       const expectation = MATRIX[`${route.method === 'HEAD' ? 'GET' : route.method} ${route.url}`];
       const body = expectation.body?.(victim);
       const url = urlFor(route, victim, expectation);
+      const linesBefore = logLines.length;
       const response = await t.request(route.method, url, { key: attacker.adminKey, tenant: attacker.tenantId, body });
       expect(expectation.statuses, `${route.method} ${url}: ${response.status} ${response.text.slice(0, 300)}`).toContain(response.status);
       if (response.status === 404 && route.method !== 'HEAD') {
@@ -162,7 +166,13 @@ describe.each([
       }
       // What the request named (a context in the URL or body) may be echoed back; nothing else of the victim.
       expect(leaked(response, victim, JSON.stringify(body ?? null) + url), `${route.method} ${url}`).toEqual([]);
+      // The log lines of the attacker's request carry nothing of the victim it did not send itself.
+      const sent = JSON.stringify(body ?? null) + url;
+      const logged = logLines.slice(linesBefore).join('');
+      expect(logged, 'the request itself is in the captured log').toContain(url.split('?')[0]);
+      expect(secretsOf(victim).filter((secret) => logged.includes(secret) && !sent.includes(secret)), `log of ${route.method} ${url}`).toEqual([]);
     }
+    expect(logLines.length, 'the service logs at trace level in this suite').toBeGreaterThan(0);
   });
 
   it("the other tenant's validator key validates only its own contexts", async () => {

@@ -45,6 +45,8 @@ export interface TestResponse {
 export interface StartTestAppOptions {
   /** Extra environment for loadConfig (e.g. MAX_BATCH_ITEMS). */
   env?: Record<string, string>;
+  /** Receives the service's log lines (set LOG_LEVEL in env to see any). */
+  logStream?: { write(line: string): void };
 }
 
 export interface TestApp {
@@ -84,7 +86,7 @@ export async function startTestApp(options: StartTestAppOptions = {}): Promise<T
     const storage = await createStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
     try {
       await bootstrapTenants(storage, config.bootstrapTenants ?? []);
-      const app = await buildApp({ config, storage });
+      const app = await buildApp({ config, storage, logStream: options.logStream });
       const address = await app.listen({ host: '127.0.0.1', port: 0 });
       return { app, storage, baseUrl: address };
     } catch (error) {
