@@ -30,6 +30,8 @@ const mathCeil = Math.ceil;
 const mathAbs = Math.abs;
 const mathMin = Math.min;
 const mathMax = Math.max;
+const mathImul = Math.imul;
+const toString = String;
 const dateNow = Date.now;
 
 /** V8's longest string is just under 2^29 UTF-16 units; longer joins would throw. */
@@ -490,7 +492,14 @@ export function age(dob: Json, now: Json): number | undefined {
   return ny - by - (nm < bm || (nm === bm && nd < bd) ? 1 : 0);
 }
 
-/** True when no two elements are deeply equal; undefined for a non-array. */
+/**
+ * True when no two elements are deeply equal (`eq`); undefined for a
+ * non-array. Structured elements are bucketed by a structural hash that
+ * `eq`-equal values always share, and only elements in one bucket are
+ * compared with `eq`: linear in the payload instead of pairwise, with
+ * exactly `eq`'s answer (a hash collision costs a comparison, never a
+ * wrong result), and no memory beyond one number per element.
+ */
 export function distinct(x: Json): boolean | undefined {
   if (!isArrayFn(x)) return undefined;
   let primitive = true;
@@ -502,10 +511,90 @@ export function distinct(x: Json): boolean | undefined {
     }
   }
   if (primitive) return new Set(x).size === x.length;
+  const buckets = new Map<number, Json[]>();
   for (let i = 0; i < x.length; i++) {
-    for (let j = i + 1; j < x.length; j++) if (eq(x[i], x[j])) return false;
+    const v = x[i];
+    const hash = structuralHash(v);
+    const bucket = buckets.get(hash);
+    if (bucket === undefined) {
+      buckets.set(hash, [v]);
+      continue;
+    }
+    for (let j = 0; j < bucket.length; j++) if (eq(bucket[j], v)) return false;
+    bucket.push(v);
   }
   return true;
+}
+
+/**
+ * A 52-bit hash of a value's structure, walked with an explicit stack.
+ * Consistent with `eq`: arrays in order, objects by sorted keys, numbers by
+ * value (-0 hashes as 0), and NaN as one constant (eq never equates NaN,
+ * except through a shared reference, which the hash must then match).
+ */
+function structuralHash(root: Json): number {
+  hashA = 0x811c9dc5;
+  hashB = 0x9747b28c;
+  const stack: Json[] = [root];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    switch (typeof v) {
+      case 'number':
+        if (v !== v) mix(0x4e614e);
+        else if ((v | 0) === v) {
+          mix(0x6e);
+          mix(v | 0);
+        } else {
+          mix(0x66);
+          mixString(toString(v));
+        }
+        break;
+      case 'string':
+        mix(0x73);
+        mixString(v);
+        break;
+      case 'boolean':
+        mix(v ? 0x74 : 0x62);
+        break;
+      case 'object':
+        if (v === null) {
+          mix(0x7a);
+        } else if (isArrayFn(v)) {
+          mix(0x5b);
+          mix(v.length);
+          for (let i = 0; i < v.length; i++) stack.push(v[i]);
+        } else {
+          const o = v as Record<string, Json>;
+          const keys = objectKeys(o).sort();
+          mix(0x7b);
+          mix(keys.length);
+          for (const key of keys) {
+            mixString(key);
+            stack.push(o[key]);
+          }
+        }
+        break;
+      default:
+        // undefined (produced by the language), or a type eq compares by identity only.
+        mix(0x75);
+    }
+  }
+  return (hashA >>> 0) * 0x100000 + (hashB >>> 12);
+}
+
+// The running state of structuralHash, reset by every call (no closures per element).
+let hashA = 0;
+let hashB = 0;
+
+function mix(c: number): void {
+  hashA = mathImul(hashA ^ c, 0x01000193);
+  hashB = mathImul(hashB ^ c, 0x5bd1e995);
+  hashB ^= hashB >>> 13;
+}
+
+function mixString(s: string): void {
+  mix(s.length);
+  for (let i = 0; i < s.length; i++) mix(s.charCodeAt(i));
 }
 
 // ---- methods of 3.3 --------------------------------------------------------

@@ -353,6 +353,14 @@ describe('functions (3.4)', () => {
     ['distinct(x)', { x: [{ a: 1, b: 2 }, { b: 2, a: 1 }] }, false],
     ['distinct([])', P, true],
     ['distinct(s)', P, undefined],
+    ['distinct(x)', { x: [{ a: [1, { b: 2, c: [3] }] }, { a: [1, { c: [3], b: 2 }] }] }, false],
+    ['distinct(x)', { x: [{ a: 1 }, { a: 2 }, { a: 1, b: 1 }, [1], { 0: 1 }, ['a', 1], [1, 'a']] }, true],
+    ['distinct(x)', { x: [[0, 'a'], [-0, 'a']] }, false],
+    ['distinct([[0], [0 * -1]])', P, false],
+    ['distinct([[1 / 0], [1 / 0]])', P, true],
+    ['distinct(x)', { x: [[null], [false], [0], [''], [[]], [{}]] }, true],
+    ['distinct(x)', { x: Array.from({ length: 3000 }, (_, i) => ({ id: i, tags: [i % 7] })) }, true],
+    ['distinct(x)', { x: [...Array.from({ length: 3000 }, (_, i) => ({ id: i })), { id: 1234 }] }, false],
   ]);
 });
 
