@@ -104,7 +104,7 @@ async function prepareTenants(
   } else {
     const demoKey = await seedDemo({ storage, ...deps, maxRulesPerContext: config.maxRulesPerContext });
     if (demoKey !== undefined) {
-      log.info({ tenant: DEMO_TENANT, context: DEMO_CONTEXT }, 'demo tenant created; try the curl command printed on its own line');
+      log.info({ tenant: DEMO_TENANT, context: DEMO_CONTEXT }, 'demo tenant created; try the command printed on a line of its own');
       // Plain text on stdout whatever LOG_LEVEL is, on a line of its own.
       const command = validateCurlCommand({
         port: config.port,
