@@ -167,8 +167,12 @@ describe('when Redis is unreachable', () => {
       const open = await until(get, (answer) => answer.status === 200, 'requests to pass while Redis is gone');
       expect(open.remaining).toBeNull();
       for (let i = 0; i < 5; i++) expect((await get()).status).toBe(200);
-      expect(warnings()).toHaveLength(1);
-      expect(JSON.parse(warnings()[0])).toMatchObject({ level: 40 });
+      // One warning per outage: a second one only after counting resumed in
+      // between (on a loaded machine the relay's reconnects can flap).
+      const resumes = (): string[] => lines.filter((line) => line.includes('rate-limit counters available again'));
+      expect(warnings().length).toBeGreaterThanOrEqual(1);
+      expect(warnings().length).toBe(resumes().length + 1);
+      for (const warning of warnings()) expect(JSON.parse(warning)).toMatchObject({ level: 40 });
 
       await relay.start();
       // The window's count survived in Redis, so counting again means 429.
