@@ -35,18 +35,22 @@ export function sizeOf(size: PayloadSize): number {
  * checkPayload({ a: 1e400 }, 'payload', 64); // { path: 'payload.a', message: 'must be a finite number' }
  */
 export function checkPayload(payload: unknown, basePath: string, maxDepth: number, size?: PayloadSize): FieldError | undefined {
-  // Paths are built only for containers; a leaf's path is built only when it fails.
+  // Paths are built only when something fails: each container is recorded
+  // as (parent, key), numbers and existing strings, so a payload that passes
+  // costs no string building at all.
   const values: unknown[] = [payload];
   const depths: number[] = [1];
-  const paths: string[] = [basePath];
+  const nodes: number[] = [0];
+  const parents: number[] = [-1];
+  const keysOf: Array<string | number> = [''];
   let count = 1;
   let characters = typeof payload === 'string' ? payload.length : 0;
   while (values.length > 0) {
     const value = values.pop();
     const depth = depths.pop()!;
-    const path = paths.pop()!;
+    const node = nodes.pop()!;
     if (typeof value !== 'object' || value === null) continue;
-    if (depth > maxDepth) return { path, message: `is nested deeper than ${maxDepth} levels` };
+    if (depth > maxDepth) return { path: pathOf(basePath, parents, keysOf, node), message: `is nested deeper than ${maxDepth} levels` };
     if (Array.isArray(value)) {
       count += value.length;
       for (let i = 0; i < value.length; i++) {
@@ -54,11 +58,13 @@ export function checkPayload(payload: unknown, basePath: string, maxDepth: numbe
         if (typeof child === 'string') {
           characters += child.length;
         } else if (typeof child === 'number') {
-          if (!Number.isFinite(child)) return { path: appendPath(path, i), message: 'must be a finite number' };
+          if (!Number.isFinite(child)) return { path: appendPath(pathOf(basePath, parents, keysOf, node), i), message: 'must be a finite number' };
         } else if (typeof child === 'object' && child !== null) {
           values.push(child);
           depths.push(depth + 1);
-          paths.push(appendPath(path, i));
+          nodes.push(parents.length);
+          parents.push(node);
+          keysOf.push(i);
         }
       }
     } else {
@@ -70,11 +76,13 @@ export function checkPayload(payload: unknown, basePath: string, maxDepth: numbe
         if (typeof child === 'string') {
           characters += child.length;
         } else if (typeof child === 'number') {
-          if (!Number.isFinite(child)) return { path: appendPath(path, key), message: 'must be a finite number' };
+          if (!Number.isFinite(child)) return { path: appendPath(pathOf(basePath, parents, keysOf, node), key), message: 'must be a finite number' };
         } else if (typeof child === 'object' && child !== null) {
           values.push(child);
           depths.push(depth + 1);
-          paths.push(appendPath(path, key));
+          nodes.push(parents.length);
+          parents.push(node);
+          keysOf.push(key);
         }
       }
     }
@@ -84,4 +92,13 @@ export function checkPayload(payload: unknown, basePath: string, maxDepth: numbe
     size.characters += characters;
   }
   return undefined;
+}
+
+/** The path of a recorded container: its keys from the root down, appended to `basePath`. */
+function pathOf(basePath: string, parents: readonly number[], keysOf: ReadonlyArray<string | number>, node: number): string {
+  const keys: Array<string | number> = [];
+  for (let at = node; at > 0; at = parents[at]!) keys.push(keysOf[at]!);
+  let path = basePath;
+  for (let i = keys.length - 1; i >= 0; i--) path = appendPath(path, keys[i]!);
+  return path;
 }
