@@ -18,7 +18,8 @@ import { evaluateBounded } from '../validators/bounded-evaluation.ts';
 import { costProfileOf, estimateCost } from '../validators/evaluation-cost.ts';
 import { contextNotFound, tenantOf } from './schemas/route-helpers.ts';
 import { toRuleContent, type TestRuleBody } from './schemas/rule-body.ts';
-import { ruleTestBodySchema, singleResultResponseSchema } from './schemas/rule-test-schemas.ts';
+import { ruleTestBodySchema } from './schemas/rule-test-schemas.ts';
+import { singleResultResponseSchema } from './schemas/result-schemas.ts';
 
 interface RuleTestBody {
   rule?: TestRuleBody;

@@ -18,6 +18,7 @@ import { elapsedMs } from '../http/request-timing.ts';
 import { costProfileOf, estimateCost } from '../validators/evaluation-cost.ts';
 import { evaluateBounded } from '../validators/bounded-evaluation.ts';
 import { CONTEXT_PATTERN } from './schemas/rule-schemas.ts';
+import { batchResultResponseSchema, singleResultResponseSchema, transactionResultResponseSchema } from './schemas/result-schemas.ts';
 
 interface ValidateBody {
   context: string;
@@ -38,87 +39,6 @@ interface TransactionBody {
 const contextSchema = { type: 'string', pattern: CONTEXT_PATTERN } as const;
 const payloadSchema = { type: 'object' } as const;
 const idSchema = { type: 'string', minLength: 1, maxLength: 200 } as const;
-
-/** Failure records of single results: all eight fields, in the interface's order (2.1). */
-const fullFailureSchema = {
-  type: 'object',
-  required: ['ruleCode', 'ruleName', 'severity', 'message', 'errorCode', 'fieldPath', 'actualValue', 'expectedValue'],
-  properties: {
-    ruleCode: { type: 'string' },
-    ruleName: { type: 'string' },
-    severity: { type: 'string' },
-    message: { type: 'string' },
-    errorCode: { type: 'string' },
-    fieldPath: { type: 'string' },
-    actualValue: {},
-    expectedValue: {},
-  },
-} as const;
-
-/** Failure records of batch and transaction results: exactly ruleCode and message. */
-const shortFailureSchema = {
-  type: 'object',
-  required: ['ruleCode', 'message'],
-  properties: {
-    ruleCode: { type: 'string' },
-    message: { type: 'string' },
-  },
-} as const;
-
-const singleResponseSchema = {
-  type: 'object',
-  required: ['isValid', 'totalRulesEvaluated', 'failures', 'executionTimeMs'],
-  properties: {
-    isValid: { type: 'boolean' },
-    totalRulesEvaluated: { type: 'integer' },
-    failures: { type: 'array', items: fullFailureSchema },
-    executionTimeMs: { type: 'integer' },
-  },
-} as const;
-
-const batchResponseSchema = {
-  type: 'object',
-  required: ['results', 'totalProcessed', 'totalFailed', 'executionTimeMs'],
-  properties: {
-    results: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['id', 'isValid', 'failures'],
-        properties: {
-          id: { type: 'string' },
-          isValid: { type: 'boolean' },
-          failures: { type: 'array', items: shortFailureSchema },
-        },
-      },
-    },
-    totalProcessed: { type: 'integer' },
-    totalFailed: { type: 'integer' },
-    executionTimeMs: { type: 'integer' },
-  },
-} as const;
-
-const transactionResponseSchema = {
-  type: 'object',
-  required: ['transactionId', 'overallResult', 'contextResults', 'executionTimeMs'],
-  properties: {
-    transactionId: { type: 'string' },
-    overallResult: { type: 'string', enum: ['Approved', 'Rejected'] },
-    contextResults: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['context', 'isValid', 'failures'],
-        properties: {
-          context: { type: 'string' },
-          isValid: { type: 'boolean' },
-          failures: { type: 'array', items: shortFailureSchema },
-        },
-      },
-    },
-    executionTimeMs: { type: 'integer' },
-  },
-} as const;
 
 const validatorRole = { role: 'validator' } as const;
 
@@ -141,7 +61,7 @@ export const validationRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (ap
         required: ['context', 'payload'],
         properties: { context: contextSchema, payload: payloadSchema },
       },
-      response: { 200: singleResponseSchema },
+      response: { 200: singleResultResponseSchema },
     },
   }, async (request) => {
     const now = Date.now();
@@ -180,7 +100,7 @@ export const validationRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (ap
           },
         },
       },
-      response: { 200: batchResponseSchema },
+      response: { 200: batchResultResponseSchema },
     },
   }, async (request) => {
     const now = Date.now();
@@ -238,7 +158,7 @@ export const validationRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (ap
           payload: payloadSchema,
         },
       },
-      response: { 200: transactionResponseSchema },
+      response: { 200: transactionResultResponseSchema },
     },
   }, async (request) => {
     const now = Date.now();

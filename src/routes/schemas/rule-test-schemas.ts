@@ -17,29 +17,3 @@ export const ruleTestBodySchema = {
   },
 } as const;
 
-const failureSchema = {
-  type: 'object',
-  required: ['ruleCode', 'ruleName', 'severity', 'message', 'errorCode', 'fieldPath', 'actualValue', 'expectedValue'],
-  properties: {
-    ruleCode: { type: 'string' },
-    ruleName: { type: 'string' },
-    severity: { type: 'string' },
-    message: { type: 'string' },
-    errorCode: { type: 'string' },
-    fieldPath: { type: 'string' },
-    actualValue: {},
-    expectedValue: {},
-  },
-} as const;
-
-/** The single-validation result of the interface (4.1), keys in its order. */
-export const singleResultResponseSchema = {
-  type: 'object',
-  required: ['isValid', 'totalRulesEvaluated', 'failures', 'executionTimeMs'],
-  properties: {
-    isValid: { type: 'boolean' },
-    totalRulesEvaluated: { type: 'integer' },
-    failures: { type: 'array', items: failureSchema },
-    executionTimeMs: { type: 'integer' },
-  },
-} as const;
