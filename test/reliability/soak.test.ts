@@ -7,14 +7,14 @@
  * third of the samples is compared with the first third after warm-up,
  * with a generous factor.
  *
- * SOAK_SECONDS sets the length (default 75; CI keeps the default, longer
+ * SOAK_SECONDS sets the length (default 150; CI keeps the default, longer
  * runs are for people hunting leaks).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BackgroundLoad, memorySample, report, sleep, summarize } from './support/measure.ts';
 import { startService, type Service } from './support/service.ts';
 
-const SECONDS = Number(process.env.SOAK_SECONDS ?? 75);
+const SECONDS = Number(process.env.SOAK_SECONDS ?? 150);
 const TENANTS = 20;
 const CONTEXTS_PER_TENANT = 3;
 const CACHE_SIZE = 16;
