@@ -5,10 +5,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp } from '../support/app.ts';
+import { ok, expectProblem, type Json, type Response } from '../support/expect-response.ts';
 
 type TestApp = Awaited<ReturnType<typeof startTestApp>>;
-type Json = Record<string, any>;
-type Response = { status: number; headers: Headers; body: any };
 
 let t: TestApp;
 
@@ -21,19 +20,6 @@ afterAll(async () => {
 
 function api(method: string, path: string, body?: unknown, key?: string): Promise<Response> {
   return t.request(method, `/api/v1${path}`, { body, key }) as Promise<Response>;
-}
-
-async function ok(response: Promise<Response>, status = 200): Promise<any> {
-  const resolved = await response;
-  expect(resolved.status, JSON.stringify(resolved.body)).toBe(status);
-  return resolved.body;
-}
-
-async function expectProblem(response: Promise<Response>, status: number, code: string): Promise<Json> {
-  const resolved = await response;
-  expect(resolved.status, JSON.stringify(resolved.body)).toBe(status);
-  expect(resolved.body.code).toBe(code);
-  return resolved.body;
 }
 
 async function listKeys(): Promise<Json[]> {

@@ -7,10 +7,9 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp } from '../support/app.ts';
+import { ok, type Json, type Response } from '../support/expect-response.ts';
 
 type TestApp = Awaited<ReturnType<typeof startTestApp>>;
-type Json = Record<string, any>;
-type Response = { status: number; headers: Headers; body: any };
 
 interface TenantFixture {
   name: 'first' | 'second';
@@ -28,12 +27,6 @@ const tenants: Record<'first' | 'second', TenantFixture> = {} as never;
 
 function api(tenant: TenantFixture, method: string, path: string, body?: unknown, key = tenant.adminKey): Promise<Response> {
   return t.request(method, `/api/v1${path}`, { body, key, tenant: tenant.tenantId }) as Promise<Response>;
-}
-
-async function ok(response: Promise<Response>, status = 200): Promise<any> {
-  const resolved = await response;
-  expect(resolved.status, JSON.stringify(resolved.body)).toBe(status);
-  return resolved.body;
 }
 
 async function setUp(name: 'first' | 'second', tenantId: string, adminKey: string): Promise<TenantFixture> {
