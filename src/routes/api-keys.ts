@@ -7,9 +7,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppDeps } from '../app-deps.ts';
 import type { Role } from '../storage/types.ts';
-import { isUuid, notFound, tenantOf } from './schemas/route-helpers.ts';
+import { idParamsSchema, isUuid, notFound, tenantOf } from './schemas/route-helpers.ts';
 import {
-  apiKeyIdParamsSchema,
   apiKeyListResponseSchema,
   createApiKeyBodySchema,
   createdApiKeyResponseSchema,
@@ -48,7 +47,7 @@ export const apiKeysRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, 
 
   app.delete<{ Params: { id: string } }>('/api-keys/:id', {
     config: adminOnly,
-    schema: { params: apiKeyIdParamsSchema, response: { 204: { type: 'null' } } },
+    schema: { params: idParamsSchema, response: { 204: { type: 'null' } } },
   }, async (request, reply) => {
     if (!isUuid(request.params.id)) throw notFound('API key');
     await keys.revoke(tenantOf(request), request.params.id);

@@ -13,12 +13,11 @@ import type { AppDeps } from '../app-deps.ts';
 import { ProblemError } from '../errors.ts';
 import type { ListRulesQuery, Rule, RuleStatus } from '../storage/types.ts';
 import { assertRuleCompiles } from '../rules/check-rule-content.ts';
-import { isUuid, notFound, tenantOf } from './schemas/route-helpers.ts';
+import { idParamsSchema, isUuid, notFound, tenantOf } from './schemas/route-helpers.ts';
 import { toRuleContent, type CreateRuleBody, type UpdateRuleBody } from './schemas/rule-body.ts';
 import {
   createRuleBodySchema,
   listRulesQuerySchema,
-  ruleIdParamsSchema,
   ruleListResponseSchema,
   ruleResponseSchema,
   ruleVersionsResponseSchema,
@@ -90,12 +89,12 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
 
   app.get<{ Params: IdParams }>('/rules/:id', {
     config: adminOnly,
-    schema: { params: ruleIdParamsSchema, response: { 200: ruleResponseSchema } },
+    schema: { params: idParamsSchema, response: { 200: ruleResponseSchema } },
   }, async (request) => findRule(tenantOf(request), request.params.id));
 
   app.put<{ Params: IdParams; Body: UpdateRuleBody }>('/rules/:id', {
     config: adminOnly,
-    schema: { params: ruleIdParamsSchema, body: updateRuleBodySchema, response: { 200: ruleResponseSchema } },
+    schema: { params: idParamsSchema, body: updateRuleBodySchema, response: { 200: ruleResponseSchema } },
   }, async (request) => {
     const tenantId = tenantOf(request);
     const stored = await findRule(tenantId, request.params.id);
@@ -117,7 +116,7 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
 
   app.delete<{ Params: IdParams }>('/rules/:id', {
     config: adminOnly,
-    schema: { params: ruleIdParamsSchema, response: { 204: { type: 'null' } } },
+    schema: { params: idParamsSchema, response: { 204: { type: 'null' } } },
   }, async (request, reply) => {
     const tenantId = tenantOf(request);
     if (!isUuid(request.params.id)) throw notFound('Rule');
@@ -128,7 +127,7 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
 
   app.post<{ Params: IdParams }>('/rules/:id/publish', {
     config: adminOnly,
-    schema: { params: ruleIdParamsSchema, response: { 200: ruleResponseSchema } },
+    schema: { params: idParamsSchema, response: { 200: ruleResponseSchema } },
   }, async (request) => {
     const tenantId = tenantOf(request);
     if (!isUuid(request.params.id)) throw notFound('Rule');
@@ -139,7 +138,7 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
 
   app.get<{ Params: IdParams }>('/rules/:id/versions', {
     config: adminOnly,
-    schema: { params: ruleIdParamsSchema, response: { 200: ruleVersionsResponseSchema } },
+    schema: { params: idParamsSchema, response: { 200: ruleVersionsResponseSchema } },
   }, async (request) => {
     const tenantId = tenantOf(request);
     const versions = isUuid(request.params.id) ? await storage.rules.versions(tenantId, request.params.id) : null;

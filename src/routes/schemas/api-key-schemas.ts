@@ -15,13 +15,6 @@ export const createApiKeyBodySchema = {
   },
 } as const;
 
-/** `:id`; its format is checked in the handler (404, not 400). */
-export const apiKeyIdParamsSchema = {
-  type: 'object',
-  required: ['id'],
-  properties: { id: { type: 'string' } },
-} as const;
-
 /** The 201 of POST /api-keys, the only answer that carries the secret. */
 export const createdApiKeyResponseSchema = {
   type: 'object',

@@ -8,6 +8,17 @@ import { ProblemError } from '../../errors.ts';
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
+ * `:id` of the rule and API-key routes. Any string passes the schema: an id
+ * that cannot exist is unknown (404, checked in the handler), not a bad
+ * request (400).
+ */
+export const idParamsSchema = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: { type: 'string' } },
+} as const;
+
+/**
  * The tenant of the request, taken from the authenticated key and never
  * from the body or the URL (SECURITY-NOTES 4, API1).
  *

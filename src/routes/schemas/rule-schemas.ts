@@ -103,13 +103,6 @@ export const testRuleSchema = {
   },
 } as const;
 
-/** `:id` of the rule routes; the format is checked in handlers (404, not 400). */
-export const ruleIdParamsSchema = {
-  type: 'object',
-  required: ['id'],
-  properties: { id: { type: 'string' } },
-} as const;
-
 /** GET /rules query. Query values are strings: the app's ajv never coerces. */
 export const listRulesQuerySchema = {
   type: 'object',
