@@ -96,7 +96,7 @@ describe('API keys', () => {
     expect(active.map((k) => k.role)).toEqual(['admin']);
   });
 
-  it('list in creation order with revoked ones and last use', async () => {
+  it('list by createdAt then id, with revoked ones and last use', async () => {
     await storage.tenants.ensureTenant('lister');
     const admin = await storage.apiKeys.create('lister', 'admin', 'admin', 'hash-l-admin');
     const used = await storage.apiKeys.create('lister', 'used', 'validator', 'hash-l-used');
@@ -108,10 +108,14 @@ describe('API keys', () => {
     await storage.apiKeys.touch(new Map());
     await storage.apiKeys.revoke('lister', used.id);
     const keys = await storage.apiKeys.list('lister');
-    expect(keys.map((k) => [k.id, k.lastUsedAt, k.revokedAt === null])).toEqual([
+    // Keys made in the same millisecond are ordered by id, as rules are (createdAt, then id).
+    const byCreation = (a: { createdAt: string; id: string }, b: { createdAt: string; id: string }): number =>
+      a.createdAt === b.createdAt ? (a.id < b.id ? -1 : 1) : a.createdAt < b.createdAt ? -1 : 1;
+    expect(keys.map((k) => k.id)).toEqual([...keys].sort(byCreation).map((k) => k.id));
+    expect(keys.map((k) => [k.id, k.lastUsedAt, k.revokedAt === null]).sort()).toEqual([
       [admin.id, null, true],
       [used.id, newer.toISOString(), false],
-    ]);
+    ].sort());
   });
 
   it('ensure is idempotent and restores a revoked bootstrap key', async () => {
