@@ -62,9 +62,9 @@ export interface AppDeps {
 
 /** Who is calling, set by the authentication hook on every /api/v1 request. */
 export interface RequestAuth {
-  tenantId: string;
-  role: Role;
-  keyId: string;
+  readonly tenantId: string;
+  readonly role: Role;
+  readonly keyId: string;
 }
 
 declare module 'fastify' {

@@ -46,6 +46,8 @@ export class KeyCache {
   readonly #hashByPresented = new Map<string, string>();
   readonly #presentedByHash = new Map<string, string>();
   readonly #maxPresented: number;
+  // The hash last moved to the end of #known (its newest entry), or undefined.
+  #newestKnown: string | undefined;
   // Bumped by every eviction: a lookup that started before a revocation must
   // not put the revoked key back into the cache when it completes.
   #epoch = 0;
@@ -79,16 +81,23 @@ export class KeyCache {
   }
 
   /**
+   * The cached key a presented key stands for, when this exact key was
+   * presented before and is known: the authentication fast path (no
+   * hashing, no well-formedness check: the memo holds only keys that passed
+   * it). Undefined in every other case, which then takes `lookup`.
+   */
+  recall(apiKey: string): CachedKey | undefined {
+    const keyHash = this.#hashByPresented.get(apiKey);
+    return keyHash === undefined ? undefined : this.#touchKnown(keyHash);
+  }
+
+  /**
    * The key with this hash, or null. Synchronous when the answer is in
    * memory, so the hot path never waits on a promise.
    */
   lookup(keyHash: string): CachedKey | null | Promise<CachedKey | null> {
-    const known = this.#known.get(keyHash);
-    if (known !== undefined) {
-      this.#known.delete(keyHash);
-      this.#known.set(keyHash, known);
-      return known;
-    }
+    const known = this.#touchKnown(keyHash);
+    if (known !== undefined) return known;
     const unknownUntil = this.#unknown.get(keyHash);
     if (unknownUntil !== undefined) {
       if (unknownUntil > this.#now()) return null;
@@ -132,6 +141,7 @@ export class KeyCache {
     if (keyHash === undefined) return;
     this.#hashById.delete(keyId);
     this.#known.delete(keyHash);
+    if (this.#newestKnown === keyHash) this.#newestKnown = undefined;
     this.#forgetPresented(keyHash);
   }
 
@@ -144,11 +154,25 @@ export class KeyCache {
   clear(): void {
     this.#epoch++;
     this.#known.clear();
+    this.#newestKnown = undefined;
     this.#hashById.clear();
     this.#unknown.clear();
     this.#mismatched.clear();
     this.#hashByPresented.clear();
     this.#presentedByHash.clear();
+  }
+
+  /** A known key, moved to the most recently used end of the LRU order. */
+  #touchKnown(keyHash: string): CachedKey | undefined {
+    const known = this.#known.get(keyHash);
+    // Re-inserting the newest entry changes nothing; skipping it keeps the
+    // common case (one busy key) free of Map churn.
+    if (known !== undefined && keyHash !== this.#newestKnown) {
+      this.#known.delete(keyHash);
+      this.#known.set(keyHash, known);
+      this.#newestKnown = keyHash;
+    }
+    return known;
   }
 
   #forgetPresented(keyHash: string): void {
@@ -183,10 +207,14 @@ export class KeyCache {
     if (this.#known.size >= this.#maxKeys) {
       const [oldestHash, oldest] = this.#known.entries().next().value!;
       this.#known.delete(oldestHash);
+      if (this.#newestKnown === oldestHash) this.#newestKnown = undefined;
       this.#hashById.delete(oldest.keyId);
       this.#forgetPresented(oldestHash);
     }
+    // Delete first so that the key is the newest entry even if it was held already.
+    this.#known.delete(keyHash);
     this.#known.set(keyHash, key);
+    this.#newestKnown = keyHash;
     this.#hashById.set(key.keyId, keyHash);
   }
 }

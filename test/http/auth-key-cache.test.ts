@@ -105,6 +105,33 @@ describe('KeyCache', () => {
     expect(cache.keyHashOf(t.adminKey)).toBe(hashApiKey(t.adminKey));
   });
 
+  it('recalls a presented key only once it is known, and no longer after revocation', async () => {
+    const { cache, counter } = countingCache();
+    expect(cache.recall(t.adminKey)).toBeUndefined();
+    const unknown = 'rk_this-key-was-never-issued-anywhere';
+    expect(await cache.lookup(cache.keyHashOf(unknown))).toBeNull();
+    expect(cache.recall(unknown)).toBeUndefined();
+    const known = await cache.lookup(cache.keyHashOf(t.adminKey));
+    expect(cache.recall(t.adminKey)).toBe(known);
+    cache.evictKeyId(known!.keyId);
+    expect(cache.recall(t.adminKey)).toBeUndefined();
+    expect(counter.queries).toBe(2);
+  });
+
+  it('keeps least-recently-used order when one key is used again and again', async () => {
+    const { cache, counter } = countingCache({ maxKeys: 2 });
+    const third = await t.app.deps.keys.create(t.tenantId, 'third', 'validator');
+    await cache.lookup(hashApiKey(t.adminKey));
+    await cache.lookup(hashApiKey(t.otherAdminKey));
+    // The admin key becomes the most recent, then is used again while already the most recent.
+    for (let i = 0; i < 3; i++) expect(cache.lookup(hashApiKey(t.adminKey))).not.toBeInstanceOf(Promise);
+    await cache.lookup(hashApiKey(third.key));
+    expect(counter.queries).toBe(3);
+    // The other tenant's key was the least recently used: pushed out; the admin key stayed.
+    expect(cache.lookup(hashApiKey(t.adminKey))).not.toBeInstanceOf(Promise);
+    expect(cache.lookup(hashApiKey(t.otherAdminKey))).toBeInstanceOf(Promise);
+  });
+
   it('refuses a key revoked after it was remembered, over HTTP', async () => {
     const { record, key } = await t.app.deps.keys.create(t.tenantId, 'remembered', 'admin');
     expect((await t.request('GET', '/api/v1/rules', { key })).status).toBe(200);
