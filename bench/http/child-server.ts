@@ -22,6 +22,8 @@ export interface ChildServerOptions {
   startTimeoutMs?: number;
   /** Extra node flags, e.g. `--cpu-prof`. */
   nodeFlags?: string[];
+  /** A command that runs node, e.g. `['valgrind', '--tool=callgrind']` (its pid is the child's). */
+  wrapper?: string[];
 }
 
 export interface ChildServer {
@@ -84,7 +86,9 @@ const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 export async function startChildServer(options: ChildServerOptions): Promise<ChildServer> {
   installExitHook();
   const port = await freePort();
-  const child = spawn(process.execPath, [...(options.nodeFlags ?? []), '--import', 'tsx', options.entry], {
+  const nodeArgs = [...(options.nodeFlags ?? []), '--import', 'tsx', options.entry];
+  const [command, ...args] = [...(options.wrapper ?? []), process.execPath, ...nodeArgs];
+  const child = spawn(command, args, {
     env: { PATH: process.env.PATH ?? '', ...options.env, PORT: String(port), HOST: '127.0.0.1' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -17,6 +17,10 @@ export interface LoadOptions {
   durationS: number;
   /** Requests per second over all connections; unset means as fast as the server answers. */
   overallRate?: number;
+  /** Exactly this many requests, however long they take (durationS is then ignored). */
+  requests?: number;
+  /** Seconds before one request counts as a timeout; default 10. */
+  timeoutS?: number;
 }
 
 export interface LoadFigures {
@@ -45,9 +49,9 @@ export async function runLoad(options: LoadOptions): Promise<LoadFigures> {
     headers: options.headers,
     body: options.body,
     connections: options.connections,
-    duration: options.durationS,
+    ...(options.requests === undefined ? { duration: options.durationS } : { amount: options.requests }),
     ...(options.overallRate === undefined ? {} : { overallRate: Math.max(1, Math.round(options.overallRate)) }),
-    timeout: 10,
+    timeout: options.timeoutS ?? 10,
     bailout: 10,
   });
   if (result.non2xx > 0 || result.errors > 0) {

@@ -24,6 +24,10 @@ export interface ServiceOptions {
   /** Extra environment, wins over the defaults here. */
   env?: Record<string, string>;
   nodeFlags?: string[];
+  /** A command that runs node (see ChildServerOptions.wrapper). */
+  wrapper?: string[];
+  /** Give up when the service is not ready by then (default 60 s). */
+  startTimeoutMs?: number;
   /** Reuse a tenant and key (a restart on the same database). */
   tenantId?: string;
   adminKey?: string;
@@ -56,6 +60,8 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
       entry: path.join(root, 'src', 'server.ts'),
       readyPath: '/health/ready',
       nodeFlags: options.nodeFlags,
+      wrapper: options.wrapper,
+      startTimeoutMs: options.startTimeoutMs,
       env: {
         RULES_DATA_DIR: dataDir,
         ...(options.databaseUrl === undefined ? {} : { DATABASE_URL: options.databaseUrl }),
