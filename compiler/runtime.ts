@@ -17,6 +17,7 @@ import type { FailureRecord, Severity } from './types.ts';
 // Captured at load: later changes to built-ins, and payload keys such as
 // "hasOwnProperty", cannot change how the helpers behave.
 const objectHasOwn = Object.hasOwn;
+const objectGetPrototypeOf = Object.getPrototypeOf;
 const isArrayFn = Array.isArray;
 const objectKeys = Object.keys;
 const freeze = Object.freeze;
@@ -62,6 +63,17 @@ export function get(object: Json, key: string | number): Json {
  * see every shape of every payload.
  */
 export const hasOwn: (object: object, key: PropertyKey) => boolean = objectHasOwn;
+
+/**
+ * `Object.getPrototypeOf` and the two prototypes of JSON values, captured
+ * at load. A reader that found a value under a name the prototype lacks
+ * knows the value is the object's own without calling `hasOwn`, a builtin
+ * call V8 does not inline; V8 folds `getPrototypeOf` and the prototype's
+ * missing property into checks of the object's map.
+ */
+export const getPrototypeOf: (object: object) => object | null = objectGetPrototypeOf;
+export const objectPrototype: object = Object.prototype;
+export const arrayPrototype: object = Array.prototype;
 
 /** `.length`: UTF-16 units of a string, else the own field `length` (arrays have one). */
 export function length(x: Json): Json {
@@ -384,9 +396,6 @@ export function isDate(x: Json): boolean {
   return typeof x === 'string' && (dateFormat(x) || dateTimeFormat(x));
 }
 
-const ISO_DATE_TIME =
-  /^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?)?$/;
-
 /** Days since 1970-01-01 of a proleptic Gregorian date (Hinnant's days_from_civil). */
 function daysFromCivil(year: number, month: number, day: number): number {
   const y = month <= 2 ? year - 1 : year;
@@ -397,8 +406,13 @@ function daysFromCivil(year: number, month: number, day: number): number {
   return era * 146097 + doe - 719468;
 }
 
-/** The inverse of daysFromCivil. */
-function civilFromDays(days: number): [number, number, number] {
+/**
+ * The inverse of daysFromCivil, as one number `year * 10000 + month * 100
+ * + day` (a negative year too: month and day are what is left above
+ * `year * 10000`). One number instead of a [year, month, day] array: `age`
+ * needs no allocation.
+ */
+function civilFromDays(days: number): number {
   const z = days + 719468;
   const era = mathFloor(z / 146097);
   const doe = z - era * 146097;
@@ -407,7 +421,7 @@ function civilFromDays(days: number): [number, number, number] {
   const mp = mathFloor((5 * doy + 2) / 153);
   const day = doy - mathFloor((153 * mp + 2) / 5) + 1;
   const month = mp < 10 ? mp + 3 : mp - 9;
-  return [era * 400 + yoe + (month <= 2 ? 1 : 0), month, day];
+  return (era * 400 + yoe + (month <= 2 ? 1 : 0)) * 10_000 + month * 100 + day;
 }
 
 function daysInMonth(year: number, month: number): number {
@@ -435,31 +449,91 @@ export function date(x: Json): number | undefined {
 let lastDateText: string | undefined;
 let lastDateValue: number | undefined;
 
+// Character codes of the date-time syntax.
+const ZERO = 48;
+const HYPHEN = 45;
+const PLUS = 43;
+const MINUS = 45;
+const PERIOD = 46;
+const COLON = 58;
+const SPACE = 32;
+const UPPER_T = 84;
+const LOWER_T = 116;
+const UPPER_Z = 90;
+const LOWER_Z = 122;
+
+/**
+ * Reads the language of the regex
+ * `^(\d{4})-(\d{2})-(\d{2})(?:[Tt ](\d{2}):(\d{2})(?::(\d{2})(?:\.(\d+))?)?(?:([Zz])|([+-])(\d{2})(?::?(\d{2}))?)?)?$`
+ * (ASCII digits only) by hand: a regex match, its substrings and their
+ * conversion to numbers cost several times the arithmetic. The test
+ * `test/compiler/date-parse.test.ts` holds that regex version and checks
+ * that both accept the same texts with the same values.
+ */
 function parseDate(x: string): number | undefined {
-  const m = ISO_DATE_TIME.exec(x);
-  if (m === null) return undefined;
-  const year = +m[1];
-  const month = +m[2];
-  const day = +m[3];
+  const end = x.length;
+  if (end < 10 || x.charCodeAt(4) !== HYPHEN || x.charCodeAt(7) !== HYPHEN) return undefined;
+  const century = twoDigits(x, 0);
+  const yearOfCentury = twoDigits(x, 2);
+  const month = twoDigits(x, 5);
+  const day = twoDigits(x, 8);
+  if (century < 0 || yearOfCentury < 0 || month < 0 || day < 0) return undefined;
+  const year = century * 100 + yearOfCentury;
   if (month < 1 || month > 12 || day < 1 || day > daysInMonth(year, month)) return undefined;
   let ms = daysFromCivil(year, month, day) * DAY_MS;
-  if (m[4] !== undefined) {
-    const hour = +m[4];
-    const minute = +m[5];
-    const second = m[6] === undefined ? 0 : +m[6];
-    if (hour > 23 || minute > 59 || second > 59) return undefined;
-    // Milliseconds are the first three digits; more digits are truncated, not rounded.
-    const fraction = m[7] === undefined ? 0 : +m[7].slice(0, 3).padEnd(3, '0');
-    ms += ((hour * 60 + minute) * 60 + second) * 1000 + fraction;
-    if (m[9] !== undefined) {
-      const offsetHours = +m[10];
-      const offsetMinutes = m[11] === undefined ? 0 : +m[11];
-      if (offsetHours > 23 || offsetMinutes > 59) return undefined;
-      const offset = (offsetHours * 60 + offsetMinutes) * 60_000;
-      ms += m[9] === '+' ? -offset : offset;
+  if (end === 10) return ms;
+  // A time: separator, hh:mm, then optional :ss, .fraction and offset.
+  const separator = x.charCodeAt(10);
+  if (separator !== UPPER_T && separator !== LOWER_T && separator !== SPACE) return undefined;
+  if (end < 16 || x.charCodeAt(13) !== COLON) return undefined;
+  const hour = twoDigits(x, 11);
+  const minute = twoDigits(x, 14);
+  if (hour < 0 || minute < 0) return undefined;
+  let i = 16;
+  let second = 0;
+  let fraction = 0;
+  if (i < end && x.charCodeAt(i) === COLON) {
+    second = twoDigits(x, i + 1);
+    if (second < 0) return undefined;
+    i += 3;
+    if (i < end && x.charCodeAt(i) === PERIOD) {
+      const first = ++i;
+      while (i < end && isDigit(x.charCodeAt(i))) i++;
+      if (i === first) return undefined;
+      // Milliseconds are the first three digits, padded with zeros; more digits are truncated, not rounded.
+      for (let k = first; k < first + 3; k++) fraction = fraction * 10 + (k < i ? x.charCodeAt(k) - ZERO : 0);
     }
   }
-  return ms;
+  if (hour > 23 || minute > 59 || second > 59) return undefined;
+  ms += ((hour * 60 + minute) * 60 + second) * 1000 + fraction;
+  if (i === end) return ms;
+  const sign = x.charCodeAt(i);
+  if (sign === UPPER_Z || sign === LOWER_Z) return i + 1 === end ? ms : undefined;
+  if (sign !== PLUS && sign !== MINUS) return undefined;
+  const offsetHours = twoDigits(x, i + 1);
+  if (offsetHours < 0) return undefined;
+  i += 3;
+  let offsetMinutes = 0;
+  if (i < end) {
+    if (x.charCodeAt(i) === COLON) i++;
+    offsetMinutes = twoDigits(x, i);
+    if (offsetMinutes < 0 || i + 2 !== end) return undefined;
+  }
+  if (offsetHours > 23 || offsetMinutes > 59) return undefined;
+  const offset = (offsetHours * 60 + offsetMinutes) * 60_000;
+  return ms + (sign === PLUS ? -offset : offset);
+}
+
+/** An ASCII digit: what `\d` matches in a regex without the `u` flag, and with it. */
+function isDigit(c: number): boolean {
+  return c >= ZERO && c <= ZERO + 9;
+}
+
+/** The number of the two ASCII digits at `i`, or -1 (also past the end, where charCodeAt is NaN). */
+function twoDigits(x: string, i: number): number {
+  const tens = x.charCodeAt(i) - ZERO;
+  const ones = x.charCodeAt(i + 1) - ZERO;
+  return tens >= 0 && tens <= 9 && ones >= 0 && ones <= 9 ? tens * 10 + ones : -1;
 }
 
 /** The ECMAScript time range; epoch milliseconds beyond it are no instant at all. */
@@ -487,10 +561,16 @@ export function age(dob: Json, now: Json): number | undefined {
   const born = instant(dob);
   const at = instant(now);
   if (born === undefined || at === undefined) return undefined;
-  const [by, bm, bd] = civilFromDays(mathFloor(born / DAY_MS));
-  const [ny, nm, nd] = civilFromDays(mathFloor(at / DAY_MS));
-  return ny - by - (nm < bm || (nm === bm && nd < bd) ? 1 : 0);
+  const birthday = civilFromDays(mathFloor(born / DAY_MS));
+  const today = civilFromDays(mathFloor(at / DAY_MS));
+  const birthYear = mathFloor(birthday / 10_000);
+  const year = mathFloor(today / 10_000);
+  // Month and day as one number, month * 100 + day: a year not yet completed if today's is below the birthday's.
+  return year - birthYear - (today - year * 10_000 < birthday - birthYear * 10_000 ? 1 : 0);
 }
+
+/** Up to this many primitives, `distinct` compares every pair instead of filling a Set. */
+const SMALL_DISTINCT = 16;
 
 /**
  * True when no two elements are deeply equal (`eq`); undefined for a
@@ -510,7 +590,15 @@ export function distinct(x: Json): boolean | undefined {
       break;
     }
   }
-  if (primitive) return new Set(x).size === x.length;
+  if (primitive) {
+    // Without NaN, SameValueZero (the Set's equality) is ===; a short list needs no Set.
+    if (x.length > SMALL_DISTINCT) return new Set(x).size === x.length;
+    for (let i = 1; i < x.length; i++) {
+      const v = x[i];
+      for (let j = 0; j < i; j++) if (x[j] === v) return false;
+    }
+    return true;
+  }
   const buckets = new Map<number, Json[]>();
   for (let i = 0; i < x.length; i++) {
     const v = x[i];
@@ -724,7 +812,7 @@ export function clock(now: Json): number {
 
 /** Everything generated code may use, frozen so that no rule or tenant can swap a helper. */
 export const runtime = freeze({
-  get, hasOwn, length, eq, ne, lt, le, gt, ge, add, sub, mul, div, mod, pow, neg, pos,
+  get, hasOwn, getPrototypeOf, objectPrototype, arrayPrototype, length, eq, ne, lt, le, gt, ge, add, sub, mul, div, mod, pow, neg, pos,
   exists, isEmpty, len, isString, isNumber, isInteger, isBoolean, isArray, isObject,
   sum, avg, min, max, min2, max2, abs, floor, ceil, round, lower, upper, trim,
   matches, isEmail, isUuid, isUri, isDate, date, daysBetween, age, distinct,
