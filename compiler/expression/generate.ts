@@ -8,7 +8,8 @@
  * `typeof` guard plus the native operator, and a short literal list in
  * `.includes()` becomes a chain of `===`. Callbacks become hoisted loop
  * functions that take the values they capture as parameters, so no closure
- * is allocated per evaluation.
+ * is allocated per evaluation; `sum(list.map(...))` is one loop with no
+ * array in between. A call repeated in one expression is computed once.
  */
 import { _, CodeWriter, join, lit, type Code, type Name, type Scope } from '../codegen/index.ts';
 import type { Runtime, Matcher } from '../runtime.ts';
@@ -77,22 +78,27 @@ export interface FixedNames {
   readonly out: Name;
 }
 
+/** Temporaries by the structural key of the call whose value they hold. */
+type Available = Map<string, Name>;
+
 interface Out {
   code: Code;
   /** Safe as an operand without parentheses. */
   atomic: boolean;
+  /** The temporary that holds the value once `code` has run (a repeated call, see `repeatedCalls`). */
+  temp?: Name;
 }
 
 const INLINE_INCLUDES_MAX = 8;
 
 /** Generates the JavaScript expression of `e`. */
 export function generateExpression(e: Expr, env: Env, hoist: Hoist, names: FixedNames): Code {
-  return new Generator(hoist, names).expr(e, env).code;
+  return new Generator(hoist, names, e).expr(e, env).code;
 }
 
 /** Generates a condition that holds when `e` is exactly `true` (3.2). */
 export function generateIsTrue(e: Expr, env: Env, hoist: Hoist, names: FixedNames, booleanTyped: boolean): Code {
-  const out = new Generator(hoist, names).expr(e, env);
+  const out = new Generator(hoist, names, e).expr(e, env);
   return booleanTyped ? out.code : _`${paren(out)} === true`;
 }
 
@@ -115,17 +121,80 @@ function isPrimitiveLiteral(e: Expr): e is Expr & { kind: 'literal' } {
 class Generator {
   readonly #hoist: Hoist;
   readonly #names: FixedNames;
+  /** Calls of the expression that occur more than once, by node, with their structural key. */
+  #repeated: Map<Expr, string>;
+  /** Temporaries that hold a repeated call's value wherever the code being generated runs. */
+  #available: Available = new Map();
 
-  constructor(hoist: Hoist, names: FixedNames) {
+  constructor(hoist: Hoist, names: FixedNames, root: Expr) {
     this.#hoist = hoist;
     this.#names = names;
+    this.#repeated = repeatedCalls(root);
   }
 
   h(name: HelperName): Name {
     return this.#hoist.helper(name);
   }
 
+  /**
+   * A call that occurs again in the expression is computed once: its first
+   * evaluation stores the value in a temporary and later ones read it, as in
+   * `daysBetween(a, b) >= 0 && daysBetween(a, b) <= 90`. Calls are pure and
+   * the payload does not change while a rule runs, so the value is the same;
+   * "later" means only code that surely runs after the store (see `outcome`).
+   */
   expr(e: Expr, env: Env): Out {
+    const key = this.#repeated.get(e);
+    if (key === undefined) return this.node(e, env);
+    const known = this.#available.get(key);
+    if (known !== undefined) return { code: known, atomic: true, temp: known };
+    const out = this.node(e, env);
+    const t = env.temp();
+    this.#available.set(key, t);
+    return { code: _`(${t} = ${out.code})`, atomic: true, temp: t };
+  }
+
+  /**
+   * Generates `e`, with the temporaries that surely hold their values once
+   * `e` has turned out truthy, or falsy. Code that runs only sometimes (the
+   * right of `&&`, a branch of `?:`) stores values that the code after it
+   * cannot count on, but the right of `&&` runs only when the left was
+   * truthy: in `a && f(x) >= 1 && f(x) <= 9` the second `f(x)` reuses the first.
+   */
+  outcome(e: Expr, env: Env): { out: Out; whenTrue: Available; whenFalse: Available } {
+    if (e.kind === 'logical') {
+      const left = this.outcome(e.left, env);
+      const after = this.#available;
+      const start = e.op === '&&' ? left.whenTrue : e.op === '||' ? left.whenFalse : after;
+      this.#available = new Map(start);
+      const right = this.outcome(e.right, env);
+      this.#available = after;
+      const out = compound(_`${paren(left.out)} ${logicalOperator(e.op)} ${paren(right.out)}`);
+      const whenTrue = e.op === '&&' ? right.whenTrue : new Map(after);
+      const whenFalse = e.op === '||' ? right.whenFalse : new Map(after);
+      return { out, whenTrue, whenFalse };
+    }
+    if (e.kind === 'unary' && e.op === '!') {
+      const argument = this.outcome(e.argument, env);
+      return { out: compound(_`!${paren(argument.out)}`), whenTrue: argument.whenFalse, whenFalse: argument.whenTrue };
+    }
+    const out = this.expr(e, env);
+    return { out, whenTrue: new Map(this.#available), whenFalse: new Map(this.#available) };
+  }
+
+  /** `test ? consequent : alternate`, each branch knowing what the test's outcome implies. */
+  conditional(e: Expr & { kind: 'conditional' }, env: Env): Out {
+    const test = this.outcome(e.test, env);
+    const after = this.#available;
+    this.#available = test.whenTrue;
+    const consequent = this.expr(e.consequent, env);
+    this.#available = test.whenFalse;
+    const alternate = this.expr(e.alternate, env);
+    this.#available = after;
+    return compound(_`${paren(test.out)} ? ${paren(consequent)} : ${paren(alternate)}`);
+  }
+
+  node(e: Expr, env: Env): Out {
     switch (e.kind) {
       case 'literal':
         return atom(lit(e.value));
@@ -146,18 +215,16 @@ class Generator {
         return atom(e.key === 'length' ? _`${this.h('length')}(${object})` : _`${this.#hoist.reader(e.key)}(${object})`);
       }
       case 'unary': {
+        if (e.op === '!') return this.outcome(e, env).out;
         const argument = this.expr(e.argument, env);
-        if (e.op === '!') return compound(_`!${paren(argument)}`);
         return atom(_`${this.h(e.op === '-' ? 'neg' : 'pos')}(${argument.code})`);
       }
       case 'binary':
         return this.binary(e, env);
       case 'logical':
-        return compound(_`${paren(this.expr(e.left, env))} ${logicalOperator(e.op)} ${paren(this.expr(e.right, env))}`);
+        return this.outcome(e, env).out;
       case 'conditional':
-        return compound(
-          _`${paren(this.expr(e.test, env))} ? ${paren(this.expr(e.consequent, env))} : ${paren(this.expr(e.alternate, env))}`,
-        );
+        return this.conditional(e, env);
       case 'now':
         return atom(env.now);
       case 'call':
@@ -177,6 +244,7 @@ class Generator {
   once(e: Expr, env: Env): { first: Code; again: Code } {
     const out = this.expr(e, env);
     if (e.kind === 'root' || e.kind === 'param' || e.kind === 'now') return { first: out.code, again: out.code };
+    if (out.temp !== undefined) return { first: out.code, again: out.temp };
     const t = env.temp();
     return { first: _`(${t} = ${out.code})`, again: t };
   }
@@ -209,6 +277,10 @@ class Generator {
   }
 
   call(e: Expr & { kind: 'call' }, env: Env): Out {
+    const [only] = e.args;
+    if (e.fn === 'sum' && e.args.length === 1 && only.kind === 'callback' && only.method === 'map') {
+      return this.callback(only, env, 'sum');
+    }
     const args = e.args.map((a) => this.expr(a, env).code);
     if ((e.fn === 'min' || e.fn === 'max') && args.length > 1) {
       // Several numbers fold pairwise: no argument array per evaluation.
@@ -246,11 +318,19 @@ class Generator {
     return compound(join(tests, _` || `));
   }
 
-  callback(e: Expr & { kind: 'callback' }, env: Env): Out {
+  /**
+   * A hoisted loop function. `sum` makes `sum(list.map(x => ...))` one loop
+   * that adds as it goes, with no array in between: `add` on numbers is
+   * `sum`'s own addition, and once a partial sum is invalid (a non-number
+   * element, or past the finite range) the total is invalid too, so the
+   * loop stops there; the bodies it skips have no effects.
+   */
+  callback(e: Expr & { kind: 'callback' }, env: Env, fold?: 'sum'): Out {
     const names = this.#names;
     const captured = capturedBy(e);
     const scope = this.#hoist.scope;
-    const fn = scope.name(e.method);
+    const method = fold ?? e.method;
+    const fn = scope.name(method);
     const param = scope.name('p');
     const temps: Name[] = [];
     // Inside the hoisted function, captured values go by their formal names.
@@ -268,7 +348,14 @@ class Generator {
         return t;
       },
     };
+    // The body runs in the hoisted function, where the rule's temporaries are out of reach.
+    const repeated = this.#repeated;
+    const available = this.#available;
+    this.#repeated = new Map();
+    this.#available = new Map();
     const body = this.expr(e.body, inner);
+    this.#repeated = repeated;
+    this.#available = available;
     const formal: Code[] = [names.list];
     const actual: Code[] = [this.expr(e.object, env).code];
     for (const c of captured) {
@@ -287,10 +374,11 @@ class Generator {
     w.block(_`function ${fn}(${join(formal)})`, () => {
       w.line(_`if (!${this.h('isArray')}(${list})) return undefined;`);
       if (temps.length > 0) w.line(_`let ${join(temps)};`);
-      if (e.method === 'filter' || e.method === 'map') w.line(_`const ${out} = [];`);
+      if (method === 'filter' || method === 'map') w.line(_`const ${out} = [];`);
+      if (method === 'sum') w.line(_`let ${out} = 0;`);
       w.block(_`for (let ${i} = 0; ${i} < ${list}.length; ${i}++)`, () => {
         w.line(_`const ${param} = ${list}[${i}];`);
-        switch (e.method) {
+        switch (method) {
           case 'every':
             w.line(_`if (!${paren(body)}) return false;`);
             break;
@@ -306,16 +394,77 @@ class Generator {
           case 'map':
             w.line(_`${out}.push(${body.code});`);
             break;
+          case 'sum':
+            w.line(_`${out} = ${this.h('add')}(${out}, ${body.code});`);
+            w.line(_`if (${out} !== ${out}) return ${out};`);
+            break;
         }
       });
-      if (e.method === 'every') w.line(_`return true;`);
-      else if (e.method === 'some') w.line(_`return false;`);
-      else if (e.method === 'find') w.line(_`return undefined;`);
+      if (method === 'every') w.line(_`return true;`);
+      else if (method === 'some') w.line(_`return false;`);
+      else if (method === 'find') w.line(_`return undefined;`);
       else w.line(_`return ${out};`);
     });
     this.#hoist.declare(w.toCode());
     return atom(_`${fn}(${join(actual)})`);
   }
+}
+
+/**
+ * The calls (functions, methods, `matches`) that occur more than once in
+ * `root`, outside callback bodies, by node, each with a key that identical
+ * subtrees share.
+ */
+function repeatedCalls(root: Expr): Map<Expr, string> {
+  const byKey = new Map<string, Expr[]>();
+  const visit = (x: Expr): void => {
+    if (x.kind === 'call' || x.kind === 'method' || x.kind === 'matches') {
+      const key = structuralKey(x);
+      const nodes = byKey.get(key);
+      if (nodes === undefined) byKey.set(key, [x]);
+      else nodes.push(x);
+    }
+    for (const child of childrenOf(x)) visit(child);
+  };
+  visit(root);
+  const repeated = new Map<Expr, string>();
+  for (const [key, nodes] of byKey) if (nodes.length > 1) for (const node of nodes) repeated.set(node, key);
+  return repeated;
+}
+
+/** The operands of a node that its own code evaluates (a callback's body runs elsewhere). */
+function childrenOf(x: Expr): Expr[] {
+  switch (x.kind) {
+    case 'array':
+      return x.items;
+    case 'member':
+      return [x.object];
+    case 'unary':
+      return [x.argument];
+    case 'binary':
+    case 'logical':
+      return [x.left, x.right];
+    case 'conditional':
+      return [x.test, x.consequent, x.alternate];
+    case 'call':
+      return x.args;
+    case 'matches':
+      return [x.subject];
+    case 'method':
+      return [x.object, ...x.args];
+    case 'callback':
+      return [x.object];
+    default:
+      return [];
+  }
+}
+
+/** The same text for structurally identical nodes: -0 apart from 0, a pattern by its text. */
+function structuralKey(x: Expr): string {
+  return JSON.stringify(x, (name, value: unknown) => {
+    if (name === 'matcher') return undefined;
+    return typeof value === 'number' && Object.is(value, -0) ? { negativeZero: true } : value;
+  });
 }
 
 /** True when a member chain reads exactly `path` from its root. */
