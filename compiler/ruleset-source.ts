@@ -8,7 +8,10 @@
  *     const re0 = refs.re0;                    // matchers, schema validators
  *     function get0(o) { ... }                 // one own-field reader per name
  *     function every0(list, ...) { ... }       // hoisted callback loops
- *     return function validate(payload, now) { ...one block per rule... };
+ *     return function validate(payload, now) {
+ *       const field0 = get0(payload);          // paths the rules read more than once
+ *       ...one block per rule...
+ *     };
  *   })
  *
  * Rules appear in evaluation order, each under a comment with its code;
@@ -19,7 +22,7 @@
  * of 128 rules that `validate` calls in order.
  */
 import { _, CodeWriter, commentOf, join, lit, Scope, type Code, type Name } from './codegen/index.ts';
-import { generateExpression, generateIsTrue, type Env, type FixedNames, type HelperName, type Hoist, type RefOrigin } from './expression/generate.ts';
+import { generateExpression, generateIsTrue, payloadReads, type Env, type FixedNames, type HelperName, type Hoist, type RefOrigin } from './expression/generate.ts';
 import { isBoolean, type Expr } from './expression/ir.ts';
 import type { TemplatePart } from './expression/template.ts';
 import type { PathSegment } from './paths.ts';
@@ -192,13 +195,16 @@ export function generateRuleset(plans: readonly RulePlan[], chunkSize = CHUNK_SI
   const bodies: CodeWriter[] = [];
   for (let start = 0; start < plans.length || bodies.length === 0; start += chunkSize) {
     const body = new CodeWriter();
-    for (const plan of plans.slice(start, start + chunkSize)) {
+    const chunk = plans.slice(start, start + chunkSize);
+    const shared = new SharedReads(chunk, d);
+    shared.declare(body);
+    for (const plan of chunk) {
       body.blank();
       // Only the code, which is restricted to [A-Za-z0-9_.-]: free text such
       // as the name stays inside string literals (the rule's meta line).
       body.line(commentOf`rule ${plan.code}`);
       d.currentRule = plan.code;
-      new RuleEmitter(plan, d, onNow).emit(body);
+      new RuleEmitter(plan, d, onNow, shared).emit(body);
     }
     bodies.push(body);
   }
@@ -247,6 +253,90 @@ export function generateRuleset(plans: readonly RulePlan[], chunkSize = CHUNK_SI
 /** Rules per generated function in large rulesets. */
 const CHUNK_SIZE = 128;
 
+/**
+ * Payload paths that the rules of one generated function read more than
+ * once, such as `loan` in `loan.amount` and `loan.currency`: read once at
+ * the top of the function into a const, which the rules then start from. Reads are total
+ * and the payload does not change during a validation, so reading earlier
+ * changes nothing but the count of reads. Only the reads a rule makes
+ * whenever it runs are counted (its fieldPath, forEach path, `when` and
+ * expression), not those of failure messages.
+ */
+class SharedReads {
+  readonly #values = new Map<string, Name>();
+  readonly #lines: Code[] = [];
+
+  constructor(plans: readonly RulePlan[], d: Declarations) {
+    const counts = new Map<string, number>();
+    for (const plan of plans) {
+      for (const keys of readsOf(plan)) {
+        for (let n = 1; n <= keys.length; n++) {
+          const prefix = JSON.stringify(keys.slice(0, n));
+          counts.set(prefix, (counts.get(prefix) ?? 0) + 1);
+        }
+      }
+    }
+    const shared = [...counts].filter(([, count]) => count > 1).map(([prefix]) => JSON.parse(prefix) as (string | number)[]);
+    // Shorter paths first: a longer one starts from the value of its prefix.
+    shared.sort((a, b) => a.length - b.length);
+    for (const keys of shared) {
+      const name = d.scope.name('field');
+      this.#lines.push(_`const ${name} = ${this.read(d.names.payload, keys, d)};`);
+      this.#values.set(JSON.stringify(keys), name);
+    }
+  }
+
+  /** The value of the longest shared prefix of `keys`, and how many keys it covers. */
+  find(keys: readonly (string | number)[]): { code: Code; length: number } | undefined {
+    for (let n = keys.length; n > 0; n--) {
+      const name = this.#values.get(JSON.stringify(keys.slice(0, n)));
+      if (name !== undefined) return { code: name, length: n };
+    }
+    return undefined;
+  }
+
+  /** `keys` read from `payload` through the readers, from the longest shared prefix on. */
+  read(payload: Name, keys: readonly (string | number)[], d: Declarations): Code {
+    const found = this.find(keys);
+    let code: Code = found?.code ?? payload;
+    for (const key of keys.slice(found?.length ?? 0)) code = _`${d.reader(key)}(${code})`;
+    return code;
+  }
+
+  declare(w: CodeWriter): void {
+    for (const line of this.#lines) w.line(line);
+  }
+}
+
+/**
+ * The payload paths a rule reads whenever it runs (see SharedReads), as key
+ * lists: its forEach list, its fieldPath unless inside the list (read from
+ * each element), and what `when` and the expression read other than the
+ * fieldPath again (they reuse `value`).
+ */
+function readsOf(plan: RulePlan): (string | number)[][] {
+  const reads: (string | number)[][] = [];
+  const field = plan.fieldPath?.segments;
+  const fieldIsRead = field !== undefined && !field.some((s) => 'each' in s);
+  if (plan.forEach !== undefined) reads.push(plainKeys(plan.forEach.segments));
+  if (fieldIsRead) reads.push(plainKeys(field));
+  const value = fieldIsRead && plainKeys(field).length === field.length ? JSON.stringify(plainKeys(field)) : undefined;
+  for (const e of [plan.when, plan.expression]) {
+    if (e !== undefined) reads.push(...payloadReads(e).filter((keys) => JSON.stringify(keys) !== value));
+  }
+  return reads.filter((keys) => keys.length > 0);
+}
+
+/** The keys of a path up to its first `[]` or `length` (read by the `length` helper, not a reader). */
+function plainKeys(segments: readonly PathSegment[]): (string | number)[] {
+  const keys: (string | number)[] = [];
+  for (const s of segments) {
+    if ('each' in s || ('key' in s && s.key === 'length')) break;
+    keys.push('key' in s ? s.key : s.index);
+  }
+  return keys;
+}
+
 /** Writes one rule's block. */
 class RuleEmitter {
   readonly #plan: RulePlan;
@@ -255,13 +345,15 @@ class RuleEmitter {
   readonly #temps: Name[] = [];
   readonly #meta: Name;
   readonly #onNow: () => void;
+  readonly #shared: SharedReads;
 
-  constructor(plan: RulePlan, d: Declarations, onNow: () => void) {
+  constructor(plan: RulePlan, d: Declarations, onNow: () => void, shared: SharedReads) {
     this.#plan = plan;
     this.#d = d;
     this.#n = d.names;
     this.#meta = d.meta(plan);
     this.#onNow = onNow;
+    this.#shared = shared;
   }
 
   /** The environment of the rule's expressions; `value` and `expected` may be overridden for schema failures. */
@@ -271,6 +363,7 @@ class RuleEmitter {
     const onNow = this.#onNow;
     const temps = this.#temps;
     const scope = this.#d.scope;
+    const shared = this.#shared;
     return {
       payload: n.payload,
       get now() {
@@ -288,6 +381,7 @@ class RuleEmitter {
         return t;
       },
       valuePath: value === this.#n.value ? this.#valuePath : undefined,
+      shared: (keys) => shared.find(keys),
     };
   }
 
@@ -466,7 +560,16 @@ class RuleEmitter {
   /** Own-property reads along a path; `length` reads a string's length as expressions do. */
   read(base: Code, segments: readonly PathSegment[]): Code {
     let code = base;
-    for (const s of segments) {
+    let from = 0;
+    if (base === this.#n.payload) {
+      // Start from the longest prefix read once for all rules.
+      const found = this.#shared.find(plainKeys(segments));
+      if (found !== undefined) {
+        code = found.code;
+        from = found.length;
+      }
+    }
+    for (const s of segments.slice(from)) {
       if ('key' in s) {
         code = s.key === 'length' ? _`${this.#d.helper('length')}(${code})` : _`${this.#d.reader(s.key)}(${code})`;
       } else if ('index' in s) {

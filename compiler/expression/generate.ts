@@ -11,7 +11,7 @@
  * is allocated per evaluation; `sum(list.map(...))` is one loop with no
  * array in between. A call repeated in one expression is computed once.
  */
-import { _, CodeWriter, join, lit, type Code, type Name, type Scope } from '../codegen/index.ts';
+import { _, CodeWriter, join, lit, Name, type Code, type Scope } from '../codegen/index.ts';
 import type { Runtime, Matcher } from '../runtime.ts';
 import { constantValue, type Expr, type Primitive } from './ir.ts';
 
@@ -63,6 +63,11 @@ export interface Env {
    * fieldPath, reuses `value` instead of reading twice.
    */
   readonly valuePath?: { root: 'payload' | 'item'; keys: readonly (string | number)[] };
+  /**
+   * Payload paths read once for every rule of the function being generated:
+   * the longest such prefix of `keys`, as its code and how many keys it covers.
+   */
+  readonly shared?: (keys: readonly (string | number)[]) => { code: Code; length: number } | undefined;
 }
 
 /** Fixed names that generated functions use besides helpers. */
@@ -211,6 +216,13 @@ class Generator {
         return atom(env.params[e.depth - 1]);
       case 'member': {
         if (env.valuePath !== undefined && readsPath(e, env.valuePath)) return atom(env.value);
+        const keys = env.shared === undefined ? undefined : payloadKeys(e);
+        const shared = keys === undefined ? undefined : env.shared?.(keys);
+        if (keys !== undefined && shared !== undefined) {
+          let code = shared.code;
+          for (const key of keys.slice(shared.length)) code = _`${this.#hoist.reader(key)}(${code})`;
+          return atom(code);
+        }
         const object = this.expr(e.object, env).code;
         return atom(e.key === 'length' ? _`${this.h('length')}(${object})` : _`${this.#hoist.reader(e.key)}(${object})`);
       }
@@ -243,7 +255,8 @@ class Generator {
   /** `x`, or `(t = x)` then `t`, so that a guarded operand is evaluated once. */
   once(e: Expr, env: Env): { first: Code; again: Code } {
     const out = this.expr(e, env);
-    if (e.kind === 'root' || e.kind === 'param' || e.kind === 'now') return { first: out.code, again: out.code };
+    // A name (a root, a parameter, `now`, a shared payload read) costs nothing to read again.
+    if (out.code instanceof Name) return { first: out.code, again: out.code };
     if (out.temp !== undefined) return { first: out.code, again: out.temp };
     const t = env.temp();
     return { first: _`(${t} = ${out.code})`, again: t };
@@ -465,6 +478,47 @@ function structuralKey(x: Expr): string {
     if (name === 'matcher') return undefined;
     return typeof value === 'number' && Object.is(value, -0) ? { negativeZero: true } : value;
   });
+}
+
+/** The keys of a member chain from the payload, unless it reads a `length` (not a plain field read). */
+function payloadKeys(e: Expr): (string | number)[] | undefined {
+  const keys: (string | number)[] = [];
+  let x = e;
+  while (x.kind === 'member') {
+    if (x.key === 'length') return undefined;
+    keys.push(x.key);
+    x = x.object;
+  }
+  return x.kind === 'root' && x.name === 'payload' && keys.length > 0 ? keys.reverse() : undefined;
+}
+
+/**
+ * The payload paths `e` reads where its own code runs (not in callback
+ * bodies), as key lists: each maximal member chain from the payload, up to
+ * a `length`.
+ */
+export function payloadReads(e: Expr): (string | number)[][] {
+  const reads: (string | number)[][] = [];
+  const visit = (x: Expr): void => {
+    if (x.kind === 'member') {
+      const keys: (string | number)[] = [];
+      let y: Expr = x;
+      while (y.kind === 'member') {
+        keys.push(y.key);
+        y = y.object;
+      }
+      if (y.kind === 'root' && y.name === 'payload') {
+        keys.reverse();
+        const length = keys.indexOf('length');
+        const plain = length < 0 ? keys : keys.slice(0, length);
+        if (plain.length > 0) reads.push(plain);
+        return;
+      }
+    }
+    for (const child of childrenOf(x)) visit(child);
+  };
+  visit(e);
+  return reads;
 }
 
 /** True when a member chain reads exactly `path` from its root. */

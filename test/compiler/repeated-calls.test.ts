@@ -6,7 +6,8 @@
  * Random expressions built from a few calls repeated in every position
  * (`&&`, `||`, `??`, `?:`, `!`, callbacks) are compared with the reference
  * interpreter, on payloads that make each condition go either way. So is
- * `sum(list.map(...))`, generated as one loop without the mapped array.
+ * `sum(list.map(...))`, generated as one loop without the mapped array, and
+ * payload paths that several rules read, read once per validation.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
@@ -137,5 +138,33 @@ describe('sum(list.map(...)) as one loop', () => {
     const { source } = compileRuleset([{ code: 'S', name: 'Sum', expression: 'sum(items.map(i => i.qty)) > 0' }]);
     expect(source).not.toContain('const out = [];');
     expect(source).toContain('function sum0(list)');
+  });
+});
+
+describe('payload paths several rules read', () => {
+  const rules: RuleDefinition[] = [
+    { code: 'A', name: 'Amount', fieldPath: 'loan.amount', required: true, expression: '$value > 0' },
+    { code: 'B', name: 'Currency', fieldPath: 'loan.currency', when: 'loan.amount > 10', expression: 'len($value) == 3' },
+    { code: 'C', name: 'Lines', forEach: 'loan.lines', fieldPath: 'loan.lines[].qty', expression: '$value <= loan.amount' },
+    { code: 'D', name: 'Length', expression: 'loan.lines.length < 3 && loan.currency.length == 3', message: '{{ loan.amount }}' },
+  ];
+
+  it('are read once, at the top of the validator', () => {
+    const { source } = compileRuleset(rules);
+    const loanReaders = source.match(/function (get\d+)\(o\) \{\n\s+if \(o === null \|\| typeof o !== "object"\) return undefined;\n\s+const value = o\["loan"\];/);
+    expect(loanReaders).not.toBeNull();
+    expect(source.split(`${loanReaders?.[1]}(payload)`)).toHaveLength(2);
+  });
+
+  it('give the same results as reading them in each rule', () => {
+    const payloads = [
+      { loan: { amount: 20, currency: 'EUR', lines: [{ qty: 1 }, { qty: 30 }] } }, { loan: { amount: 5, currency: 'EU', lines: 'x' } },
+      { loan: null }, { loan: [1] }, {}, [], 'loan', JSON.parse('{"loan":{"__proto__":{"amount":1},"amount":-1}}'),
+    ];
+    const compiled = compileRuleset(rules);
+    for (const p of payloads) {
+      const text = JSON.stringify(p);
+      expect(JSON.stringify(compiled.validate(JSON.parse(text), NOW)), text).toBe(JSON.stringify(referenceValidate(rules, JSON.parse(text), NOW)));
+    }
   });
 });
