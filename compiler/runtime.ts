@@ -1,7 +1,10 @@
 /**
  * The run-time half of the rule language (product.md 3.2-3.4). Generated
  * validators receive this module as their frozen `rt` argument and reach
- * nothing else: no globals, no prototypes of payload values.
+ * nothing else: no globals, and of the built-in prototypes only
+ * Object.prototype and Array.prototype, which their field readers compare
+ * a payload value's prototype with and look a name up in, never read from
+ * otherwise.
  *
  * Every helper is total: for any JSON value, and for the values the
  * language itself produces (undefined, NaN as the "invalid number"), it
