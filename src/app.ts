@@ -19,6 +19,7 @@ import { clientErrorHandler, frameworkErrorHandler, registerErrorHandlers } from
 import { registerConnectionDrain } from './http/connection-drain.ts';
 import { registerJsonBodyParser } from './http/json-body-parser.ts';
 import { nextRequestId } from './http/request-id.ts';
+import { deferredChildLogger } from './http/request-logger.ts';
 import { registerRequestTiming } from './http/request-timing.ts';
 import { metricsRoutes } from './metrics/metrics-routes.ts';
 import { registerMetrics } from './metrics/register-metrics.ts';
@@ -95,6 +96,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         }),
     // Per-request log lines cost more than validating; they are for debugging.
     logController: new LogController({ disableRequestLogging: !verbose, requestIdLogLabel: 'requestId' }),
+    // Request loggers are made when a request first logs, not for every request.
+    childLoggerFactory: deferredChildLogger,
     bodyLimit: config.maxBodyBytes,
     onProtoPoisoning: 'error',
     onConstructorPoisoning: 'error',
