@@ -36,7 +36,9 @@ export interface ServiceOptions {
 export interface ServiceProcess extends ChildServer {
   readonly tenantId: string;
   readonly adminKey: string;
-  /** Headers of an authenticated JSON request. */
+  /** A validator-role key of the same tenant, made at start. */
+  readonly validatorKey: string;
+  /** Headers of a validation request (JSON, the validator key). */
   readonly headers: Record<string, string>;
 }
 
@@ -46,7 +48,7 @@ export interface ServiceProcess extends ChildServer {
  *
  * @example
  * const service = await startService();
- * await fetch(`${service.baseUrl}/api/v1/rules`, { headers: service.headers });
+ * await fetch(`${service.baseUrl}/api/v1/validation/validate`, { method: 'POST', headers: service.headers, body });
  * await service.stop();
  */
 export async function startService(options: ServiceOptions = {}): Promise<ServiceProcess> {
@@ -77,15 +79,41 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
     await rm(dataDir, { recursive: true, force: true });
     throw error;
   }
+  const stop = async (graceMs?: number): Promise<void> => {
+    await child.stop(graceMs);
+    await rm(dataDir, { recursive: true, force: true });
+  };
+  let validatorKey: string;
+  try {
+    validatorKey = await createValidatorKey(child.baseUrl, tenantId, adminKey);
+  } catch (error) {
+    await stop();
+    throw error;
+  }
   return {
     ...child,
     childProcessCount: () => child.childProcessCount(),
     tenantId,
     adminKey,
-    headers: { 'content-type': 'application/json', 'x-api-key': adminKey, 'x-tenant-id': tenantId },
-    async stop(graceMs?: number) {
-      await child.stop(graceMs);
-      await rm(dataDir, { recursive: true, force: true });
-    },
+    validatorKey,
+    headers: { 'content-type': 'application/json', 'x-api-key': validatorKey, 'x-tenant-id': tenantId },
+    stop,
   };
+}
+
+/**
+ * A validator-role key, made through the API: validation load is sent with
+ * one, as the service's callers would, so the measured path includes the
+ * role check a validator key takes.
+ */
+async function createValidatorKey(baseUrl: string, tenantId: string, adminKey: string): Promise<string> {
+  const response = await fetch(`${baseUrl}/api/v1/api-keys`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': adminKey, 'x-tenant-id': tenantId },
+    body: JSON.stringify({ name: 'bench-validator', role: 'validator' }),
+    signal: AbortSignal.timeout(30_000),
+  });
+  const text = await response.text();
+  if (response.status !== 201) throw new Error(`creating the benchmark's validator key answered ${response.status}: ${text.slice(0, 500)}`);
+  return (JSON.parse(text) as { key: string }).key;
 }

@@ -49,21 +49,28 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
       else pending.then(() => sendProblem(request, reply, UNAUTHORIZED), (error: unknown) => done(error as Error));
       return;
     }
-    authorize(request, reply, done, key);
+    authorize(request, done, key);
   };
 
-  /** The key is real and belongs to the tenant named: record it and check the route's role. */
-  const authorize = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction, key: CachedKey): void => {
+  /** The key is real and belongs to the tenant named: record it. */
+  const authorize = (request: FastifyRequest, done: HookHandlerDoneFunction, key: CachedKey): void => {
     // The cached key itself is the request's identity (read-only): no copy per request.
     request.auth = key;
     lastUsed.record(key.keyId);
-    // Unknown routes have no role: an authenticated caller gets the 404.
-    if (key.role !== 'admin' && !request.is404 && (request.routeOptions.config.role ?? 'admin') === 'admin') {
-      sendProblem(request, reply, FORBIDDEN);
-      return;
-    }
     done();
   };
+
+  // The role check is a hook of each admin-only route, added when the route
+  // is, so a validation request does not look up its route's options (a
+  // new object per call) to learn that it needs no check. Route hooks run
+  // after the app's: authentication and the tenant's rate limit come first.
+  // Unknown routes have no role: an authenticated caller gets the 404.
+  app.addHook('onRoute', (route) => {
+    const role = (route.config as { role?: string } | undefined)?.role ?? 'admin';
+    if (role !== 'admin' || !isAuthenticatedPath(route.url)) return;
+    const existing = route.onRequest;
+    route.onRequest = existing === undefined ? [requireAdmin] : Array.isArray(existing) ? [...existing, requireAdmin] : [existing, requireAdmin];
+  });
 
   app.addHook('onRequest', (request, reply, done) => {
     if (!isAuthenticatedPath(request.url)) {
@@ -78,7 +85,7 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
     if (typeof apiKey === 'string') {
       const recalled = cache.recall(apiKey);
       if (recalled !== undefined && recalled.tenantId === tenantId) {
-        authorize(request, reply, done, recalled);
+        authorize(request, done, recalled);
         return;
       }
     }
@@ -102,6 +109,15 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
       (error: unknown) => done(error as Error),
     );
   });
+}
+
+/** The onRequest hook of admin-only routes: a validator key gets 403. */
+function requireAdmin(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  if (request.auth !== null && request.auth.role !== 'admin') {
+    sendProblem(request, reply, FORBIDDEN);
+    return;
+  }
+  done();
 }
 
 /** True for `/api/v1` and everything below it, whatever the query string. */
