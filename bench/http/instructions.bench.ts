@@ -6,9 +6,16 @@
  *
  * Why: throughput on a shared machine moves by tens of percent from one
  * second to the next, so small hot-path changes drown in noise. Instruction
- * counts do not depend on what else the machine is doing; the ratio
- * service / bare route tracks the throughput ratio (both servers are
- * CPU-bound on one core) and shows a change of a few per cent reliably.
+ * counts do not depend on what else the machine is doing, so a change of a
+ * few per cent in the work the server's code does shows reliably.
+ *
+ * What they do not show: the ratio is not the throughput ratio. Counts
+ * leave out the kernel (sending the answer, waking the client) and weigh a
+ * cache miss or a mispredicted branch like any instruction. Measured on the
+ * same code, the service executed 1.2x the bare route's instructions per
+ * request but took 1.8x its CPU time (bench/README.md). Use this for
+ * before/after comparisons of one change, and the throughput benchmark for
+ * the target.
  *
  * How: each server starts with instrumentation off (valgrind still runs
  * it, several times slower), takes a warm-up load so that V8 has optimized
