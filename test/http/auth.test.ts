@@ -110,6 +110,26 @@ describe('roles', () => {
     expect(response.body).toMatchObject({ code: 'FORBIDDEN', status: 403, type: '/problems/forbidden' });
   });
 
+  it('refuses a validator key on HEAD of a management route (the route Fastify adds beside GET)', async () => {
+    const response = await t.request('HEAD', '/api/v1/rules', { key: validatorKey });
+    expect(response.status).toBe(403);
+    expect(response.headers.get('content-type')).toBe('application/problem+json; charset=utf-8');
+  });
+
+  it('lets a validator key through to the three validation operations', async () => {
+    const single = await t.request('POST', '/api/v1/validation/validate', { key: validatorKey, body: { context: 'no-such-context', payload: {} } });
+    expect(single.status).toBe(404);
+    expect(single.body.code).toBe('CONTEXT_NOT_FOUND');
+    const transaction = await t.request('POST', '/api/v1/validation/validate-transaction', {
+      key: validatorKey, body: { transactionId: 't-1', contexts: ['no-such-context'], payload: {} },
+    });
+    expect(transaction.status).toBe(404);
+    const batch = await t.request('POST', '/api/v1/validation/validate-batch', {
+      key: validatorKey, body: { context: 'no-such-context', items: [{ id: 'a', payload: {} }] },
+    });
+    expect(batch.status).toBe(404);
+  });
+
   it('answers an unknown route with 404, not 403, for a validator key', async () => {
     const response = await t.request('GET', '/api/v1/no-such-route', { key: validatorKey });
     expect(response.status).toBe(404);
