@@ -10,6 +10,12 @@
  * JavaScript's semantics, every literal as `\x{..}`, groups as `(?:..)`.
  * `^` is start of text in both engines without multiline; JavaScript's `$`
  * becomes RE2's `\z`; `\b` and `\B` are ASCII-word based in both.
+ *
+ * One known difference is V8's, not the rewrite's: V8 also tries a
+ * zero-width match between the two halves of a surrogate pair, so
+ * `/\B/u.test('a😀a')` is true in V8 (index 2) and false by the
+ * specification and in RE2. Patterns on the RE2 engine follow the
+ * specification there; test/compiler/regex.test.ts holds the rewrite to it.
  */
 import type { AST } from '@eslint-community/regexpp';
 import type { CodePointSet } from './code-point-set.ts';
