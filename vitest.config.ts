@@ -7,6 +7,8 @@ import { defineConfig } from 'vitest/config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
+    // A fixed fast-check seed unless FC_SEED says otherwise (see the file).
+    setupFiles: ['test/support/fast-check-seed.ts'],
     testTimeout: 60_000,
     hookTimeout: 90_000,
     pool: 'forks',
