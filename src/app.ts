@@ -33,6 +33,7 @@ import { healthRoutes } from './routes/health.ts';
 import { ruleTestRoutes } from './routes/rule-test.ts';
 import { rulesRoutes } from './routes/rules.ts';
 import { validationRoutes } from './routes/validation.ts';
+import { installValidationFastLane, type FastLaneStats } from './routes/validation-fast-lane.ts';
 import type { Storage } from './storage/types.ts';
 import { registerCacheSync, type CacheSyncHandle } from './sync/register-cache-sync.ts';
 import type { SiblingChannel } from './sync/sibling-channel.ts';
@@ -58,6 +59,8 @@ export interface AppInternals {
   readonly keyCache: KeyCache;
   readonly lastUsed: LastUsedTracker;
   readonly cacheSync: CacheSyncHandle;
+  /** Undefined when request logging is on (the fast lane is then not installed). */
+  readonly fastLane: FastLaneStats | undefined;
 }
 
 declare module 'fastify' {
@@ -130,14 +133,13 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const cacheSync = registerCacheSync(app, { storage, validators, keyCache, databaseUrl: config.databaseUrl, siblings: options.siblings });
   const deps: AppDeps = cacheSync.observe({ config, storage, validators, keys: createKeyService(storage.apiKeys, keyCache) });
   app.decorate('deps', deps);
-  app.decorate('internals', { validators, keyCache, lastUsed, cacheSync });
 
   registerRequestTiming(app);
-  registerConnectionDrain(app);
+  const drain = registerConnectionDrain(app);
   registerErrorHandlers(app);
   registerJsonBodyParser(app);
   registerAuth(app, { cache: keyCache, lastUsed });
-  registerRateLimit(app, { config, tenants: storage.tenants, observer: metrics.rateLimit });
+  const rateLimiter = registerRateLimit(app, { config, tenants: storage.tenants, observer: metrics.rateLimit });
   registerMetrics(app, metrics);
   await registerOpenApi(app);
 
@@ -146,6 +148,15 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   for (const routes of [validationRoutes, rulesRoutes, contextsRoutes, apiKeysRoutes, ruleTestRoutes]) {
     await app.register(routes, { prefix: '/api/v1', deps });
   }
+
+  // With request logging on (debug, trace), every request goes through Fastify, which logs it.
+  const fastLane = verbose
+    ? undefined
+    : installValidationFastLane(app, {
+        keyCache, lastUsed, rateLimiter, validators, metrics, drain,
+        bodyLimit: config.maxBodyBytes, maxPayloadDepth: config.maxPayloadDepth,
+      });
+  app.decorate('internals', { validators, keyCache, lastUsed, cacheSync, fastLane });
 
   lastUsed.start();
   app.addHook('onClose', async () => {

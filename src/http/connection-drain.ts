@@ -17,8 +17,14 @@ import type { FastifyInstance } from 'fastify';
 /** How long connections idle at shutdown stay open for requests already on their way. */
 export const IDLE_GRACE_MS = 1000;
 
+/** What other parts of the app need to know of the drain. */
+export interface ConnectionDrain {
+  /** True once the app started closing. */
+  isDraining(): boolean;
+}
+
 /** Registers the preClose flag and the onSend header. */
-export function registerConnectionDrain(app: FastifyInstance): void {
+export function registerConnectionDrain(app: FastifyInstance): ConnectionDrain {
   let draining = false;
   app.addHook('preClose', (done) => {
     draining = true;
@@ -28,6 +34,7 @@ export function registerConnectionDrain(app: FastifyInstance): void {
     if (draining) reply.header('connection', 'close');
     done(null, payload);
   });
+  return { isDraining: () => draining };
 }
 
 /**

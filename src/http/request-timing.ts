@@ -6,6 +6,7 @@
  */
 import { performance } from 'node:perf_hooks';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
+import { replayStartOf } from './request-replay.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -39,7 +40,8 @@ export function serverTiming(durationMs: number): string {
 export function registerRequestTiming(app: FastifyInstance): void {
   app.decorateRequest('startedAt', 0);
   app.addHook('onRequest', (request, _reply, done) => {
-    request.startedAt = performance.now();
+    // A request the validation fast lane handed back arrived earlier than now.
+    request.startedAt = replayStartOf(request.raw) ?? performance.now();
     done();
   });
   app.addHook('onSend', (request, reply, payload, done) => {

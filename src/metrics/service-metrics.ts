@@ -64,6 +64,7 @@ export class ServiceMetrics {
   readonly #invalidCounts = [0, 0, 0];
   readonly #failureCounts = [0, 0, 0];
   #cacheSize: () => number = () => 0;
+  readonly #recorders = new Map<string, RequestRecorder>();
 
   constructor(options: ServiceMetricsOptions) {
     this.#tenantLabels = options.tenantLabels;
@@ -186,6 +187,18 @@ export class ServiceMetrics {
    * tenant), so recording allocates nothing once a combination was seen.
    */
   requestRecorder(method: string, route: string): RequestRecorder {
+    // One recorder per route, however many callers ask (the route's hook and
+    // the validation fast lane): two would write the same series twice.
+    const key = `${method} ${route}`;
+    let recorder = this.#recorders.get(key);
+    if (recorder === undefined) {
+      recorder = this.#newRequestRecorder(method, route);
+      this.#recorders.set(key, recorder);
+    }
+    return recorder;
+  }
+
+  #newRequestRecorder(method: string, route: string): RequestRecorder {
     const histogram = this.#requestDuration;
     if (this.#tenantLabels) {
       const byTenant = new Map<string, Map<number, HistogramSeries>>();

@@ -218,12 +218,17 @@ function spendQuietly(policies: TenantPolicies, store: RateLimitStore, tenantId:
 
 function setHeaders(reply: FastifyReply, max: number, count: number, resetSeconds: number): void {
   reply.header(HEADER_LIMIT, max);
-  reply.header(HEADER_REMAINING, count >= max ? 0 : max - count);
+  reply.header(HEADER_REMAINING, remainingOf(max, count));
   reply.header(HEADER_RESET, resetSeconds);
 }
 
+/** The RateLimit-Remaining of a window that has counted `count` hits of `max`. */
+export function remainingOf(max: number, count: number): number {
+  return count >= max ? 0 : max - count;
+}
+
 /** Whole seconds until a window ends, at least 1 (a Retry-After of 0 invites a tight retry loop). */
-function secondsUntil(resetAt: number): number {
+export function secondsUntil(resetAt: number): number {
   const seconds = Math.ceil((resetAt - Date.now()) / 1000);
   return seconds < 1 ? 1 : seconds;
 }

@@ -14,6 +14,7 @@ import type { AppDeps, CompiledValidator, ValidatorService } from '../app-deps.t
 import type { RuleStore } from '../storage/types.ts';
 import { ProblemError, type FieldError } from '../errors.ts';
 import { checkPayload, sizeOf, type PayloadSize } from '../http/payload-guard.ts';
+import { replayBufferedBody } from '../http/request-replay.ts';
 import { elapsedMs } from '../http/request-timing.ts';
 import { costProfileOf, estimateCost } from '../validators/evaluation-cost.ts';
 import { evaluateBounded } from '../validators/bounded-evaluation.ts';
@@ -61,6 +62,16 @@ const contextSchema = { type: 'string', pattern: CONTEXT_PATTERN } as const;
 const payloadSchema = { type: 'object' } as const;
 const idSchema = { type: 'string', minLength: 1, maxLength: 200 } as const;
 
+/** The single validation's path under the /api/v1 prefix. */
+export const SINGLE_VALIDATION_ROUTE = '/validation/validate';
+
+/** The single validation's body; the fast lane (validation-fast-lane.ts) checks bodies with it too. */
+export const singleValidationBodySchema = {
+  type: 'object',
+  required: ['context', 'payload'],
+  properties: { context: contextSchema, payload: payloadSchema },
+} as const;
+
 const validatorRole = { role: 'validator' } as const;
 
 /**
@@ -74,14 +85,12 @@ export const validationRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (ap
   const { validators, config } = deps;
   const maxDepth = config.maxPayloadDepth;
 
-  app.post<{ Body: ValidateBody }>('/validation/validate', {
+  app.post<{ Body: ValidateBody }>(SINGLE_VALIDATION_ROUTE, {
     config: validatorRole,
+    // Requests the fast lane began and handed back arrive with their body already read.
+    preParsing: replayBufferedBody,
     schema: {
-      body: {
-        type: 'object',
-        required: ['context', 'payload'],
-        properties: { context: contextSchema, payload: payloadSchema },
-      },
+      body: singleValidationBodySchema,
       response: { 200: singleResultResponseSchema },
     },
   }, (request) => {
