@@ -37,6 +37,7 @@ import { startChildServer, type ChildServer } from './child-server.ts';
 import { runLoad, type LoadFigures } from './load.ts';
 import { summarizeProfiles } from './profile-summary.ts';
 import { fixed, int, median, percentile, textTable, verdict } from './report-table.ts';
+import { pinLoadGenerator } from './cpu-pinning.ts';
 import { publishContext } from './rules-api.ts';
 import { startService, type ServiceProcess } from './service-process.ts';
 
@@ -134,7 +135,7 @@ export interface BatchServerTime {
 export interface HttpBenchResult {
   quick: boolean;
   generatedAt: string;
-  environment: { node: string; platform: string; arch: string; cpu: string; cores: number; loadAverage: number };
+  environment: { node: string; platform: string; arch: string; cpu: string; cores: number; loadAverage: number; pinning?: string };
   suite: string;
   ruleCount: number;
   /** Bytes of the single-validation request body. */
@@ -158,6 +159,8 @@ const TRANSACTION_CONTEXTS = [suite.context, ...[2, 3, 4, 5].map((n) => `${suite
 export interface HttpPair {
   service: ServiceProcess;
   bare: ChildServer;
+  /** Where the servers and the load generator run (cpu-pinning.ts). */
+  pinning: string;
   stop(): Promise<void>;
 }
 
@@ -166,20 +169,25 @@ export interface HttpPair {
  * the bare route, both as child processes.
  */
 export async function startHttpPair(options: { contexts?: readonly string[]; nodeFlags?: string[] } = {}): Promise<HttpPair> {
+  const pinning = pinLoadGenerator();
+  const wrapper = pinning.serverWrapper;
   const [service, bare] = await Promise.allSettled([
-    startService({ nodeFlags: options.nodeFlags }),
-    startChildServer({ name: 'bare route', entry: path.join(here, 'bare-server.ts'), env: {} }),
+    startService({ nodeFlags: options.nodeFlags, wrapper }),
+    startChildServer({ name: 'bare route', entry: path.join(here, 'bare-server.ts'), env: {}, wrapper }),
   ]);
   if (service.status === 'rejected' || bare.status === 'rejected') {
     if (service.status === 'fulfilled') await service.value.stop();
     if (bare.status === 'fulfilled') await bare.value.stop();
+    pinning.restore();
     throw service.status === 'rejected' ? service.reason : (bare as PromiseRejectedResult).reason;
   }
   const pair: HttpPair = {
     service: service.value,
     bare: bare.value,
+    pinning: pinning.description,
     async stop() {
       await Promise.all([service.value.stop(), bare.value.stop()]);
+      pinning.restore();
     },
   };
   try {
@@ -359,7 +367,7 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
       ? { rounds: 8, durationS: 1.5, connections, warmupS: 1 }
       : { rounds: 6, durationS: 4, connections, warmupS: 2 });
     result = {
-      quick, generatedAt: new Date().toISOString(), environment: environment(), suite: suite.name,
+      quick, generatedAt: new Date().toISOString(), environment: { ...environment(), pinning: pair.pinning }, suite: suite.name,
       ruleCount: suite.rules.length, singleBodyBytes: Buffer.byteLength(body),
       single: { ...single, target: httpTargets.minThroughputRatio, met: single.ratio >= httpTargets.minThroughputRatio },
       latency: null, failing: null, batches: [], batchServerTime: null, profile: null,
@@ -441,7 +449,7 @@ export function httpTables(r: HttpBenchResult): { throughput: { header: string[]
 function printHttpResult(r: HttpBenchResult): void {
   const env = r.environment;
   console.log(`\nHTTP benchmark: ${r.suite}, ${r.ruleCount} rules, ${r.singleBodyBytes}-byte body${r.quick ? ' (quick)' : ''}`);
-  console.log(`${env.node} ${env.platform}/${env.arch}, ${env.cpu}, ${env.cores} cores, load ${fixed(env.loadAverage, 1)}\n`);
+  console.log(`${env.node} ${env.platform}/${env.arch}, ${env.cpu}, ${env.cores} cores, load ${fixed(env.loadAverage, 1)}${env.pinning === undefined ? '' : `; ${env.pinning}`}\n`);
   const { throughput, notes } = httpTables(r);
   console.log(textTable(throughput));
   for (const note of notes) console.log(note);
