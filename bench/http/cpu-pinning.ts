@@ -4,11 +4,14 @@
  * On a small machine the load generator (autocannon, in the benchmark's
  * own process) and the server share the cores with everything else, and
  * the scheduler moves them around: the same server measured 0.57 and 0.77
- * of the bare route in runs minutes apart. Pinned, the server to one core
- * and the load generator to another, the rounds of one run agree within a
- * few percent and runs agree with each other (bench/README.md). Both the
- * service and the bare route are pinned the same way, so the ratio stays a
- * like-for-like comparison.
+ * of the bare route in runs minutes apart. Pinned, the server (all its
+ * threads) to one core and the load generator to another, the rounds of a
+ * run agree within a few percent (bench/README.md). The service and the
+ * bare route are pinned alike, so the ratio stays like for like.
+ *
+ * Pinning is for throughput. A pinned server's garbage collector and
+ * compiler threads share its one core, which no deployment does, so
+ * latency is measured unpinned (`unpin`, then `pin` again).
  *
  * Uses `taskset` (util-linux); without it, with one core, or with
  * BENCH_PIN=0, nothing is pinned and the results say so.
@@ -16,47 +19,52 @@
 import { spawnSync } from 'node:child_process';
 import os from 'node:os';
 
+const SERVER_CPU = '1';
+const LOAD_CPU = '0';
+
 export interface CpuPinning {
-  /** A command prefix that starts a server on its core, or undefined (not pinned). */
-  readonly serverWrapper: string[] | undefined;
   /** Shown with the results. */
   readonly description: string;
-  /** Gives this process its cores back (processes started later inherit them). */
-  restore(): void;
+  /** Servers (every thread) to their core, this process (the load generator) to its own. */
+  pin(serverPids: readonly number[]): void;
+  /** Everyone back on every core this process had at the start. */
+  unpin(serverPids: readonly number[]): void;
 }
-
-const SERVER_CPU = 1;
-const LOAD_CPU = 0;
 
 function taskset(args: string[]): string | undefined {
   const result = spawnSync('taskset', args, { encoding: 'utf8' });
   return result.status === 0 ? result.stdout : undefined;
 }
 
+function setAffinity(cpus: string, pids: readonly number[]): void {
+  for (const pid of pids) {
+    if (taskset(['-a', '-cp', cpus, String(pid)]) === undefined) throw new Error(`taskset could not pin process ${pid} to cpus ${cpus}`);
+  }
+}
+
 /**
- * Pins this process (the load generator) to core 0 and returns the prefix
- * that starts servers on core 1.
+ * How this machine pins: by taskset, or not at all.
  *
  * @example
- * const pinning = pinLoadGenerator();
- * const server = await startChildServer({ ...options, wrapper: pinning.serverWrapper });
- * // ... load ...
- * pinning.restore();
+ * const pinning = cpuPinning();
+ * pinning.pin([server.pid]);   // throughput rounds
+ * pinning.unpin([server.pid]); // latency, or when done
  */
-export function pinLoadGenerator(): CpuPinning {
-  const unpinned = (why: string): CpuPinning => ({ serverWrapper: undefined, description: `not pinned (${why})`, restore() {} });
+export function cpuPinning(): CpuPinning {
+  const unpinned = (why: string): CpuPinning => ({ description: `not pinned (${why})`, pin() {}, unpin() {} });
   if (process.env.BENCH_PIN === '0') return unpinned('BENCH_PIN=0');
-  if (os.availableParallelism() < 2) return unpinned('one core');
+  if (os.cpus().length < 2) return unpinned('one core');
   // "pid 123's current affinity list: 0,1"
   const original = taskset(['-cp', String(process.pid)])?.trim().split(': ').pop();
-  if (original === undefined || taskset(['-a', '-cp', String(LOAD_CPU), String(process.pid)]) === undefined) {
-    return unpinned('taskset unavailable');
-  }
+  if (original === undefined || !original.includes(LOAD_CPU) || !original.includes(SERVER_CPU)) return unpinned('taskset unavailable');
   return {
-    serverWrapper: ['taskset', '-c', String(SERVER_CPU)],
-    description: `server on cpu ${SERVER_CPU}, load generator on cpu ${LOAD_CPU}`,
-    restore() {
-      taskset(['-a', '-cp', original, String(process.pid)]);
+    description: `throughput with the server on cpu ${SERVER_CPU} and the load generator on cpu ${LOAD_CPU}; latency unpinned`,
+    pin(serverPids) {
+      setAffinity(SERVER_CPU, serverPids);
+      setAffinity(LOAD_CPU, [process.pid]);
+    },
+    unpin(serverPids) {
+      setAffinity(original, [...serverPids, process.pid]);
     },
   };
 }

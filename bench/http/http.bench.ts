@@ -37,7 +37,7 @@ import { startChildServer, type ChildServer } from './child-server.ts';
 import { runLoad, type LoadFigures } from './load.ts';
 import { summarizeProfiles } from './profile-summary.ts';
 import { fixed, int, median, percentile, textTable, verdict } from './report-table.ts';
-import { pinLoadGenerator } from './cpu-pinning.ts';
+import { cpuPinning } from './cpu-pinning.ts';
 import { publishContext } from './rules-api.ts';
 import { startService, type ServiceProcess } from './service-process.ts';
 
@@ -161,6 +161,10 @@ export interface HttpPair {
   bare: ChildServer;
   /** Where the servers and the load generator run (cpu-pinning.ts). */
   pinning: string;
+  /** Servers and load generator on cores of their own (the state after start). */
+  pin(): void;
+  /** Everyone on every core (latency). */
+  unpin(): void;
   stop(): Promise<void>;
 }
 
@@ -169,29 +173,31 @@ export interface HttpPair {
  * the bare route, both as child processes.
  */
 export async function startHttpPair(options: { contexts?: readonly string[]; nodeFlags?: string[] } = {}): Promise<HttpPair> {
-  const pinning = pinLoadGenerator();
-  const wrapper = pinning.serverWrapper;
   const [service, bare] = await Promise.allSettled([
-    startService({ nodeFlags: options.nodeFlags, wrapper }),
-    startChildServer({ name: 'bare route', entry: path.join(here, 'bare-server.ts'), env: {}, wrapper }),
+    startService({ nodeFlags: options.nodeFlags }),
+    startChildServer({ name: 'bare route', entry: path.join(here, 'bare-server.ts'), env: {} }),
   ]);
   if (service.status === 'rejected' || bare.status === 'rejected') {
     if (service.status === 'fulfilled') await service.value.stop();
     if (bare.status === 'fulfilled') await bare.value.stop();
-    pinning.restore();
     throw service.status === 'rejected' ? service.reason : (bare as PromiseRejectedResult).reason;
   }
+  const pinning = cpuPinning();
+  const pids = [service.value.pid, bare.value.pid];
   const pair: HttpPair = {
     service: service.value,
     bare: bare.value,
     pinning: pinning.description,
+    pin: () => pinning.pin(pids),
+    unpin: () => pinning.unpin(pids),
     async stop() {
+      pinning.unpin([]);
       await Promise.all([service.value.stop(), bare.value.stop()]);
-      pinning.restore();
     },
   };
   try {
     for (const context of options.contexts ?? [suite.context]) await publishContext(pair.service, context, suite.rules);
+    pair.pin();
   } catch (error) {
     await pair.stop();
     throw error;
@@ -342,7 +348,7 @@ async function measureBatchServerTime(pair: HttpPair, items: number, requests: n
 function environment(): HttpBenchResult['environment'] {
   return {
     node: process.version, platform: process.platform, arch: process.arch,
-    cpu: os.cpus()[0]?.model ?? 'unknown', cores: os.availableParallelism(), loadAverage: os.loadavg()[0],
+    cpu: os.cpus()[0]?.model ?? 'unknown', cores: os.cpus().length, loadAverage: os.loadavg()[0],
   };
 }
 
@@ -378,8 +384,11 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
       const at = (server: ChildServer): Promise<LoadFigures> => runLoad({
         url: server.baseUrl + SINGLE_PATH, headers: pair.service.headers, body, connections, durationS, overallRate: rate,
       });
+      // Unpinned: see cpu-pinning.ts.
+      pair.unpin();
       const service = await at(pair.service);
       const bare = await at(pair.bare);
+      pair.pin();
       result.latency = {
         rate, durationS, service, bare, target: httpTargets.maxP99AtHalfRateMs,
         met: service.latencyP99Ms < httpTargets.maxP99AtHalfRateMs,
