@@ -71,7 +71,7 @@ export interface FastLaneOptions {
   maxPayloadDepth: number;
 }
 
-/** What the fast lane did (tests and the benchmark check which path answered). */
+/** What the fast lane did (tests check which path answered a request with it). */
 export interface FastLaneStats {
   /** Requests answered here. */
   answered: number;
