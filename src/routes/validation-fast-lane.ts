@@ -52,7 +52,7 @@ import type { WindowState } from '../rate-limit/rate-limit-store.ts';
 import { estimateCost, costProfileOf } from '../validators/evaluation-cost.ts';
 import { UNGUARDED_COST_LIMIT } from '../validators/evaluation-deadline.ts';
 import { singleResultResponseSchema } from './schemas/result-schemas.ts';
-import { SINGLE_VALIDATION_ROUTE, singleValidationBodySchema } from './validation.ts';
+import { SINGLE_VALIDATION_ROUTE, singleValidationBodySchema, type ValidateBody } from './validation.ts';
 
 /** The one URL the fast lane answers (no query string: anything else is Fastify's). */
 export const FAST_LANE_URL = `/api/v1${SINGLE_VALIDATION_ROUTE}`;
@@ -77,11 +77,6 @@ export interface FastLaneStats {
   answered: number;
   /** Requests begun here and handed back to Fastify after their body was read. */
   handedBack: number;
-}
-
-interface ValidateBody {
-  context: string;
-  payload: Record<string, unknown>;
 }
 
 type RequestListener = (request: IncomingMessage, response: ServerResponse) => void;

@@ -21,7 +21,8 @@ import { evaluateBounded } from '../validators/bounded-evaluation.ts';
 import { CONTEXT_PATTERN } from './schemas/rule-schemas.ts';
 import { batchResultResponseSchema, singleResultResponseSchema, transactionResultResponseSchema } from './schemas/result-schemas.ts';
 
-interface ValidateBody {
+/** The single validation's body, as its schema admits it. */
+export interface ValidateBody {
   context: string;
   payload: Record<string, unknown>;
 }
