@@ -67,9 +67,10 @@ declare module 'fastify' {
   }
 }
 
-const HEADER_LIMIT = 'ratelimit-limit';
-const HEADER_REMAINING = 'ratelimit-remaining';
-const HEADER_RESET = 'ratelimit-reset';
+/** The budget headers every counted answer carries (the validation fast lane writes them too). */
+export const HEADER_LIMIT = 'ratelimit-limit';
+export const HEADER_REMAINING = 'ratelimit-remaining';
+export const HEADER_RESET = 'ratelimit-reset';
 const DEFAULT_READY_TIMEOUT_MS = 1_000;
 
 /**

@@ -46,7 +46,9 @@ import { measurePayload } from '../http/payload-guard.ts';
 import { markReplay, replayStartOf } from '../http/request-replay.ts';
 import { serverTiming } from '../http/request-timing.ts';
 import type { ServiceMetrics } from '../metrics/service-metrics.ts';
-import { remainingOf, secondsUntil, type RateLimiter } from '../rate-limit/register-rate-limit.ts';
+import {
+  HEADER_LIMIT, HEADER_REMAINING, HEADER_RESET, remainingOf, secondsUntil, type RateLimiter,
+} from '../rate-limit/register-rate-limit.ts';
 import type { RateLimitPolicy } from '../rate-limit/tenant-policies.ts';
 import type { WindowState } from '../rate-limit/rate-limit-store.ts';
 import { estimateCost, costProfileOf } from '../validators/evaluation-cost.ts';
@@ -127,9 +129,9 @@ export function installValidationFastLane(app: FastifyInstance, options: FastLan
     response.writeHead(200, state === undefined
       ? { 'content-type': JSON_CONTENT_TYPE, 'server-timing': serverTiming(elapsedMs), 'content-length': Buffer.byteLength(text) }
       : {
-          'ratelimit-limit': policy.max,
-          'ratelimit-remaining': remainingOf(policy.max, state.count),
-          'ratelimit-reset': secondsUntil(state.resetAt),
+          [HEADER_LIMIT]: policy.max,
+          [HEADER_REMAINING]: remainingOf(policy.max, state.count),
+          [HEADER_RESET]: secondsUntil(state.resetAt),
           'content-type': JSON_CONTENT_TYPE,
           'server-timing': serverTiming(elapsedMs),
           'content-length': Buffer.byteLength(text),
