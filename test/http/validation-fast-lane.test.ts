@@ -5,11 +5,14 @@
  * client must not be able to tell the two apart, on the happy path and on
  * every refusal. The fast lane's counters say which path answered.
  */
+import { randomBytes } from 'node:crypto';
 import net from 'node:net';
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem, ok } from '../support/expect-response.ts';
 import { startTestApp, type TestApp, type TestRequestOptions, type TestResponse } from '../support/app.ts';
 
+const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const VALIDATE = '/api/v1/validation/validate';
 /** The same route, reached only through Fastify (the fast lane takes the exact URL alone). */
 const VALIDATE_VIA_FASTIFY = `${VALIDATE}?via=fastify`;
@@ -217,6 +220,46 @@ describe('validation fast lane and a budget with room', () => {
     const viaFastify = await t.request('POST', VALIDATE_VIA_FASTIFY, { body: { context: 'loan', payload: { amount: 9 } } });
     remaining.push(Number(viaFastify.headers.get('ratelimit-remaining')));
     expect(remaining.slice(1).map((r, i) => remaining[i] - r)).toEqual([1, 1, 1, 1]);
+  });
+});
+
+describe('validation fast lane with the budget in Redis', () => {
+  let t: TestApp;
+  const BUDGET = 12;
+  const prefix = `test-fast-lane-${randomBytes(6).toString('hex')}:`;
+
+  beforeAll(async () => {
+    t = await startTestApp({
+      env: { REDIS_URL, REDIS_KEY_PREFIX: prefix, RATE_LIMIT_MAX: String(BUDGET), RATE_LIMIT_WINDOW_MS: '600000' },
+    });
+    await publishLoanRules(t);
+  });
+  afterAll(async () => {
+    await t?.close();
+    const redis = new Redis(REDIS_URL);
+    const keys = await redis.keys(`${prefix}*`);
+    if (keys.length > 0) await redis.del(...keys);
+    await redis.quit();
+  });
+
+  it('waits for the shared counter, spends one unit per request, and leaves the 429 to Fastify', async () => {
+    const body = { context: 'loan', payload: { amount: 1, name: 'Ada' } };
+    const first = await t.request('POST', VALIDATE, { body });
+    expect(first.status).toBe(200);
+    const before = stats(t);
+    const remaining = [Number(first.headers.get('ratelimit-remaining'))];
+    while (remaining[remaining.length - 1] > 0) {
+      const response = await t.request('POST', VALIDATE, { body });
+      expect(response.status).toBe(200);
+      expect(response.body.isValid).toBe(true);
+      remaining.push(Number(response.headers.get('ratelimit-remaining')));
+    }
+    expect(remaining.slice(1).map((r, i) => remaining[i] - r)).toEqual(Array(remaining.length - 1).fill(1));
+    expect(stats(t)).toEqual({ answered: before.answered + remaining.length - 1, handedBack: before.handedBack });
+    const over = await t.request('POST', VALIDATE, { body });
+    await expectProblem(Promise.resolve(over), 429, 'RATE_LIMITED');
+    expect(over.headers.get('ratelimit-limit')).toBe(String(BUDGET));
+    expect(stats(t).handedBack).toBe(before.handedBack + 1);
   });
 });
 
