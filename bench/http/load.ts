@@ -1,6 +1,9 @@
 /**
- * One bounded load run with autocannon (programmatic API): a fixed
- * duration, optionally a fixed overall rate, traffic only to 127.0.0.1.
+ * One bounded load run with autocannon (programmatic API): closed loop
+ * (each connection sends its next request when the answer arrives), a
+ * fixed duration or request count, traffic only to 127.0.0.1. Latency at a
+ * fixed rate is `fixed-rate-load.ts`'s job: autocannon's `overallRate`
+ * sends in bursts (see there).
  * Any response that is not 2xx, and any connection error, stops the
  * benchmark: a figure that counts 429s or 413s would measure the wrong
  * thing.
@@ -15,8 +18,6 @@ export interface LoadOptions {
   connections: number;
   /** Seconds. */
   durationS: number;
-  /** Requests per second over all connections; unset means as fast as the server answers. */
-  overallRate?: number;
   /** Exactly this many requests, however long they take (durationS is then ignored). */
   requests?: number;
   /** Seconds before one request counts as a timeout; default 10. */
@@ -28,7 +29,7 @@ export interface LoadFigures {
   requestsPerSec: number;
   requests: number;
   durationS: number;
-  /** Milliseconds, whole-ms resolution (autocannon's histogram); corrected for coordinated omission when the rate is fixed. */
+  /** Milliseconds, whole-ms resolution (autocannon's histogram), of a closed loop: they leave out time a request waited to be sent. */
   latencyP50Ms: number;
   latencyP99Ms: number;
   latencyMaxMs: number;
@@ -50,7 +51,6 @@ export async function runLoad(options: LoadOptions): Promise<LoadFigures> {
     body: options.body,
     connections: options.connections,
     ...(options.requests === undefined ? { duration: options.durationS } : { amount: options.requests }),
-    ...(options.overallRate === undefined ? {} : { overallRate: Math.max(1, Math.round(options.overallRate)) }),
     timeout: options.timeoutS ?? 10,
     bailout: 10,
   });

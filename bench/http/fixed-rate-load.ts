@@ -1,0 +1,266 @@
+/**
+ * Open-loop load at a fixed rate, for latency. Requests fall due in 1 ms
+ * slots at the offered rate whether or not earlier ones were answered, and
+ * each latency runs from its slot's time: a server that stalls is charged
+ * for every request that waited behind the stall, including the ones this
+ * process could not send yet because every connection was busy (no
+ * coordinated omission).
+ *
+ * Why not autocannon's `overallRate`: autocannon 9 gives each connection a
+ * quota per second and sends it as fast as the server answers, then waits
+ * for the next second (`reqsMadeThisSecond` in its lib/httpClient.js). At
+ * "half the maximum throughput" the server ran flat out for half of every
+ * second and idled for the other half, and the p99 measured the queue of
+ * that burst, not a steady half load. Its correction for coordinated
+ * omission assumes one request per `Math.ceil(1 / rate)` = 1 ms, whatever
+ * the rate.
+ *
+ * Plain sockets with one prepared request, so that the load generator
+ * allocates little and its own pauses stay out of the figures; how late it
+ * dispatched after each slot is reported beside them (`dispatchLagMs`).
+ */
+import net from 'node:net';
+import { performance } from 'node:perf_hooks';
+
+export interface FixedRateOptions {
+  /** Must be on 127.0.0.1. */
+  url: string;
+  headers: Record<string, string>;
+  body: string;
+  /** Offered requests per second, over all connections. */
+  rate: number;
+  /** Seconds of offered load: `rate × durationS` requests in all. */
+  durationS: number;
+  /** Keep-alive connections; a request due while all are busy waits for the first free one. */
+  connections: number;
+  /** Give up when the last answer has not come this many seconds after the last slot; default 10. */
+  timeoutS?: number;
+}
+
+export interface LatencyPercentiles {
+  p50: number;
+  p90: number;
+  p99: number;
+  p999: number;
+  max: number;
+}
+
+export interface FixedRateFigures {
+  offeredRate: number;
+  /** Answered requests (all of them 2xx: anything else rejects the run). */
+  requests: number;
+  /** Answers per second from the first slot to the last answer. */
+  achievedRate: number;
+  durationS: number;
+  /** From each request's slot to the last byte of its answer, ms. */
+  latencyMs: LatencyPercentiles;
+  /** From each slot to the moment this process dispatched its requests, ms: the load generator's own share of the latency. */
+  dispatchLagMs: LatencyPercentiles;
+}
+
+/** Nearest-rank percentiles of a filled typed array (sorted in place). */
+function percentiles(values: Float64Array): LatencyPercentiles {
+  values.sort();
+  const at = (q: number): number => values[Math.min(values.length - 1, Math.max(0, Math.ceil(q * values.length) - 1))];
+  return { p50: at(0.5), p90: at(0.9), p99: at(0.99), p999: at(0.999), max: values[values.length - 1] };
+}
+
+/** The request bytes, written as they are for every request. */
+function requestBytes(url: URL, headers: Record<string, string>, body: string): Buffer {
+  const payload = Buffer.from(body);
+  const lines = [`POST ${url.pathname}${url.search} HTTP/1.1`, `host: ${url.host}`, 'connection: keep-alive'];
+  for (const [name, value] of Object.entries(headers)) {
+    if (/[\r\n]/.test(name + value)) throw new Error(`header ${JSON.stringify(name)} holds a line break`);
+    if (name.toLowerCase() !== 'content-length') lines.push(`${name}: ${value}`);
+  }
+  lines.push(`content-length: ${payload.length}`, '', '');
+  return Buffer.concat([Buffer.from(lines.join('\r\n'), 'latin1'), payload]);
+}
+
+const HEAD_END = Buffer.from('\r\n\r\n');
+const CONTENT_LENGTH = [Buffer.from('\r\ncontent-length:'), Buffer.from('\r\nContent-Length:')];
+/** Bytes per read; an answer longer than this arrives in parts and is copied together. */
+const READ_BUFFER_BYTES = 64 * 1024;
+
+/** The Content-Length of an answer head (`data[0, headEnd)`), or -1 when it has none. */
+function contentLength(data: Buffer, headEnd: number): number {
+  for (const name of CONTENT_LENGTH) {
+    const at = data.indexOf(name);
+    if (at < 0 || at >= headEnd) continue;
+    let i = at + name.length;
+    while (data[i] === 0x20 || data[i] === 0x09) i++;
+    let value = 0;
+    const first = i;
+    for (; i < headEnd && data[i] >= 0x30 && data[i] <= 0x39; i++) value = value * 10 + data[i] - 0x30;
+    return i > first ? value : -1;
+  }
+  return -1;
+}
+
+type AnswerListener = (connection: Connection, status: number, body: () => string) => void;
+
+/**
+ * One keep-alive connection with at most one request in flight. Answers
+ * are read into one buffer per connection (`onread`) and framed by
+ * Content-Length (both servers measured send it), so reading one
+ * allocates nothing.
+ */
+class Connection {
+  /** Slot time of the request in flight; NaN when idle. */
+  due = Number.NaN;
+  readonly socket: net.Socket;
+  /** Bytes of an answer that came in more than one read, copied out of the read buffer. */
+  #partial: Buffer | null = null;
+  readonly #onAnswer: AnswerListener;
+  readonly #onFailure: (error: Error) => void;
+
+  constructor(socket: net.Socket, onAnswer: AnswerListener, onFailure: (error: Error) => void) {
+    this.socket = socket;
+    this.#onAnswer = onAnswer;
+    this.#onFailure = onFailure;
+    socket.setNoDelay(true);
+  }
+
+  read(bytes: number, buffer: Buffer): void {
+    let data = buffer;
+    let length = bytes;
+    if (this.#partial !== null) {
+      data = Buffer.concat([this.#partial, buffer.subarray(0, bytes)]);
+      length = data.length;
+    }
+    // The read buffer holds older bytes past `length`: a match there is not this answer's.
+    const headEnd = data.indexOf(HEAD_END);
+    const bodyLength = headEnd >= 0 && headEnd + 4 <= length ? contentLength(data, headEnd) : Number.NaN;
+    if (bodyLength === -1) return this.#onFailure(new Error(`an answer without Content-Length: ${data.toString('latin1', 0, Math.min(headEnd, 200))}`));
+    const end = headEnd + 4 + bodyLength;
+    if (Number.isNaN(bodyLength) || end > length) {
+      this.#partial = Buffer.from(data.subarray(0, length));
+      return;
+    }
+    if (end < length || Number.isNaN(this.due)) return this.#onFailure(new Error('bytes from the server that answer no request'));
+    this.#partial = null;
+    const status = (data[9] - 0x30) * 100 + (data[10] - 0x30) * 10 + (data[11] - 0x30);
+    this.#onAnswer(this, status, () => data.toString('utf8', headEnd + 4, Math.min(end, headEnd + 304)));
+  }
+
+  send(request: Buffer, due: number): void {
+    this.due = due;
+    this.socket.write(request);
+  }
+}
+
+/** A connected socket whose reads go to `read` (set once the Connection exists). */
+function connect(port: number, host: string, read: (bytes: number, buffer: Buffer) => void): Promise<net.Socket> {
+  const buffer = Buffer.allocUnsafe(READ_BUFFER_BYTES);
+  return new Promise((resolve, reject) => {
+    const socket = net.connect({
+      port, host,
+      // true: keep reading (false would pause the socket).
+      onread: { buffer, callback: (bytes: number) => (read(bytes, buffer), true) },
+    });
+    socket.once('connect', () => {
+      socket.off('error', reject);
+      resolve(socket);
+    });
+    socket.once('error', reject);
+  });
+}
+
+/**
+ * Offers `rate × durationS` requests in 1 ms slots and resolves with the
+ * latency distribution once every one is answered. Rejects on a non-2xx
+ * answer, a connection error or close, or a timeout.
+ *
+ * @example
+ * const { latencyMs } = await runFixedRate({ url, headers, body, rate: 5000, durationS: 6, connections: 10 });
+ */
+export async function runFixedRate(options: FixedRateOptions): Promise<FixedRateFigures> {
+  const url = new URL(options.url);
+  if (url.hostname !== '127.0.0.1') throw new Error(`load runs only against 127.0.0.1, not ${url.hostname}`);
+  const total = Math.round(options.rate * options.durationS);
+  if (!(total > 0) || !(options.connections > 0)) throw new Error('a fixed-rate run needs a positive rate, duration and connection count');
+  const request = requestBytes(url, options.headers, options.body);
+
+  const latencies = new Float64Array(total);
+  const lags = new Float64Array(total);
+  /** Times at which requests were offered while every connection was busy, first in first out. */
+  const waiting: number[] = [];
+  let waitingHead = 0;
+  let answered = 0;
+  let outcome: Error | 'done' | undefined;
+  let settle: () => void = () => {};
+  const finish = (result: Error | 'done'): void => {
+    if (outcome !== undefined) return;
+    outcome = result;
+    settle();
+  };
+  const idle: Connection[] = [];
+  const onAnswer: AnswerListener = (connection, status, body) => {
+    if (status < 200 || status > 299) return finish(new Error(`load on ${options.url}: answer ${status}: ${body()}`));
+    latencies[answered++] = performance.now() - connection.due;
+    if (answered === total) return finish('done');
+    if (waitingHead < waiting.length) connection.send(request, waiting[waitingHead++]);
+    else {
+      connection.due = Number.NaN;
+      idle.push(connection);
+    }
+  };
+  const onFailure = (error: Error): void => finish(new Error(`load on ${options.url}: ${error.message}`));
+
+  const connections = await Promise.all(Array.from({ length: options.connections }, async () => {
+    let connection: Connection | undefined;
+    const socket = await connect(Number(url.port || 80), url.hostname, (bytes, buffer) => connection!.read(bytes, buffer));
+    connection = new Connection(socket, onAnswer, onFailure);
+    socket.on('error', onFailure);
+    socket.on('close', () => onFailure(new Error('the server closed a connection')));
+    return connection;
+  }));
+  idle.push(...connections);
+
+  const start = performance.now() + 1;
+  const requestsPerMs = options.rate / 1000;
+  let issued = 0;
+  let slot = 0;
+  let ticker: NodeJS.Timeout | undefined;
+  let deadline: NodeJS.Timeout | undefined;
+  const tick = (): void => {
+    const now = performance.now();
+    // Every slot whose time has come. A request's latency runs from this moment (see the module comment).
+    while (issued < total && start + slot <= now) {
+      const through = Math.min(total, Math.floor((slot + 1) * requestsPerMs));
+      for (; issued < through; issued++) {
+        lags[issued] = now - (start + slot);
+        const connection = idle.pop();
+        if (connection === undefined) waiting.push(now);
+        else connection.send(request, now);
+      }
+      slot++;
+    }
+    if (issued < total) {
+      ticker = setTimeout(tick, Math.max(0, start + slot - performance.now()));
+      return;
+    }
+    const timeoutMs = (options.timeoutS ?? 10) * 1000;
+    deadline = setTimeout(() => finish(new Error(`load on ${options.url}: ${total - answered} of ${total} requests unanswered`
+      + ` ${timeoutMs / 1000} s after the last was due`)), timeoutMs);
+  };
+
+  await new Promise<void>((resolve) => {
+    settle = resolve;
+    if (outcome !== undefined) return resolve();
+    ticker = setTimeout(tick, Math.max(0, start - performance.now()));
+  });
+  const end = performance.now();
+  clearTimeout(ticker);
+  clearTimeout(deadline);
+  for (const connection of connections) connection.socket.destroy();
+  if (outcome instanceof Error) throw outcome;
+  return {
+    offeredRate: options.rate,
+    requests: answered,
+    achievedRate: answered / ((end - start) / 1000),
+    durationS: options.durationS,
+    latencyMs: percentiles(latencies),
+    dispatchLagMs: percentiles(lags),
+  };
+}
