@@ -72,8 +72,9 @@ function httpSection(r: HttpBenchResult): string[] {
   const { throughput, notes } = httpTables(r);
   return [
     '## HTTP (service vs bare Fastify route)', '',
-    `${r.ruleCount}-rule loan context, ${r.singleBodyBytes}-byte body; service and bare route in child processes, autocannon`
-      + ' in the parent, alternating rounds. "x bare" is the median of per-round ratios; CPU is each server\'s own CPU time per request.', '',
+    `${r.ruleCount}-rule loan context, ${r.singleBodyBytes}-byte body; service and bare route in child processes, the load in the`
+      + ' parent (autocannon for throughput, a steady open-loop load for latency), alternating rounds. "x bare" is the median of'
+      + ' per-round ratios; CPU is each server\'s own CPU time per request.', '',
     markdownTable(throughput), '',
     ...notes.map((n) => `- ${n}`), '',
   ];
