@@ -1,10 +1,14 @@
 /**
  * Open-loop load at a fixed rate, for latency. Requests fall due in 1 ms
- * slots at the offered rate whether or not earlier ones were answered, and
- * each latency runs from its slot's time: a server that stalls is charged
- * for every request that waited behind the stall, including the ones this
- * process could not send yet because every connection was busy (no
- * coordinated omission).
+ * slots at the offered rate whether or not earlier ones were answered.
+ * Each latency runs from the moment this process offered the request (the
+ * timer tick that found its slot due) to the last byte of its answer: a
+ * server that stalls is charged for every request that waited behind the
+ * stall, including the ones this process could not send yet because every
+ * connection was busy (no coordinated omission). How late the tick itself
+ * came is this process's lateness, not the server's (Node's timers fire at
+ * millisecond granularity, later when this process is held up): it is
+ * reported beside the latency as `dispatchLagMs` and not counted in it.
  *
  * Why not autocannon's `overallRate`: autocannon 9 gives each connection a
  * quota per second and sends it as fast as the server answers, then waits
@@ -16,8 +20,7 @@
  * the rate.
  *
  * Plain sockets with one prepared request, so that the load generator
- * allocates little and its own pauses stay out of the figures; how late it
- * dispatched after each slot is reported beside them (`dispatchLagMs`).
+ * allocates little and its own pauses stay out of the figures.
  */
 import net from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -52,7 +55,7 @@ export interface FixedRateFigures {
   /** Answers per second from the first slot to the last answer. */
   achievedRate: number;
   durationS: number;
-  /** From each request's slot to the last byte of its answer, ms. */
+  /** From the moment each request was offered to the last byte of its answer, ms. */
   latencyMs: LatencyPercentiles;
   /** From each slot to the moment this process dispatched its requests, ms: the load generator's own share of the latency. */
   dispatchLagMs: LatencyPercentiles;
@@ -207,7 +210,7 @@ export async function runFixedRate(options: FixedRateOptions): Promise<FixedRate
   };
   const onFailure = (error: Error): void => finish(new Error(`load on ${options.url}: ${error.message}`));
 
-  const connections = await Promise.all(Array.from({ length: options.connections }, async () => {
+  const opened = await Promise.allSettled(Array.from({ length: options.connections }, async () => {
     let connection: Connection | undefined;
     const socket = await connect(Number(url.port || 80), url.hostname, (bytes, buffer) => connection!.read(bytes, buffer));
     connection = new Connection(socket, onAnswer, onFailure);
@@ -215,6 +218,13 @@ export async function runFixedRate(options: FixedRateOptions): Promise<FixedRate
     socket.on('close', () => onFailure(new Error('the server closed a connection')));
     return connection;
   }));
+  const connections = opened.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
+  const refused = opened.find((o): o is PromiseRejectedResult => o.status === 'rejected');
+  if (refused !== undefined) {
+    outcome = 'done'; // The sockets' close events below are this function's doing, not the server's.
+    for (const connection of connections) connection.socket.destroy();
+    throw new Error(`load on ${options.url}: could not connect: ${(refused.reason as Error).message}`);
+  }
   idle.push(...connections);
 
   const start = performance.now() + 1;

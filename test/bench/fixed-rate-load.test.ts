@@ -10,6 +10,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
+import { freePort } from '../../bench/http/child-server.ts';
 import { runFixedRate } from '../../bench/http/fixed-rate-load.ts';
 
 type Handler = (request: IncomingMessage, body: string, response: ServerResponse) => void;
@@ -127,6 +128,13 @@ describe('runFixedRate', () => {
 
     await expect(runFixedRate({ url, headers: {}, body: '{}', rate: 100, durationS: 0.1, connections: 1 }))
       .rejects.toThrow(/answer no request/);
+  });
+
+  it('says so when nothing listens', async () => {
+    const port = await freePort();
+
+    await expect(runFixedRate({ url: `http://127.0.0.1:${port}/x`, headers: {}, body: '{}', rate: 10, durationS: 1, connections: 3 }))
+      .rejects.toThrow(/could not connect: connect ECONNREFUSED/);
   });
 
   it('sends traffic only to 127.0.0.1', async () => {
