@@ -15,6 +15,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { runCompilerBench, targets as compilerTargets, type CompilerBenchResult } from './compiler.bench.ts';
 import { httpTables, runHttpBench, type HttpBenchResult } from './http/http.bench.ts';
 import { fixed, int, markdownTable, verdict } from './http/report-table.ts';
+import { memoryMonitor } from './http/memory-monitor.ts';
 import { runWorkersBench, type WorkersBenchResult } from './http/workers.bench.ts';
 import { runScalingBench, scalingTables, type ScalingBenchResult } from './scaling.bench.ts';
 
@@ -25,7 +26,7 @@ type SuiteName = (typeof SUITES)[number];
 export interface BenchResults {
   generatedAt: string;
   quick: boolean;
-  environment: { node: string; platform: string; arch: string; cpu: string; cores: number; loadAverage: number[] };
+  environment: { node: string; platform: string; arch: string; cpu: string; cores: number; loadAverage: number[]; memoryMonitor?: string };
   durationS: number;
   compiler?: CompilerBenchResult;
   http?: HttpBenchResult;
@@ -115,12 +116,15 @@ function workersSection(r: WorkersBenchResult): string[] {
 /** The summary written to results/latest.md. */
 export function summaryMarkdown(results: BenchResults): string {
   const env = results.environment;
+  const monitor = env.memoryMonitor === undefined ? ''
+    : ` The kernel ran ${env.memoryMonitor}, which holds up processes for a few ms at each sample and shows in latency tails`
+      + ' (bench/README, "Latency at half throughput").';
   const lines = [
     '# Benchmark results', '',
     `${results.generatedAt}${results.quick ? ' (quick)' : ''}: ${env.node} ${env.platform}/${env.arch}, ${env.cpu}, ${env.cores} cores;`
       + ` load average at the end ${env.loadAverage.map((l) => fixed(l, 1)).join(' / ')} (1/5/15 min; above the core count,`
       + ` other work shared the CPU). Every figure is a ratio against a baseline measured in the same run; absolute numbers`
-      + ` depend on the machine. Produced by \`npm run bench\` in ${fixed(results.durationS, 0)} s.`, '',
+      + ` depend on the machine.${monitor} Produced by \`npm run bench\` in ${fixed(results.durationS, 0)} s.`, '',
   ];
   if (results.compiler !== undefined) lines.push(...compilerSection(results.compiler));
   if (results.http !== undefined) lines.push(...httpSection(results.http));
@@ -154,6 +158,7 @@ async function main(): Promise<void> {
     environment: {
       node: process.version, platform: process.platform, arch: process.arch,
       cpu: os.cpus()[0]?.model ?? 'unknown', cores: os.availableParallelism(), loadAverage: os.loadavg(),
+      memoryMonitor: memoryMonitor(),
     },
     durationS: (Date.now() - started) / 1000,
   };

@@ -42,6 +42,7 @@ import { runLoad, type LoadFigures } from './load.ts';
 import { summarizeProfiles } from './profile-summary.ts';
 import { fixed, int, median, percentile, textTable, verdict } from './report-table.ts';
 import { cpuPinning } from './cpu-pinning.ts';
+import { memoryMonitor } from './memory-monitor.ts';
 import { publishContext } from './rules-api.ts';
 import { startService, type ServiceProcess } from './service-process.ts';
 
@@ -155,7 +156,11 @@ export interface BatchServerTime {
 export interface HttpBenchResult {
   quick: boolean;
   generatedAt: string;
-  environment: { node: string; platform: string; arch: string; cpu: string; cores: number; loadAverage: number; pinning?: string };
+  environment: {
+    node: string; platform: string; arch: string; cpu: string; cores: number; loadAverage: number; pinning?: string;
+    /** The kernel's memory-access sampling, when on (memory-monitor.ts): it shows in both servers' p99. */
+    memoryMonitor?: string;
+  };
   suite: string;
   ruleCount: number;
   /** Bytes of the single-validation request body. */
@@ -369,6 +374,7 @@ function environment(): HttpBenchResult['environment'] {
   return {
     node: process.version, platform: process.platform, arch: process.arch,
     cpu: os.cpus()[0]?.model ?? 'unknown', cores: os.cpus().length, loadAverage: os.loadavg()[0],
+    memoryMonitor: memoryMonitor(),
   };
 }
 
@@ -490,7 +496,8 @@ export function httpTables(r: HttpBenchResult): { throughput: { header: string[]
 function printHttpResult(r: HttpBenchResult): void {
   const env = r.environment;
   console.log(`\nHTTP benchmark: ${r.suite}, ${r.ruleCount} rules, ${r.singleBodyBytes}-byte body${r.quick ? ' (quick)' : ''}`);
-  console.log(`${env.node} ${env.platform}/${env.arch}, ${env.cpu}, ${env.cores} cores, load ${fixed(env.loadAverage, 1)}${env.pinning === undefined ? '' : `; ${env.pinning}`}\n`);
+  console.log(`${env.node} ${env.platform}/${env.arch}, ${env.cpu}, ${env.cores} cores, load ${fixed(env.loadAverage, 1)}`
+    + `${env.pinning === undefined ? '' : `; ${env.pinning}`}${env.memoryMonitor === undefined ? '' : `; kernel: ${env.memoryMonitor}`}\n`);
   const { throughput, notes } = httpTables(r);
   console.log(textTable(throughput));
   for (const note of notes) console.log(note);
