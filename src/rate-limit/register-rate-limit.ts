@@ -229,9 +229,9 @@ function setHeaders(reply: FastifyReply, max: number, count: number, resetSecond
  * string of every number it converts in its number-to-string cache (old
  * generation) until another number takes the slot, so a count that is new
  * on every request kept thousands of strings alive for seconds. They
- * outlived scavenges and were promoted: under steady load the service
- * promoted ~38 KB per scavenge (the bare route none), scavenges took 2.4x
- * as long, and the old generation filled for mark-compacts.
+ * outlived scavenges and were promoted, filling the old generation for
+ * mark-compacts: at a steady 7,000 req/s, 40 KB survived each scavenge and
+ * 38 KB were promoted; with `toFixed(0)`, 4 KB and 1.6 KB.
  */
 export function remainingOf(max: number, count: number): string {
   return (count >= max ? 0 : max - count).toFixed(0);
