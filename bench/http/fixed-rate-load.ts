@@ -100,7 +100,8 @@ function contentLength(data: Buffer, headEnd: number): number {
   return -1;
 }
 
-type AnswerListener = (connection: Connection, status: number, body: () => string) => void;
+/** An answer's status, and where its body lies in `data` (valid only during the call: the read buffer is reused). */
+type AnswerListener = (connection: Connection, status: number, data: Buffer, bodyStart: number, bodyEnd: number) => void;
 
 /**
  * One keep-alive connection with at most one request in flight. Answers
@@ -109,7 +110,7 @@ type AnswerListener = (connection: Connection, status: number, body: () => strin
  * allocates nothing.
  */
 class Connection {
-  /** Slot time of the request in flight; NaN when idle. */
+  /** When the request in flight was offered (performance.now()); NaN when idle. */
   due = Number.NaN;
   readonly socket: net.Socket;
   /** Bytes of an answer that came in more than one read, copied out of the read buffer. */
@@ -143,7 +144,7 @@ class Connection {
     if (end < length || Number.isNaN(this.due)) return this.#onFailure(new Error('bytes from the server that answer no request'));
     this.#partial = null;
     const status = (data[9] - 0x30) * 100 + (data[10] - 0x30) * 10 + (data[11] - 0x30);
-    this.#onAnswer(this, status, () => data.toString('utf8', headEnd + 4, Math.min(end, headEnd + 304)));
+    this.#onAnswer(this, status, data, headEnd + 4, end);
   }
 
   send(request: Buffer, due: number): void {
@@ -198,8 +199,10 @@ export async function runFixedRate(options: FixedRateOptions): Promise<FixedRate
     settle();
   };
   const idle: Connection[] = [];
-  const onAnswer: AnswerListener = (connection, status, body) => {
-    if (status < 200 || status > 299) return finish(new Error(`load on ${options.url}: answer ${status}: ${body()}`));
+  const onAnswer: AnswerListener = (connection, status, data, bodyStart, bodyEnd) => {
+    if (status < 200 || status > 299) {
+      return finish(new Error(`load on ${options.url}: answer ${status}: ${data.toString('utf8', bodyStart, Math.min(bodyEnd, bodyStart + 300))}`));
+    }
     latencies[answered++] = performance.now() - connection.due;
     if (answered === total) return finish('done');
     if (waitingHead < waiting.length) connection.send(request, waiting[waitingHead++]);
