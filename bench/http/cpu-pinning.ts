@@ -43,6 +43,21 @@ function setAffinity(cpus: string, pids: readonly number[]): void {
 }
 
 /**
+ * The cpus of an affinity list as taskset prints it (`0,1`, `0-3,8-11`).
+ *
+ * @example
+ * cpusOf('0-2,8'); // Set { 0, 1, 2, 8 }
+ */
+export function cpusOf(list: string): Set<number> {
+  const cpus = new Set<number>();
+  for (const part of list.split(',')) {
+    const [from, to = from] = part.trim().split('-').map(Number);
+    for (let cpu = from; cpu <= to; cpu++) cpus.add(cpu);
+  }
+  return cpus;
+}
+
+/**
  * How this machine pins: by taskset, or not at all.
  *
  * @example
@@ -56,7 +71,9 @@ export function cpuPinning(): CpuPinning {
   if (os.cpus().length < 2) return unpinned('one core');
   // "pid 123's current affinity list: 0,1"
   const original = taskset(['-cp', String(process.pid)])?.trim().split(': ').pop();
-  if (original === undefined || !original.includes(LOAD_CPU) || !original.includes(SERVER_CPU)) return unpinned('taskset unavailable');
+  if (original === undefined) return unpinned('taskset unavailable');
+  const allowed = cpusOf(original);
+  if (!allowed.has(Number(LOAD_CPU)) || !allowed.has(Number(SERVER_CPU))) return unpinned(`cpus ${LOAD_CPU} and ${SERVER_CPU} not both allowed (${original})`);
   return {
     description: `throughput with the server on cpu ${SERVER_CPU} and the load generator on cpu ${LOAD_CPU}; latency unpinned`,
     pin(serverPids) {
