@@ -224,7 +224,6 @@ export async function runFixedRate(options: FixedRateOptions): Promise<FixedRate
   const connections = opened.flatMap((o) => (o.status === 'fulfilled' ? [o.value] : []));
   const refused = opened.find((o): o is PromiseRejectedResult => o.status === 'rejected');
   if (refused !== undefined) {
-    outcome = 'done'; // The sockets' close events below are this function's doing, not the server's.
     for (const connection of connections) connection.socket.destroy();
     throw new Error(`load on ${options.url}: could not connect: ${(refused.reason as Error).message}`);
   }
