@@ -89,7 +89,8 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
     const summaries = await storage.rules.contexts(tenantId);
     return {
       items: summaries.map((summary) => {
-        const cached = validators.get(tenantId, summary.context);
+        // A look, not a use: listing contexts must not keep every validator from eviction, nor count as hits.
+        const cached = validators.peek(tenantId, summary.context);
         // A validator of an older ruleset version (published by another
         // instance, not yet followed here) does not describe this version.
         const current = cached !== undefined && cached.rulesetVersion === summary.rulesetVersion ? cached : undefined;

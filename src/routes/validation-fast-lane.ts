@@ -139,6 +139,7 @@ export function installValidationFastLane(app: FastifyInstance, options: FastLan
     response.end(text);
     stats.answered++;
     lastUsed.record(keyId);
+    validators.countHit(tenantId, context);
     metrics.recordValidations('single', result.isValid ? 1 : 0, result.isValid ? 0 : 1, result.failures.length, tenantId, context);
     recordRequest(200, elapsedMs / 1000, tenantId);
   };
@@ -185,7 +186,8 @@ export function installValidationFastLane(app: FastifyInstance, options: FastLan
     }
     const { context, payload } = parsed;
     const size = measurePayload(payload, maxPayloadDepth);
-    const validator: CompiledValidator | undefined = size < 0 ? undefined : validators.get(tenantId, context);
+    // Counted as a hit only when answered here (`send`): a request handed back looks it up again on Fastify's route.
+    const validator: CompiledValidator | undefined = size < 0 ? undefined : validators.find(tenantId, context);
     // Large evaluations run under Fastify's route, within the evaluation deadline.
     if (validator === undefined || estimateCost(costProfileOf(validator), size) > UNGUARDED_COST_LIMIT) {
       handBack(request, response, body, startedAt);

@@ -37,6 +37,15 @@ function stats(t: TestApp): { answered: number; handedBack: number } {
   return { ...fastLane };
 }
 
+/** rules_validator_cache_hits_total, from GET /metrics (which needs no key and spends no tenant budget). */
+async function cacheHits(t: TestApp): Promise<number> {
+  const response = await t.request('GET', '/metrics', { key: null, tenant: null });
+  expect(response.status).toBe(200);
+  const line = response.text.split('\n').find((candidate) => candidate.startsWith('rules_validator_cache_hits_total '));
+  if (line === undefined) throw new Error('no rules_validator_cache_hits_total in /metrics');
+  return Number(line.slice('rules_validator_cache_hits_total '.length));
+}
+
 /**
  * Header names and the values that do not change from one response to the
  * next. Content-Length follows the body, whose executionTimeMs may have
@@ -131,6 +140,23 @@ describe('validation fast lane', () => {
     }
   });
 
+  it('counts one cache hit per validation, also when it hands the request back after its lookup', async () => {
+    const answered = stats(t);
+    let hits = await cacheHits(t);
+    await ok(t.request('POST', VALIDATE, { body: { context: 'loan', payload: { amount: 1 } } }));
+    expect(stats(t).answered).toBe(answered.answered + 1);
+    expect(await cacheHits(t)).toBe(hits + 1);
+    // 2000 items make the ITEMS rule's estimated cost (n^2) too large to run unguarded:
+    // the fast lane looks the validator up, then leaves the request to Fastify's route.
+    const large = { amount: 1, name: 'Ada', items: Array.from({ length: 2000 }, () => ({ qty: 1 })) };
+    const handedBack = stats(t);
+    hits = await cacheHits(t);
+    const body = await ok(t.request('POST', VALIDATE, { body: { context: 'loan', payload: large } }));
+    expect(body.isValid).toBe(true);
+    expect(stats(t)).toEqual({ answered: handedBack.answered, handedBack: handedBack.handedBack + 1 });
+    expect(await cacheHits(t)).toBe(hits + 1);
+  });
+
   it('leaves alone what it does not take: other keys, content types and URLs', async () => {
     const before = stats(t);
     const body = { context: 'loan', payload: { amount: 1 } };
@@ -205,6 +231,13 @@ describe('validation fast lane and the rate limit', () => {
     expect(over.headers.get('ratelimit-remaining')).toBe('0');
     expect(Number(over.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
     expect(stats(t)).toEqual({ answered: before.answered, handedBack: before.handedBack + 1 });
+  });
+
+  it('counts no cache hit for a request refused over budget, as Fastify\'s route (never reached) does not', async () => {
+    const hits = await cacheHits(t);
+    const over = await t.request('POST', VALIDATE, { body: { context: 'loan', payload: { amount: 1 } } });
+    await expectProblem(Promise.resolve(over), 429, 'RATE_LIMITED');
+    expect(await cacheHits(t)).toBe(hits);
   });
 });
 
