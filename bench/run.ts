@@ -82,7 +82,7 @@ function httpSection(r: HttpBenchResult): string[] {
 }
 
 function scalingSection(r: ScalingBenchResult): string[] {
-  const [sizes, memory, first] = scalingTables(r);
+  const [sizes, memory, footprint, first] = scalingTables(r);
   return [
     '## Scaling', '',
     `Baseline: the hand-written 20-rule loan validator, ${fixed(r.handWrittenPassingUs, 2)} us per call (passing payload), same run.`
@@ -90,6 +90,9 @@ function scalingSection(r: ScalingBenchResult): string[] {
     markdownTable(sizes), '',
     'Memory per cached validator (heap after full gc with N more validators held, minus before, over N):', '',
     markdownTable(memory), '',
+    'Code footprint (passing payload): distinct validators called one after another, against one of them alone.'
+      + ' The cost per rule follows the machine code a validation runs through, not the size of one context:', '',
+    markdownTable(footprint), '',
     ...(first.rows.length === 0 ? [] : [
       'First validation after a publish against cached validations (HTTP, failing payload, medians):', '',
       markdownTable(first), '',

@@ -4,8 +4,9 @@
  *
  * 1. In process, with tinybench, for contexts of 10, 100, 1000 and 5000
  *    rules (copies of the loan rules, `suites/generated-ruleset.ts`):
- *    compile time, the first validation, and steady-state validation of
- *    the passing and failing payloads. The baseline, measured in the same
+ *    compile time, the first validation, and validation of the passing
+ *    and failing payloads after a warm-up (the steady state up to 1000
+ *    rules; at 5000 still on the way down). The baseline, measured in the same
  *    run, is the hand-written 20-rule loan validator: "x hand per rule"
  *    is the compiled time per rule over the hand-written time per rule, so
  *    linear growth at the engine's own efficiency reads as a constant.
@@ -13,7 +14,9 @@
  *    validators held (what the validator cache keeps for each: compiled
  *    function, source, ruleset; each called once, as a served context is),
  *    minus the heap before, over N.
- * 3. Over HTTP (the service in a child process): the first validation
+ * 3. Code footprint: distinct 100-rule validators called in turn against
+ *    one of them alone (FootprintFigure).
+ * 4. Over HTTP (the service in a child process): the first validation
  *    after a publish against cached validations of the same context. The
  *    edit changes a failure message, and the first answer must carry it,
  *    so it is certain to have run on the new version.
@@ -80,6 +83,28 @@ export interface FirstRequestFigure {
   ratio: number;
 }
 
+/**
+ * Validation time per rule of one context alone against many contexts
+ * called in turn, as in a process serving many tenants. The per-rule cost
+ * grows with the machine code a validation runs through, not with the
+ * size of one context: `contexts` x `rules` rules in distinct validators
+ * cost per rule about what one context of that many rules costs. Like
+ * the 5000-rule size, it is measured before V8 has optimised everything
+ * (bench/README.md, "Large contexts").
+ */
+export interface FootprintFigure {
+  /** Rules per context. */
+  rules: number;
+  /** Distinct validators called one after another. */
+  contexts: number;
+  /** One of them called alone, per rule (µs). */
+  aloneUsPerRule: number;
+  /** All of them called in turn, per rule (µs). */
+  inTurnUsPerRule: number;
+  /** In turn over alone. */
+  ratio: number;
+}
+
 export interface ScalingBenchResult {
   quick: boolean;
   generatedAt: string;
@@ -88,6 +113,7 @@ export interface ScalingBenchResult {
   handWrittenPassingUs: number;
   sizes: SizeFigure[];
   memory: MemoryFigure[];
+  footprint: FootprintFigure[];
   firstRequest: FirstRequestFigure[];
 }
 
@@ -135,8 +161,9 @@ async function measureSizes(sizes: number[], handUs: number, quick: boolean): Pr
     const firstValidateUs = (performance.now() - coldStart) * 1000;
     // The rule functions of a large validator are optimised by V8 only after
     // thousands of calls, on a background thread that a busy machine starves
-    // (at 1000 rules that took ~8 s here); the steady state is what a served
-    // context runs at.
+    // (at 1000 rules that took ~8 s here). At 5000 rules this is not yet the
+    // steady state, which took ~75 s of calls here (bench/README.md, "Large
+    // contexts"): the figure is an upper bound there.
     const deadline = performance.now() + (quick ? 3000 : 10_000);
     for (let i = 0; i < 20_000 && performance.now() < deadline; i++) sink = validate(suite.payloads.passing, suite.now);
     const estimateUs = firstValidateUs / 10;
@@ -153,6 +180,26 @@ async function measureSizes(sizes: number[], handUs: number, quick: boolean): Pr
     });
   }
   return figures;
+}
+
+/** See FootprintFigure. Each context holds different copies of the rules, so every validator has its own code. */
+async function measureFootprint(rules: number, contexts: number, quick: boolean): Promise<FootprintFigure> {
+  const all = generateRuleset(rules * contexts);
+  const validators = Array.from({ length: contexts }, (_, i) => compileOrThrow(all.slice(i * rules, (i + 1) * rules)).validate);
+  const inTurn = (): unknown => {
+    let last: unknown;
+    for (const validate of validators) last = validate(suite.payloads.passing, suite.now);
+    return last;
+  };
+  // As in measureSizes: the steady state, once V8 has optimised every validator.
+  const deadline = performance.now() + (quick ? 3000 : 10_000);
+  for (let i = 0; i < 20_000 && performance.now() < deadline; i++) sink = inTurn();
+  const estimateUs = (rules * contexts) / 20;
+  const inTurnUs = await timeCalls(`${contexts} x ${rules} rules in turn`, inTurn, estimateUs, quick);
+  const aloneUs = await timeCalls(`${rules} rules alone`, () => validators[0](suite.payloads.passing, suite.now), estimateUs / contexts, quick);
+  const aloneUsPerRule = aloneUs / rules;
+  const inTurnUsPerRule = inTurnUs / (rules * contexts);
+  return { rules, contexts, aloneUsPerRule, inTurnUsPerRule, ratio: inTurnUsPerRule / aloneUsPerRule };
 }
 
 /** `gc()`, exposed at run time when node was started without --expose-gc. */
@@ -258,6 +305,7 @@ export async function runScalingBench(options: ScalingBenchOptions = {}): Promis
   const memory = measureMemory(quick
     ? [{ rules: 20, validators: 50 }, { rules: 1000, validators: 3 }]
     : [{ rules: 20, validators: 200 }, { rules: 100, validators: 50 }, { rules: 1000, validators: 10 }]);
+  const footprint = [await measureFootprint(100, quick ? 10 : 50, quick)];
   const firstRequest: FirstRequestFigure[] = [];
   if (options.http !== false) {
     const service = await startService();
@@ -276,7 +324,7 @@ export async function runScalingBench(options: ScalingBenchOptions = {}): Promis
       node: process.version, platform: process.platform, arch: process.arch,
       cpu: os.cpus()[0]?.model ?? 'unknown', cores: os.availableParallelism(), loadAverage: os.loadavg()[0],
     },
-    handWrittenPassingUs, sizes, memory, firstRequest,
+    handWrittenPassingUs, sizes, memory, footprint, firstRequest,
   };
   if (options.print !== false) printScalingResult(result);
   return result;
@@ -298,6 +346,10 @@ export function scalingTables(r: ScalingBenchResult): { header: string[]; rows: 
       rows: r.memory.map((m) => [String(m.rules), String(m.validators), fixed(m.bytesPerValidator / 1024, 1), int(m.bytesPerRule)]),
     },
     {
+      header: ['rules per context', 'contexts', 'alone us/rule', 'in turn us/rule', 'in turn / alone'],
+      rows: r.footprint.map((f) => [String(f.rules), String(f.contexts), fixed(f.aloneUsPerRule, 3), fixed(f.inTurnUsPerRule, 3), fixed(f.ratio, 2)]),
+    },
+    {
       header: ['rules', 'publishes', 'publish ms', 'first server ms', 'first round trip ms', 'cached server ms', 'cached round trip ms', 'first / cached'],
       rows: r.firstRequest.map((f) => [
         String(f.rules), String(f.publishes), fixed(f.publishMs, 1), fixed(f.firstServerMs, 2), fixed(f.firstRoundTripMs, 2),
@@ -311,11 +363,13 @@ function printScalingResult(r: ScalingBenchResult): void {
   const env = r.environment;
   console.log(`\nScaling benchmark${r.quick ? ' (quick)' : ''}: ${env.node} ${env.platform}/${env.arch}, ${env.cpu}, ${env.cores} cores, load ${fixed(env.loadAverage, 1)}`);
   console.log(`baseline: hand-written 20-rule loan validator, passing payload, ${fixed(r.handWrittenPassingUs, 2)} us per call\n`);
-  const [sizes, memory, first] = scalingTables(r);
+  const [sizes, memory, footprint, first] = scalingTables(r);
   console.log(textTable(sizes));
   console.log('(x hand per rule: compiled time per rule over the hand-written time per rule; per-rule growth: over the previous size)\n');
   console.log(textTable(memory));
   console.log('(heap after full gc with N more validators cached, minus before, over N)\n');
+  console.log(textTable(footprint));
+  console.log('(passing payload; distinct validators called one after another, against one of them alone: the code a validation runs through, not one context\'s size, sets the cost per rule)\n');
   if (first.rows.length > 0) {
     console.log(textTable(first));
     console.log('(first validation after each publish against cached ones, failing payload; medians)');
