@@ -42,7 +42,7 @@ function compilerSection(r: CompilerBenchResult): string[] {
     rows: r.engines.map((e) => [e.engine, e.payload, int(e.opsPerSec), int(e.meanNs), fixed(e.vsHandWritten, 2)]),
   });
   const compile = markdownTable({
-    header: ['rules', 'compile ms (median)', 'min ms', 'per rule us', 'validate pass ns', 'validate fail ns'],
+    header: ['rules', 'compile ms (median)', 'min ms', 'per rule us', 'warming pass ns', 'warming fail ns'],
     rows: r.compile.sizes.map((s) => [
       String(s.rules), fixed(s.medianMs, 1), fixed(s.minMs, 1), fixed(s.perRuleUs, 1), int(s.validatePassingNs), int(s.validateFailingNs),
     ]),
