@@ -9,7 +9,8 @@
  *   Fastify route's (median of 8 alternating 1.5-second rounds, both servers
  *   in child processes, see `http/http.bench.ts`),
  *
- * and prints the figures either way. Both figures are ratios against a
+ * and prints the figures either way. A failed verdict is measured once
+ * more, and the guard fails only when both fail. Both figures are ratios against a
  * baseline measured in the same run, and medians of several rounds, so a
  * busy machine or one noisy round does not fail it. The thresholds are
  * looser than the targets (1.5x and 0.8) on purpose: the guard catches
@@ -69,6 +70,11 @@ export interface GuardOptions {
   /** HTTP rounds and their length; the defaults fit the ~60 s budget. */
   httpRounds?: number;
   httpRoundS?: number;
+  /**
+   * Unmeasured load on each server first; default 3 s. With 1 s the first
+   * rounds measured 0.44-0.47 against 0.70-0.76 for the others.
+   */
+  httpWarmupS?: number;
   /** Skip the engine benchmark (the smoke test of the machinery uses this). */
   engine?: boolean;
 }
@@ -102,7 +108,7 @@ export async function runGuard(options: GuardOptions = {}): Promise<{ figures: G
   try {
     await checkAnswers(pair, { batch: false, transaction: false });
     http = await pairedThroughput(pair, SINGLE_PATH, singleBody(), {
-      rounds: options.httpRounds ?? 8, durationS: options.httpRoundS ?? 1.5, connections: 10, warmupS: 1,
+      rounds: options.httpRounds ?? 8, durationS: options.httpRoundS ?? 1.5, connections: 10, warmupS: options.httpWarmupS ?? 3,
     });
   } finally {
     await pair.stop();
@@ -124,7 +130,13 @@ const invokedDirectly = process.argv[1] !== undefined
   && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href;
 if (invokedDirectly) {
   const started = Date.now();
-  const { verdict } = await runGuard();
+  let { verdict } = await runGuard();
+  if (!verdict.ok) {
+    // CI runs this on a shared 2-core VM whose speed moves by the minute: a
+    // regression fails every measurement, a slow moment of the machine rarely two.
+    console.log('bench:guard: measuring once more before failing');
+    ({ verdict } = await runGuard());
+  }
   console.log(`(${((Date.now() - started) / 1000).toFixed(0)} s)`);
   // Idle keep-alive sockets of the HTTP client would hold the process a few more seconds.
   process.exit(verdict.ok ? 0 : 1);
