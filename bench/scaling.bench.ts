@@ -191,7 +191,8 @@ async function measureFootprint(rules: number, contexts: number, quick: boolean)
     for (const validate of validators) last = validate(suite.payloads.passing, suite.now);
     return last;
   };
-  // As in measureSizes: the steady state, once V8 has optimised every validator.
+  // The same warm-up as measureSizes: fifty validators are not all optimised
+  // by its end (that took ~27 s of calls here), so this is an upper bound too.
   const deadline = performance.now() + (quick ? 3000 : 10_000);
   for (let i = 0; i < 20_000 && performance.now() < deadline; i++) sink = inTurn();
   const estimateUs = (rules * contexts) / 20;
