@@ -7,23 +7,16 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestResponse } from '../support/app.ts';
+import { metricSample } from '../support/metrics.ts';
 
 const VALIDATE = '/api/v1/validation/validate';
+/** Validator lookups answered from memory (GET /metrics). */
+const CACHE_HITS = 'rules_validator_cache_hits_total';
 
 async function ok(response: Promise<TestResponse>, status = 200): Promise<any> {
   const resolved = await response;
   expect(resolved.status, resolved.text).toBe(status);
   return resolved.body;
-}
-
-/** rules_validator_cache_hits_total, from GET /metrics. */
-async function cacheHits(t: TestApp): Promise<number> {
-  const response = await t.request('GET', '/metrics', { key: null, tenant: null });
-  expect(response.status).toBe(200);
-  const text = response.text;
-  const line = text.split('\n').find((candidate) => candidate.startsWith('rules_validator_cache_hits_total '));
-  if (line === undefined) throw new Error('no rules_validator_cache_hits_total in /metrics');
-  return Number(line.slice('rules_validator_cache_hits_total '.length));
 }
 
 async function publish(t: TestApp, context: string, rules: Record<string, unknown>[]): Promise<string[]> {
@@ -147,12 +140,12 @@ describe('cache bound', () => {
     const { validators } = t.app.internals;
     await ok(t.request('POST', VALIDATE, { body: { context: 'b', payload: {} } }));
     await ok(t.request('POST', VALIDATE, { body: { context: 'a', payload: {} } }));
-    const hitsBefore = await cacheHits(t);
+    const hitsBefore = await metricSample(t, CACHE_HITS);
     // The listing reads a and b (in that order) from the cache; were that a use, b would be the newer.
     const listing = await ok(t.request('GET', '/api/v1/contexts'));
     expect(listing.items.filter((item: { compiledAt: string | null }) => item.compiledAt !== null).map((item: { context: string }) => item.context))
       .toEqual(['a', 'b']);
-    expect(await cacheHits(t)).toBe(hitsBefore);
+    expect(await metricSample(t, CACHE_HITS)).toBe(hitsBefore);
     await ok(t.request('POST', VALIDATE, { body: { context: 'c', payload: {} } }));
     expect(validators.peek(t.tenantId, 'a')).toBeDefined();
     expect(validators.peek(t.tenantId, 'b')).toBeUndefined();

@@ -11,9 +11,12 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { expectProblem, ok } from '../support/expect-response.ts';
 import { startTestApp, type TestApp, type TestRequestOptions, type TestResponse } from '../support/app.ts';
+import { metricSample } from '../support/metrics.ts';
 
 const REDIS_URL = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
 const VALIDATE = '/api/v1/validation/validate';
+/** Validator lookups answered from memory (GET /metrics). */
+const CACHE_HITS = 'rules_validator_cache_hits_total';
 /** The same route, reached only through Fastify (the fast lane takes the exact URL alone). */
 const VALIDATE_VIA_FASTIFY = `${VALIDATE}?via=fastify`;
 /** Headers that differ between any two responses. */
@@ -35,15 +38,6 @@ function stats(t: TestApp): { answered: number; handedBack: number } {
   const fastLane = t.app.internals.fastLane;
   if (fastLane === undefined) throw new Error('the fast lane is not installed');
   return { ...fastLane };
-}
-
-/** rules_validator_cache_hits_total, from GET /metrics (which needs no key and spends no tenant budget). */
-async function cacheHits(t: TestApp): Promise<number> {
-  const response = await t.request('GET', '/metrics', { key: null, tenant: null });
-  expect(response.status).toBe(200);
-  const line = response.text.split('\n').find((candidate) => candidate.startsWith('rules_validator_cache_hits_total '));
-  if (line === undefined) throw new Error('no rules_validator_cache_hits_total in /metrics');
-  return Number(line.slice('rules_validator_cache_hits_total '.length));
 }
 
 /**
@@ -142,19 +136,19 @@ describe('validation fast lane', () => {
 
   it('counts one cache hit per validation, also when it hands the request back after its lookup', async () => {
     const answered = stats(t);
-    let hits = await cacheHits(t);
+    let hits = await metricSample(t, CACHE_HITS);
     await ok(t.request('POST', VALIDATE, { body: { context: 'loan', payload: { amount: 1 } } }));
     expect(stats(t).answered).toBe(answered.answered + 1);
-    expect(await cacheHits(t)).toBe(hits + 1);
+    expect(await metricSample(t, CACHE_HITS)).toBe(hits + 1);
     // 2000 items make the ITEMS rule's estimated cost (n^2) too large to run unguarded:
     // the fast lane looks the validator up, then leaves the request to Fastify's route.
     const large = { amount: 1, name: 'Ada', items: Array.from({ length: 2000 }, () => ({ qty: 1 })) };
     const handedBack = stats(t);
-    hits = await cacheHits(t);
+    hits = await metricSample(t, CACHE_HITS);
     const body = await ok(t.request('POST', VALIDATE, { body: { context: 'loan', payload: large } }));
     expect(body.isValid).toBe(true);
     expect(stats(t)).toEqual({ answered: handedBack.answered, handedBack: handedBack.handedBack + 1 });
-    expect(await cacheHits(t)).toBe(hits + 1);
+    expect(await metricSample(t, CACHE_HITS)).toBe(hits + 1);
   });
 
   it('leaves alone what it does not take: other keys, content types and URLs', async () => {
@@ -234,10 +228,10 @@ describe('validation fast lane and the rate limit', () => {
   });
 
   it('counts no cache hit for a request refused over budget, as Fastify\'s route (never reached) does not', async () => {
-    const hits = await cacheHits(t);
+    const hits = await metricSample(t, CACHE_HITS);
     const over = await t.request('POST', VALIDATE, { body: { context: 'loan', payload: { amount: 1 } } });
     await expectProblem(Promise.resolve(over), 429, 'RATE_LIMITED');
-    expect(await cacheHits(t)).toBe(hits);
+    expect(await metricSample(t, CACHE_HITS)).toBe(hits);
   });
 });
 
