@@ -27,7 +27,10 @@ export function compileValidator(ruleset: LiveRuleset, limits: Partial<CompilerL
     context: ruleset.context,
     rulesetVersion: ruleset.rulesetVersion,
     validate: compiled.validate,
-    source: compiled.source,
+    // A getter, as in the compiler: read when an admin asks, not kept as a copy.
+    get source() {
+      return compiled.source;
+    },
     ruleCount: compiled.ruleCount,
     compileMs: compiled.compileMs,
     compiledAt: new Date().toISOString(),
