@@ -12,7 +12,8 @@
  *    linear growth at the engine's own efficiency reads as a constant.
  * 2. Memory per cached validator: the heap after a full gc with N more
  *    validators held (what the validator cache keeps for each: compiled
- *    function, source, ruleset; each called once, as a served context is),
+ *    function with the source V8 keeps for it, ruleset; each called once,
+ *    as a served context is),
  *    minus the heap before, over N.
  * 3. Code footprint: distinct 100-rule validators called in turn against
  *    one of them alone (FootprintFigure).
