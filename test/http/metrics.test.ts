@@ -7,6 +7,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestResponse } from '../support/app.ts';
+import { sampleOf } from '../support/metrics.ts';
 
 async function ok(response: Promise<TestResponse>, status = 200): Promise<any> {
   const resolved = await response;
@@ -30,12 +31,6 @@ async function scrape(t: TestApp): Promise<string> {
   expect(response.status).toBe(200);
   expect(response.headers.get('content-type')).toBe('text/plain; version=0.0.4; charset=utf-8');
   return response.text;
-}
-
-/** The value of one sample line, by its exact name and labels. */
-function sample(text: string, series: string): number | undefined {
-  const line = text.split('\n').find((candidate) => candidate.startsWith(`${series} `));
-  return line === undefined ? undefined : Number(line.slice(series.length + 1));
 }
 
 describe('GET /metrics', () => {
@@ -69,7 +64,7 @@ describe('GET /metrics', () => {
 
   it('times requests by route pattern and status, never by raw URL', () => {
     const duration = (method: string, route: string, status: number) =>
-      sample(text, `http_request_duration_seconds_count{method="${method}",route="${route}",status_code="${status}"}`);
+      sampleOf(text, `http_request_duration_seconds_count{method="${method}",route="${route}",status_code="${status}"}`);
     expect(duration('POST', '/api/v1/validation/validate', 200)).toBe(3);
     expect(duration('POST', '/api/v1/validation/validate', 404)).toBe(1);
     expect(duration('POST', '/api/v1/validation/validate-batch', 200)).toBe(1);
@@ -79,34 +74,34 @@ describe('GET /metrics', () => {
     expect(text).not.toContain(ruleId);
     expect(text).not.toContain('/nothing/here');
     expect(text).toMatch(/^http_request_duration_seconds_bucket\{le="0\.001",method="POST",route="\/api\/v1\/validation\/validate",status_code="200"\} \d+$/m);
-    expect(sample(text, 'http_request_duration_seconds_sum{method="POST",route="/api/v1/validation/validate",status_code="200"}')).toBeGreaterThan(0);
+    expect(sampleOf(text, 'http_request_duration_seconds_sum{method="POST",route="/api/v1/validation/validate",status_code="200"}')).toBeGreaterThan(0);
   });
 
   it('counts validations by operation and result, and failure records', () => {
-    const validations = (operation: string, result: string) => sample(text, `rules_validations_total{operation="${operation}",result="${result}"}`);
+    const validations = (operation: string, result: string) => sampleOf(text, `rules_validations_total{operation="${operation}",result="${result}"}`);
     expect(validations('single', 'valid')).toBe(2);
     expect(validations('single', 'invalid')).toBe(1);
     expect(validations('batch', 'valid')).toBe(1);
     expect(validations('batch', 'invalid')).toBe(2);
     expect(validations('transaction', 'valid')).toBe(1);
     expect(validations('transaction', 'invalid')).toBe(0);
-    expect(sample(text, 'rules_validation_failures_total{operation="single"}')).toBe(1);
-    expect(sample(text, 'rules_validation_failures_total{operation="batch"}')).toBe(2);
+    expect(sampleOf(text, 'rules_validation_failures_total{operation="single"}')).toBe(1);
+    expect(sampleOf(text, 'rules_validation_failures_total{operation="batch"}')).toBe(2);
   });
 
   it('reports validator cache hits, misses, compiles and compile time', () => {
     // After the restart: one miss (loan) compiled once, the unknown context
     // is a miss without a compile, and every later loan lookup is a hit.
-    expect(sample(text, 'rules_validator_cache_misses_total')).toBe(2);
-    expect(sample(text, 'rules_validator_compiles_total{result="ok"}')).toBe(1);
-    expect(sample(text, 'rules_validator_compile_duration_seconds_count')).toBe(1);
-    expect(sample(text, 'rules_validator_compile_duration_seconds_sum')).toBeGreaterThan(0);
-    expect(sample(text, 'rules_validator_cache_hits_total')).toBeGreaterThanOrEqual(4);
-    expect(sample(text, 'rules_validator_cache_entries')).toBe(1);
+    expect(sampleOf(text, 'rules_validator_cache_misses_total')).toBe(2);
+    expect(sampleOf(text, 'rules_validator_compiles_total{result="ok"}')).toBe(1);
+    expect(sampleOf(text, 'rules_validator_compile_duration_seconds_count')).toBe(1);
+    expect(sampleOf(text, 'rules_validator_compile_duration_seconds_sum')).toBeGreaterThan(0);
+    expect(sampleOf(text, 'rules_validator_cache_hits_total')).toBeGreaterThanOrEqual(4);
+    expect(sampleOf(text, 'rules_validator_cache_entries')).toBe(1);
   });
 
   it('includes rate-limit refusals and the process metrics, with no tenant labels', () => {
-    expect(sample(text, 'rules_rate_limited_total{scope="tenant"}')).toBe(0);
+    expect(sampleOf(text, 'rules_rate_limited_total{scope="tenant"}')).toBe(0);
     for (const name of ['process_cpu_seconds_total', 'process_resident_memory_bytes', 'nodejs_heap_size_used_bytes', 'nodejs_eventloop_lag_seconds']) {
       expect(text).toMatch(new RegExp(`^${name} [0-9.e+-]+$`, 'm'));
     }
@@ -122,7 +117,7 @@ describe('GET /metrics', () => {
     try {
       const otherText = await scrape(other);
       expect(otherText).not.toContain('route="/api/v1/validation/validate"');
-      expect(sample(otherText, 'rules_validations_total{operation="single",result="valid"}')).toBe(0);
+      expect(sampleOf(otherText, 'rules_validations_total{operation="single",result="valid"}')).toBe(0);
     } finally {
       await other.close();
     }
@@ -145,12 +140,12 @@ describe('GET /metrics with METRICS_TENANT_LABELS=true', () => {
 
   it('labels validations, cache figures, requests and refusals by tenant and context', async () => {
     const text = await scrape(t);
-    expect(sample(text, 'rules_validations_total{operation="single",result="invalid",tenant="acme",context="loan"}')).toBe(1);
-    expect(sample(text, 'rules_validations_total{operation="transaction",result="valid",tenant="acme",context="loan"}')).toBe(1);
-    expect(sample(text, 'rules_validation_failures_total{operation="single",tenant="acme",context="loan"}')).toBe(1);
-    expect(sample(text, 'rules_validator_cache_hits_total{tenant="acme",context="loan"}')).toBeGreaterThanOrEqual(2);
-    expect(sample(text, 'rules_validator_compiles_total{result="ok",tenant="acme",context="loan"}')).toBe(1);
-    expect(sample(text, 'http_request_duration_seconds_count{method="GET",route="/api/v1/rules",status_code="200",tenant="globex"}')).toBe(1);
-    expect(sample(text, 'rules_rate_limited_total{scope="tenant",tenant="acme"}')).toBe(1);
+    expect(sampleOf(text, 'rules_validations_total{operation="single",result="invalid",tenant="acme",context="loan"}')).toBe(1);
+    expect(sampleOf(text, 'rules_validations_total{operation="transaction",result="valid",tenant="acme",context="loan"}')).toBe(1);
+    expect(sampleOf(text, 'rules_validation_failures_total{operation="single",tenant="acme",context="loan"}')).toBe(1);
+    expect(sampleOf(text, 'rules_validator_cache_hits_total{tenant="acme",context="loan"}')).toBeGreaterThanOrEqual(2);
+    expect(sampleOf(text, 'rules_validator_compiles_total{result="ok",tenant="acme",context="loan"}')).toBe(1);
+    expect(sampleOf(text, 'http_request_duration_seconds_count{method="GET",route="/api/v1/rules",status_code="200",tenant="globex"}')).toBe(1);
+    expect(sampleOf(text, 'rules_rate_limited_total{scope="tenant",tenant="acme"}')).toBe(1);
   });
 });
