@@ -10,7 +10,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { AppDeps } from '../app-deps.ts';
 import { ProblemError } from '../errors.ts';
 import { checkPayload, sizeOf, type PayloadSize } from '../http/payload-guard.ts';
-import { elapsedMs } from '../http/request-timing.ts';
+import { SingleAnswer } from './validation-answers.ts';
 import type { LiveRuleset } from '../storage/types.ts';
 import { assertRuleCompiles, describeCompileError } from '../rules/check-rule-content.ts';
 import { toRuleDefinition } from '../rules/to-rule-definition.ts';
@@ -95,8 +95,8 @@ export const ruleTestRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
     const now = Date.now();
     const cost = estimateCost(costProfileOf(validator), sizeOf(size));
     const result = evaluateBounded(cost, 'payload', () => validator.validate(body.payload, now));
-    // The same clock as Server-Timing and the validation operations.
-    return { ...result, executionTimeMs: Math.round(elapsedMs(request)) };
+    // The same body, and clock, as a single validation's.
+    return new SingleAnswer(result.isValid, result.totalRulesEvaluated, result.failures, request.startedAt);
   });
 };
 

@@ -54,6 +54,7 @@ import type { WindowState } from '../rate-limit/rate-limit-store.ts';
 import { estimateCost, costProfileOf } from '../validators/evaluation-cost.ts';
 import { UNGUARDED_COST_LIMIT } from '../validators/evaluation-deadline.ts';
 import { singleResultResponseSchema } from './schemas/result-schemas.ts';
+import { SingleAnswer } from './validation-answers.ts';
 import { SINGLE_VALIDATION_ROUTE, singleValidationBodySchema, type ValidateBody } from './validation.ts';
 
 /** The one URL the fast lane answers (no query string: anything else is Fastify's). */
@@ -118,13 +119,9 @@ export function installValidationFastLane(app: FastifyInstance, options: FastLan
     response: ServerResponse, tenantId: string, keyId: string, context: string, policy: RateLimitPolicy,
     state: WindowState | undefined, result: ValidationResult, startedAt: number,
   ): void => {
+    const text = serialize(new SingleAnswer(result.isValid, result.totalRulesEvaluated, result.failures, startedAt));
+    // After serializing, as Fastify's onSend hook takes it.
     const elapsedMs = performance.now() - startedAt;
-    const text = serialize({
-      isValid: result.isValid,
-      totalRulesEvaluated: result.totalRulesEvaluated,
-      failures: result.failures,
-      executionTimeMs: Math.round(elapsedMs),
-    });
     // The headers and order Fastify's path writes: budget (onRequest), type (send), timing (onSend), length.
     response.writeHead(200, state === undefined
       ? { 'content-type': JSON_CONTENT_TYPE, 'server-timing': serverTiming(elapsedMs), 'content-length': Buffer.byteLength(text) }

@@ -9,43 +9,22 @@
  * so one compiled function serves all three operations.
  */
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
-import type { ValidationResult } from '../../compiler/types.ts';
 import type { AppDeps, CompiledValidator, ValidatorService } from '../app-deps.ts';
 import type { RuleStore } from '../storage/types.ts';
 import { ProblemError, type FieldError } from '../errors.ts';
 import { checkPayload, sizeOf, type PayloadSize } from '../http/payload-guard.ts';
 import { replayBufferedBody } from '../http/request-replay.ts';
-import { elapsedMs } from '../http/request-timing.ts';
 import { costProfileOf, estimateCost } from '../validators/evaluation-cost.ts';
 import { evaluateBounded } from '../validators/bounded-evaluation.ts';
+import { tenantOf } from './schemas/route-helpers.ts';
 import { CONTEXT_PATTERN } from './schemas/rule-schemas.ts';
 import { batchResultResponseSchema, singleResultResponseSchema, transactionResultResponseSchema } from './schemas/result-schemas.ts';
+import { BatchAnswer, SingleAnswer, TransactionAnswer, type BatchItemResult, type ContextResult } from './validation-answers.ts';
 
 /** The single validation's body, as its schema admits it. */
 export interface ValidateBody {
   context: string;
   payload: Record<string, unknown>;
-}
-
-interface SingleResponse {
-  isValid: boolean;
-  totalRulesEvaluated: number;
-  failures: ValidationResult['failures'];
-  executionTimeMs: number;
-}
-
-interface BatchResponse {
-  results: { id: string; isValid: boolean; failures: ValidationResult['failures'] }[];
-  totalProcessed: number;
-  totalFailed: number;
-  executionTimeMs: number;
-}
-
-interface TransactionResponse {
-  transactionId: string;
-  overallResult: 'Approved' | 'Rejected';
-  contextResults: { context: string; isValid: boolean; failures: ValidationResult['failures'] }[];
-  executionTimeMs: number;
 }
 
 interface BatchBody {
@@ -206,10 +185,10 @@ export const validationRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (ap
 function validateTransaction(
   request: FastifyRequest, set: CompiledValidator[], transactionId: string, contexts: string[],
   payload: Record<string, unknown>, size: number, now: number,
-): TransactionResponse {
+): TransactionAnswer {
   let cost = 0;
   for (const validator of set) cost += estimateCost(costProfileOf(validator), size);
-  const contextResults = new Array<TransactionResponse['contextResults'][number]>(contexts.length);
+  const contextResults = new Array<ContextResult>(contexts.length);
   let allValid = true;
   evaluateBounded(cost, 'payload', () => {
     for (let i = 0; i < set.length; i++) {
@@ -218,32 +197,22 @@ function validateTransaction(
       contextResults[i] = { context: contexts[i], isValid: result.isValid, failures: result.failures };
     }
   });
-  return {
-    transactionId,
-    overallResult: allValid ? 'Approved' : 'Rejected',
-    contextResults,
-    executionTimeMs: Math.round(elapsedMs(request)),
-  };
+  return new TransactionAnswer(transactionId, allValid ? 'Approved' : 'Rejected', contextResults, request.startedAt);
 }
 
 /** The single-validation answer for a payload that passed the guard. */
-function validateSingle(request: FastifyRequest, validator: CompiledValidator, payload: Record<string, unknown>, size: number, now: number): SingleResponse {
+function validateSingle(request: FastifyRequest, validator: CompiledValidator, payload: Record<string, unknown>, size: number, now: number): SingleAnswer {
   const cost = estimateCost(costProfileOf(validator), size);
   const result = evaluateBounded(cost, 'payload', () => validator.validate(payload, now));
-  return {
-    isValid: result.isValid,
-    totalRulesEvaluated: result.totalRulesEvaluated,
-    failures: result.failures,
-    executionTimeMs: Math.round(elapsedMs(request)),
-  };
+  return new SingleAnswer(result.isValid, result.totalRulesEvaluated, result.failures, request.startedAt);
 }
 
 /** The batch answer for items that passed the guard (`sizes[i]` is item i's payload size). */
-function validateBatch(request: FastifyRequest, validator: CompiledValidator, items: BatchBody['items'], sizes: number[], now: number): BatchResponse {
+function validateBatch(request: FastifyRequest, validator: CompiledValidator, items: BatchBody['items'], sizes: number[], now: number): BatchAnswer {
   const profile = costProfileOf(validator);
   let cost = 0;
   for (const size of sizes) cost += estimateCost(profile, size);
-  const results = new Array<BatchResponse['results'][number]>(items.length);
+  const results = new Array<BatchItemResult>(items.length);
   let totalFailed = 0;
   evaluateBounded(cost, 'items', () => {
     for (let i = 0; i < items.length; i++) {
@@ -252,20 +221,7 @@ function validateBatch(request: FastifyRequest, validator: CompiledValidator, it
       results[i] = { id: items[i].id, isValid: result.isValid, failures: result.failures };
     }
   });
-  return {
-    results,
-    totalProcessed: items.length,
-    totalFailed,
-    executionTimeMs: Math.round(elapsedMs(request)),
-  };
-}
-
-function tenantOf(request: FastifyRequest): string {
-  if (request.auth === null) {
-    // Unreachable while the auth hook guards /api/v1; never validate for nobody.
-    throw new ProblemError('INTERNAL', 'The request was not authenticated.');
-  }
-  return request.auth.tenantId;
+  return new BatchAnswer(results, items.length, totalFailed, request.startedAt);
 }
 
 function emptySize(): PayloadSize {
@@ -276,15 +232,22 @@ function rejectInvalid(violation: FieldError | undefined): void {
   if (violation !== undefined) throw new ProblemError('INVALID_BODY', 'The request body is invalid.', [violation]);
 }
 
-function contextNotFound(context: string, path: string): ProblemError {
-  return new ProblemError('CONTEXT_NOT_FOUND', `Context "${context}" has no published rules.`, [
-    { path, message: 'names no published ruleset' },
-  ]);
+/** A context the request names, and where it names it. */
+interface NamedContext {
+  context: string;
+  path: string;
+}
+
+/** The 404 of contexts without a published ruleset: every one the request names, each with its path. */
+function contextNotFound(unknown: NamedContext[]): ProblemError {
+  const names = unknown.map(({ context }) => JSON.stringify(context)).join(', ');
+  const detail = unknown.length === 1 ? `Context ${names} has no published rules.` : `Contexts ${names} have no published rules.`;
+  return new ProblemError('CONTEXT_NOT_FOUND', detail, unknown.map(({ path }) => ({ path, message: 'names no published ruleset' })));
 }
 
 async function loadValidator(validators: ValidatorService, tenantId: string, context: string, path: string): Promise<CompiledValidator> {
   const validator = await validators.load(tenantId, context);
-  if (validator === null) throw contextNotFound(context, path);
+  if (validator === null) throw contextNotFound([{ context, path }]);
   return validator;
 }
 
@@ -341,20 +304,23 @@ async function consistentSet(
     if (attempt === 0 && misses.length === 0) return contexts.map((context) => held.get(context)!);
     if (misses.length > 0) {
       const loaded = await Promise.all(misses.map((context) => validators.load(tenantId, context)));
+      const unknown: NamedContext[] = [];
       misses.forEach((context, i) => {
         const validator = loaded[i];
-        if (validator === null) throw contextNotFound(context, `contexts[${contexts.indexOf(context)}]`);
-        held.set(context, validator);
+        if (validator === null) unknown.push({ context, path: `contexts[${contexts.indexOf(context)}]` });
+        else held.set(context, validator);
       });
+      if (unknown.length > 0) throw contextNotFound(unknown);
     }
     // The newest this process has of each context, taken in one pass.
     const set = contexts.map((context) => newest(context)!);
     set.forEach((validator, i) => held.set(contexts[i], validator));
     const current = await rules.rulesetVersions(tenantId);
+    const unpublished = contexts.flatMap((context, i) => (current.has(context) ? [] : [{ context, path: `contexts[${i}]` }]));
+    if (unpublished.length > 0) throw contextNotFound(unpublished);
     let matches = true;
     for (let i = 0; i < contexts.length; i++) {
-      const version = current.get(contexts[i]);
-      if (version === undefined) throw contextNotFound(contexts[i], `contexts[${i}]`);
+      const version = current.get(contexts[i])!;
       if (set[i].rulesetVersion === version) continue;
       matches = false;
       // Older than the database: load it again. Newer: the comparison was
