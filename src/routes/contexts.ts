@@ -75,6 +75,7 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
       tenantId,
       context,
       request.body.rulesetVersion,
+      deps.config.maxRulesPerContext,
       (next) => validators.compile(next),
     );
     validators.install(live);

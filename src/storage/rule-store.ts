@@ -313,7 +313,9 @@ export class SqlRuleStore implements RuleStore {
     );
   }
 
-  rollback<T>(tenantId: string, context: string, rulesetVersion: number, beforeCommit: BeforeCommit<T>): Promise<{ result: PublishResult; live: T }> {
+  rollback<T>(
+    tenantId: string, context: string, rulesetVersion: number, maxRulesPerContext: number, beforeCommit: BeforeCommit<T>,
+  ): Promise<{ result: PublishResult; live: T }> {
     return guard(() =>
       this.#db.transaction().execute(async (trx) => {
         const current = await lockContext(trx, tenantId, context);
@@ -358,9 +360,17 @@ export class SqlRuleStore implements RuleStore {
         // A revived rule takes back its code; any other rule still holding
         // it after this rollback (live or draft) makes the rollback refuse.
         const archiving = new Set(toArchive);
-        for (const member of toCopy) {
+        const revived = toCopy.filter((member) => byId.get(member.ruleId)!.archived_at !== null);
+        // Reviving counts against the limit as creating does; a rollback
+        // that adds no rule passes even where a lowered limit is exceeded.
+        const kept = rules.filter((r) => r.archived_at === null).length - toArchive.length;
+        if (revived.length > 0 && kept + revived.length > maxRulesPerContext) {
+          throw new LimitExceededError(
+            `rolling back to ruleset version ${rulesetVersion} would leave context "${context}" with ${kept + revived.length} rules, the maximum is ${maxRulesPerContext}`,
+          );
+        }
+        for (const member of revived) {
           const rule = byId.get(member.ruleId)!;
-          if (rule.archived_at === null) continue;
           const holder = rules.find(
             (r) => r.id !== rule.id && r.code === rule.code && r.archived_at === null && !archiving.has(r.id),
           );

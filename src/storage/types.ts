@@ -185,8 +185,13 @@ export interface RuleStore {
   publishRule<T>(tenantId: string, id: string, beforeCommit: BeforeCommit<T>): Promise<{ rule: Rule; result: PublishResult; live: T }>;
   /** Publish every draft of the context atomically. NotFoundError when the context has no rules. With no drafts: published [] and live undefined. */
   publishContext<T>(tenantId: string, context: string, beforeCommit: BeforeCommit<T>): Promise<{ result: PublishResult; live?: T }>;
-  /** Make ruleset version N live again (product.md 4). NotFoundError: unknown version; ConflictError: the current one, or a code clash. */
-  rollback<T>(tenantId: string, context: string, rulesetVersion: number, beforeCommit: BeforeCommit<T>): Promise<{ result: PublishResult; live: T }>;
+  /**
+   * Make ruleset version N live again (product.md 4). NotFoundError: unknown version; ConflictError: the current one, or a
+   * code clash; LimitExceededError when the rules it revives would leave the context with more than maxRulesPerContext.
+   */
+  rollback<T>(
+    tenantId: string, context: string, rulesetVersion: number, maxRulesPerContext: number, beforeCommit: BeforeCommit<T>,
+  ): Promise<{ result: PublishResult; live: T }>;
   /** What validation evaluates now; null when the context has no ruleset version. */
   liveRuleset(tenantId: string, context: string): Promise<LiveRuleset | null>;
   /** The ruleset as it would be after a context publish (drafts applied), for POST /rules/test. Null when the context has no rules. */

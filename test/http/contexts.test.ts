@@ -113,6 +113,21 @@ describe('limits', () => {
     await createRule('full', 'F4');
   });
 
+  it('409 LIMIT_EXCEEDED for a rollback that would revive rules past MAX_RULES_PER_CONTEXT', async () => {
+    const gone = await createRule('revive', 'R1');
+    await createRule('revive', 'R2');
+    await createRule('revive', 'R3');
+    await ok(api('POST', '/contexts/revive/publish')); // 1: R1 R2 R3
+    await ok(api('DELETE', `/rules/${gone.id}`), 204); // 2: R2 R3
+    await createRule('revive', 'R4'); // a draft: 3 rules again
+
+    const body = await expectProblem(api('POST', '/contexts/revive/rollback', { rulesetVersion: 1 }), 409, 'LIMIT_EXCEEDED');
+    expect(body.detail).toBe('rolling back to ruleset version 1 would leave context "revive" with 4 rules, the maximum is 3');
+    expect(await ok(api('GET', `/rules/${gone.id}`))).toMatchObject({ status: 'archived' });
+    const [summary] = (await ok(api('GET', '/contexts'))).items.filter((item: Json) => item.context === 'revive');
+    expect(summary).toMatchObject({ rulesetVersion: 2, rules: { draft: 1, published: 2, archived: 1 } });
+  });
+
   it('400 naming the field past MAX_EXPRESSION_LENGTH', async () => {
     const expression = `amount > ${'1'.repeat(92)}`;
     expect(expression).toHaveLength(101);

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { ConflictError, NotFoundError, type Storage } from '../../src/storage/types.ts';
+import { ConflictError, LimitExceededError, NotFoundError, type Storage } from '../../src/storage/types.ts';
 import { accept, content, NO_LIMIT, openTestStorage, summarize } from './storage-fixture.ts';
 
 let storage: Storage;
@@ -21,7 +21,7 @@ describe('rollback', () => {
     await storage.rules.update('acme', rule.id, 1, expr('amount > 2'));
     await storage.rules.publishRule('acme', rule.id, accept); // ruleset 2
 
-    const { result, live } = await storage.rules.rollback('acme', 'rb-1', 1, accept);
+    const { result, live } = await storage.rules.rollback('acme', 'rb-1', 1, NO_LIMIT, accept);
     expect(result).toEqual({ context: 'rb-1', rulesetVersion: 3, published: [rule.id] });
     expect(summarize(live)).toEqual({ R: 'amount > 1' });
     expect(await storage.rules.get('acme', rule.id)).toMatchObject({
@@ -41,7 +41,7 @@ describe('rollback', () => {
     const added = await storage.rules.create('acme', 'rb-2', 'ADDED', expr('a == 1'), NO_LIMIT);
     await storage.rules.publishRule('acme', added.id, accept); // 3: KEEP, ADDED
 
-    const { result, live } = await storage.rules.rollback('acme', 'rb-2', 1, accept);
+    const { result, live } = await storage.rules.rollback('acme', 'rb-2', 1, NO_LIMIT, accept);
     expect(result).toEqual({ context: 'rb-2', rulesetVersion: 4, published: [gone.id] });
     expect(summarize(live)).toEqual({ KEEP: 'k == 1', GONE: 'g == 1' });
     expect(await storage.rules.get('acme', keep.id)).toMatchObject({ status: 'published', version: 1 });
@@ -49,7 +49,7 @@ describe('rollback', () => {
     expect(await storage.rules.get('acme', added.id)).toMatchObject({ status: 'archived', publishedVersion: null });
 
     // Forward again: version 3 had ADDED and not GONE.
-    const forward = await storage.rules.rollback('acme', 'rb-2', 3, accept);
+    const forward = await storage.rules.rollback('acme', 'rb-2', 3, NO_LIMIT, accept);
     expect(forward.result).toEqual({ context: 'rb-2', rulesetVersion: 5, published: [added.id] });
     expect(summarize(forward.live)).toEqual({ ADDED: 'a == 1', KEEP: 'k == 1' });
     expect((await storage.rules.get('acme', gone.id))?.status).toBe('archived');
@@ -61,7 +61,7 @@ describe('rollback', () => {
     await storage.rules.update('acme', a.id, 1, expr('a == 2'));
     await storage.rules.publishRule('acme', a.id, accept); // 2
     const draft = await storage.rules.create('acme', 'rb-3', 'NEW', expr('n == 1'), NO_LIMIT);
-    await storage.rules.rollback('acme', 'rb-3', 1, accept);
+    await storage.rules.rollback('acme', 'rb-3', 1, NO_LIMIT, accept);
     expect(await storage.rules.get('acme', draft.id)).toMatchObject({ status: 'draft', version: 1 });
   });
 
@@ -71,7 +71,7 @@ describe('rollback', () => {
     await storage.rules.update('acme', rule.id, 1, expr('r == 2'));
     await storage.rules.publishRule('acme', rule.id, accept); // 2
     await storage.rules.update('acme', rule.id, 2, expr('r == 3')); // pending draft
-    await storage.rules.rollback('acme', 'rb-4', 1, accept); // 3, copies r == 1 as version 4
+    await storage.rules.rollback('acme', 'rb-4', 1, NO_LIMIT, accept); // 3, copies r == 1 as version 4
     expect(await storage.rules.get('acme', rule.id)).toMatchObject({ status: 'published', version: 4 });
     const again = await storage.rules.publishContext('acme', 'rb-4', accept);
     expect(again).toEqual({ result: { context: 'rb-4', rulesetVersion: 3, published: [] } });
@@ -85,7 +85,7 @@ describe('rollback', () => {
     await storage.rules.update('acme', a.id, 1, expr('a == 1'));
     await storage.rules.publishRule('acme', a.id, accept); // 2, same content as 1
     await storage.rules.update('acme', a.id, 2, expr('a == 9')); // draft stays a draft
-    const { result } = await storage.rules.rollback('acme', 'rb-5', 1, accept);
+    const { result } = await storage.rules.rollback('acme', 'rb-5', 1, NO_LIMIT, accept);
     expect(result).toEqual({ context: 'rb-5', rulesetVersion: 3, published: [] });
     expect(await storage.rules.get('acme', a.id)).toMatchObject({ status: 'draft', version: 3, publishedVersion: 2 });
   });
@@ -101,14 +101,14 @@ describe('rollback', () => {
 
     // Version 1 revives `old`, whose code `successor` holds; but `successor`
     // is absent from 1 and is archived by the same rollback: no clash.
-    const ok = await storage.rules.rollback('acme', 'rb-6', 1, accept); // 5
+    const ok = await storage.rules.rollback('acme', 'rb-6', 1, NO_LIMIT, accept); // 5
     expect(summarize(ok.live)).toEqual({ CODE: 'old == 1' });
-    await storage.rules.rollback('acme', 'rb-6', 4, accept); // 6: successor, OTHER again; old archived
+    await storage.rules.rollback('acme', 'rb-6', 4, NO_LIMIT, accept); // 6: successor, OTHER again; old archived
     // A draft that keeps the code after the rollback is a clash.
     await storage.rules.archive('acme', successor.id, accept); // 7
     const squatter = await storage.rules.create('acme', 'rb-6', 'CODE', expr('squat == 1'), NO_LIMIT);
-    await expect(storage.rules.rollback('acme', 'rb-6', 1, accept)).rejects.toBeInstanceOf(ConflictError);
-    await expect(storage.rules.rollback('acme', 'rb-6', 3, accept)).rejects.toBeInstanceOf(ConflictError);
+    await expect(storage.rules.rollback('acme', 'rb-6', 1, NO_LIMIT, accept)).rejects.toBeInstanceOf(ConflictError);
+    await expect(storage.rules.rollback('acme', 'rb-6', 3, NO_LIMIT, accept)).rejects.toBeInstanceOf(ConflictError);
     expect(await storage.rules.liveRuleset('acme', 'rb-6')).toMatchObject({ rulesetVersion: 7 });
     expect(summarize(await storage.rules.liveRuleset('acme', 'rb-6'))).toEqual({ OTHER: 'o == 1' });
     expect((await storage.rules.get('acme', squatter.id))?.status).toBe('draft');
@@ -116,13 +116,13 @@ describe('rollback', () => {
 
   it('refuses the current version (409) and unknown versions (404)', async () => {
     const rule = await storage.rules.create('acme', 'rb-7', 'R', expr('r == 1'), NO_LIMIT);
-    await expect(storage.rules.rollback('acme', 'rb-7', 1, accept)).rejects.toBeInstanceOf(NotFoundError);
+    await expect(storage.rules.rollback('acme', 'rb-7', 1, NO_LIMIT, accept)).rejects.toBeInstanceOf(NotFoundError);
     await storage.rules.publishRule('acme', rule.id, accept);
-    await expect(storage.rules.rollback('acme', 'rb-7', 1, accept)).rejects.toBeInstanceOf(ConflictError);
+    await expect(storage.rules.rollback('acme', 'rb-7', 1, NO_LIMIT, accept)).rejects.toBeInstanceOf(ConflictError);
     for (const unknown of [0, 2, -1, 1.5, Number.MAX_SAFE_INTEGER + 2]) {
-      await expect(storage.rules.rollback('acme', 'rb-7', unknown, accept)).rejects.toBeInstanceOf(NotFoundError);
+      await expect(storage.rules.rollback('acme', 'rb-7', unknown, NO_LIMIT, accept)).rejects.toBeInstanceOf(NotFoundError);
     }
-    await expect(storage.rules.rollback('acme', 'never-existed', 1, accept)).rejects.toBeInstanceOf(NotFoundError);
+    await expect(storage.rules.rollback('acme', 'never-existed', 1, NO_LIMIT, accept)).rejects.toBeInstanceOf(NotFoundError);
   });
 
   it('changes nothing when beforeCommit throws', async () => {
@@ -130,8 +130,40 @@ describe('rollback', () => {
     await storage.rules.publishRule('acme', rule.id, accept);
     await storage.rules.update('acme', rule.id, 1, expr('r == 2'));
     await storage.rules.publishRule('acme', rule.id, accept);
-    await expect(storage.rules.rollback('acme', 'rb-8', 1, () => { throw new Error('compile'); })).rejects.toThrow('compile');
+    await expect(storage.rules.rollback('acme', 'rb-8', 1, NO_LIMIT, () => { throw new Error('compile'); })).rejects.toThrow('compile');
     expect(await storage.rules.get('acme', rule.id)).toMatchObject({ version: 2, publishedVersion: 2 });
     expect(await storage.rules.liveRuleset('acme', 'rb-8')).toMatchObject({ rulesetVersion: 2, rules: [{ expression: 'r == 2' }] });
+  });
+
+  it('refuses to revive rules past maxRulesPerContext, and changes nothing', async () => {
+    const a = await storage.rules.create('acme', 'rb-9', 'A', expr('a == 1'), 2);
+    await storage.rules.create('acme', 'rb-9', 'B', expr('b == 1'), 2);
+    await storage.rules.publishContext('acme', 'rb-9', accept); // 1: A, B
+    await storage.rules.archive('acme', a.id, accept); // 2: B
+    await storage.rules.create('acme', 'rb-9', 'C', expr('c == 1'), 2); // a draft: 2 rules, at the limit
+
+    // Version 1 revives A beside B and the draft C: 3 rules.
+    const refused = storage.rules.rollback('acme', 'rb-9', 1, 2, accept);
+    await expect(refused).rejects.toBeInstanceOf(LimitExceededError);
+    await expect(refused).rejects.toThrow('rolling back to ruleset version 1 would leave context "rb-9" with 3 rules, the maximum is 2');
+    expect(await storage.rules.get('acme', a.id)).toMatchObject({ status: 'archived' });
+    expect(await storage.rules.liveRuleset('acme', 'rb-9')).toMatchObject({ rulesetVersion: 2 });
+
+    // With room for it, the same rollback goes through.
+    const { result } = await storage.rules.rollback('acme', 'rb-9', 1, 3, accept);
+    expect(result).toEqual({ context: 'rb-9', rulesetVersion: 3, published: [a.id] });
+  });
+
+  it('counts the rules a rollback archives as freed: a swap at the limit passes', async () => {
+    const old = await storage.rules.create('acme', 'rb-10', 'OLD', expr('o == 1'), 1);
+    await storage.rules.publishContext('acme', 'rb-10', accept); // 1: OLD
+    await storage.rules.archive('acme', old.id, accept); // 2: nothing
+    const next = await storage.rules.create('acme', 'rb-10', 'NEW', expr('n == 1'), 1);
+    await storage.rules.publishRule('acme', next.id, accept); // 3: NEW
+
+    const { result, live } = await storage.rules.rollback('acme', 'rb-10', 1, 1, accept);
+    expect(result).toEqual({ context: 'rb-10', rulesetVersion: 4, published: [old.id] });
+    expect(summarize(live)).toEqual({ OLD: 'o == 1' });
+    expect((await storage.rules.get('acme', next.id))?.status).toBe('archived');
   });
 });

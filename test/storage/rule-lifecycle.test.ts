@@ -337,7 +337,7 @@ describe('tenant isolation', () => {
     await expect(storage.rules.publishRule('acme', rule.id, accept)).rejects.toBeInstanceOf(NotFoundError);
     await expect(storage.rules.archive('acme', rule.id, accept)).rejects.toBeInstanceOf(NotFoundError);
     await expect(storage.rules.publishContext('acme', 'iso-1', accept)).rejects.toBeInstanceOf(NotFoundError);
-    await expect(storage.rules.rollback('acme', 'iso-1', 1, accept)).rejects.toBeInstanceOf(NotFoundError);
+    await expect(storage.rules.rollback('acme', 'iso-1', 1, NO_LIMIT, accept)).rejects.toBeInstanceOf(NotFoundError);
     expect(await storage.rules.liveRuleset('acme', 'iso-1')).toBeNull();
     expect(await storage.rules.draftRuleset('acme', 'iso-1')).toBeNull();
     expect((await storage.rules.list('acme', { status: 'all', limit: 500 })).items.map((r) => r.id)).not.toContain(rule.id);

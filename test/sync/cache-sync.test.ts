@@ -233,7 +233,7 @@ describe.skipIf(!process.env.DATABASE_URL)('notices sent by storage (PostgreSQL)
     await storage.rules.publishRule(TENANT, first.id, compile);
     await storage.rules.publishContext(TENANT, 'orders', compile);
     await storage.rules.archive(TENANT, second.id, compile);
-    await storage.rules.rollback(TENANT, 'orders', 2, compile);
+    await storage.rules.rollback(TENANT, 'orders', 2, 5000, compile);
     const key = await storage.apiKeys.create(TENANT, 'k', 'validator', hashApiKey(generateApiKey()));
     await storage.apiKeys.create(TENANT, 'admin', 'admin', hashApiKey(generateApiKey()));
     await storage.apiKeys.revoke(TENANT, key.id);
