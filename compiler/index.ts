@@ -13,5 +13,6 @@ export { DEFAULT_LIMITS, resolveLimits } from './limits.ts';
 export { checkRule } from './check-rule.ts';
 export { compileRuleset } from './compile-ruleset.ts';
 export { compileExpressionFunction, type ExpressionFunction, type ExpressionInputs } from './expression-function.ts';
+export { positionOf } from './expression/parse.ts';
 export { appendPath, formatPath, isPathError, parsePath, type PathError, type PathSegment } from './paths.ts';
 export { runtime, type Runtime } from './runtime.ts';

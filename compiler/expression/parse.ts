@@ -95,8 +95,13 @@ export function parseSource(
   return { ok: true, expression: first.expression as acorn.Expression };
 }
 
-/** The 1-based line and column of a character offset. */
-function positionOf(source: string, offset: number): { line: number; column: number } {
+/**
+ * The 1-based line and column of a character offset.
+ *
+ * @example
+ * positionOf('a &&\n  b', 7); // { line: 2, column: 3 }
+ */
+export function positionOf(source: string, offset: number): { line: number; column: number } {
   let line = 1;
   let lineStart = 0;
   for (let i = 0; i < offset && i < source.length; i++) {

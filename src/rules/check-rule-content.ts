@@ -4,7 +4,7 @@
  * checkRule runs; every problem becomes one `{ path, message }` entry of a
  * 400 INVALID_BODY, so a publish never meets a rule that cannot compile.
  */
-import { checkRule } from '../../compiler/index.ts';
+import { checkRule, positionOf } from '../../compiler/index.ts';
 import type { CompileError } from '../../compiler/types.ts';
 import { ProblemError, type FieldError } from '../errors.ts';
 import type { RuleContent } from '../storage/types.ts';
@@ -41,9 +41,11 @@ export function ruleContentErrors(code: string, content: RuleContent, options: R
   for (const field of ['expression', 'when'] as const) {
     const text = content[field];
     if (text !== undefined && text.length > options.maxExpressionLength) {
+      // Where the text goes past the limit, as every other refusal says where (product.md 3.5).
+      const { line, column } = positionOf(text, options.maxExpressionLength);
       errors.push({
         path: at(field),
-        message: `is ${text.length} characters long; at most ${options.maxExpressionLength} are allowed`,
+        message: `line ${line}, column ${column}: is ${text.length} characters long; at most ${options.maxExpressionLength} are allowed`,
       });
     }
   }

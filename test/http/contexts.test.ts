@@ -136,7 +136,18 @@ describe('limits', () => {
       400,
       'INVALID_BODY',
     );
-    expect(body.errors).toEqual([{ path: 'expression', message: expect.stringContaining('100') }]);
+    expect(body.errors).toEqual([{ path: 'expression', message: 'line 1, column 101: is 101 characters long; at most 100 are allowed' }]);
     await createRule('long', 'L', { expression: `amount > ${'1'.repeat(91)}` });
+  });
+
+  it('says where an over-long `when` goes past the limit, on its own line', async () => {
+    const when = `amount > 0 &&\n  amount < ${'9'.repeat(90)}`;
+    const body = await expectProblem(
+      api('POST', '/rules', { context: 'long', code: 'W', name: 'x', expression: 'true', when }),
+      400,
+      'INVALID_BODY',
+    );
+    // Character 101 of the text is on line 2, after the 14 characters of line 1.
+    expect(body.errors).toEqual([{ path: 'when', message: `line 2, column 87: is ${when.length} characters long; at most 100 are allowed` }]);
   });
 });
