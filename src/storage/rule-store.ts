@@ -194,6 +194,11 @@ export class SqlRuleStore implements RuleStore {
         if (rule.version !== basedOnVersion) {
           throw new ConflictError(`the rule is at version ${rule.version}, not ${basedOnVersion}`);
         }
+        // A PUT that changes nothing is not a content change (product.md 4):
+        // no new version, and a published rule stays published. Repeating a
+        // PUT is then harmless, as HTTP means PUT to be.
+        const next = normalizeContent(content);
+        if (contentEquals(normalizeContent(rule.content as unknown as RuleContent), next)) return toRule(rule);
         const now = new Date();
         const version = rule.version + 1;
         await trx
@@ -202,7 +207,7 @@ export class SqlRuleStore implements RuleStore {
           .where('tenant_id', '=', tenantId)
           .where('id', '=', id)
           .execute();
-        await insertVersion(trx, tenantId, id, version, normalizeContent(content), now, false);
+        await insertVersion(trx, tenantId, id, version, next, now, false);
         return toRule(await requireRule(trx, tenantId, id));
       }),
     );

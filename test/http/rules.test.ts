@@ -304,6 +304,28 @@ describe('PUT /rules/{id}', () => {
     }
   });
 
+  it('a PUT that changes nothing makes no version: a published rule stays published, and the PUT can be repeated', async () => {
+    const rule = await createRule({ tags: ['b', 'a'], expectedValue: { max: 10000 } });
+    expect((await api('POST', `/rules/${rule.id}/publish`)).status).toBe(200);
+    const published = (await api('GET', `/rules/${rule.id}`)).body;
+    expect(published).toMatchObject({ status: 'published', version: 1, publishedVersion: 1 });
+    for (let i = 0; i < 2; i++) {
+      // The same content as GET shows it, defaults spelled out and object keys in another order.
+      const response = await api('PUT', `/rules/${rule.id}`, {
+        ...published,
+        expectedValue: { max: 10000 },
+        severity: 'Error',
+        version: 1,
+      });
+      expect(response.status, JSON.stringify(response.body)).toBe(200);
+      expect(response.body).toEqual(published);
+    }
+    expect((await api('GET', `/rules/${rule.id}/versions`)).body.items).toHaveLength(1);
+    // Any change at all is a new version.
+    const renamed = await api('PUT', `/rules/${rule.id}`, { ...published, tags: ['a', 'b'], version: 1 });
+    expect(renamed.body).toMatchObject({ version: 2, status: 'draft', publishedVersion: 1, tags: ['a', 'b'] });
+  });
+
   it('400 when version is missing', async () => {
     const rule = await createRule();
     errorAt(await api('PUT', `/rules/${rule.id}`, { name: 'x', expression: 'true' }), 'version');
