@@ -25,7 +25,7 @@ interface Tenant {
   id: string;
   adminKey: string;
   validatorKey: string;
-  contexts: { name: string; ruleId: string; version: number; busy: boolean }[];
+  contexts: { name: string; ruleId: string; version: number; limit: number; busy: boolean }[];
 }
 
 /** A small deterministic PRNG, so a failing run can be replayed. */
@@ -66,7 +66,7 @@ describe('soak', () => {
           body: { context: name, code: 'ITEMS', name: 'Items', forEach: 'items', fieldPath: 'items[].qty', expression: '$value > 0' },
         });
         expect((await s.request('POST', `/api/v1/contexts/${name}/publish`, { key: adminKey, tenant: id })).status).toBe(200);
-        tenant.contexts.push({ name, ruleId: rule.body.id, version: rule.body.version, busy: false });
+        tenant.contexts.push({ name, ruleId: rule.body.id, version: rule.body.version, limit: 100, busy: false });
       }
       tenants.push(tenant);
     }
@@ -116,14 +116,16 @@ describe('soak', () => {
         if (context.busy) return true;
         context.busy = true;
         try {
-          // Republish with a limit that keeps the expected answers (10 passes, 1000 fails).
-          const limit = 100 + Math.floor(random() * 100);
+          // Republish with a new limit that keeps the expected answers (10 passes, 1000 fails).
+          // A new one: a PUT that changes nothing leaves the rule published, with nothing to publish.
+          const limit = 100 + ((context.limit - 100 + 1 + Math.floor(random() * 99)) % 100);
           const updated = await s.request('PUT', `/api/v1/rules/${context.ruleId}`, {
             ...asAdmin,
             body: { name: 'Limit', fieldPath: 'amount', expression: `amount <= ${limit}`, message: `over in ${tenant.id}`, version: context.version },
           });
           if (!check('edit', updated.status === 200, updated.text)) return false;
           context.version = updated.body.version;
+          context.limit = limit;
           const published = await s.request('POST', `/api/v1/contexts/${context.name}/publish`, asAdmin);
           return check('publish', published.status === 200 && published.body.published.length === 1, published.text);
         } finally {

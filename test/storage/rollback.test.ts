@@ -81,13 +81,15 @@ describe('rollback', () => {
 
   it('leaves a rule whose live content equals N’s content untouched, and still raises the version', async () => {
     const a = await storage.rules.create('acme', 'rb-5', 'A', expr('a == 1'), NO_LIMIT);
-    await storage.rules.publishRule('acme', a.id, accept); // 1
-    await storage.rules.update('acme', a.id, 1, expr('a == 1'));
-    await storage.rules.publishRule('acme', a.id, accept); // 2, same content as 1
-    await storage.rules.update('acme', a.id, 2, expr('a == 9')); // draft stays a draft
+    await storage.rules.publishRule('acme', a.id, accept); // ruleset 1: version 1
+    await storage.rules.update('acme', a.id, 1, expr('a == 2'));
+    await storage.rules.publishRule('acme', a.id, accept); // ruleset 2: version 2
+    await storage.rules.update('acme', a.id, 2, expr('a == 1'));
+    await storage.rules.publishRule('acme', a.id, accept); // ruleset 3: version 3, the content of version 1
+    await storage.rules.update('acme', a.id, 3, expr('a == 9')); // draft stays a draft
     const { result } = await storage.rules.rollback('acme', 'rb-5', 1, NO_LIMIT, accept);
-    expect(result).toEqual({ context: 'rb-5', rulesetVersion: 3, published: [] });
-    expect(await storage.rules.get('acme', a.id)).toMatchObject({ status: 'draft', version: 3, publishedVersion: 2 });
+    expect(result).toEqual({ context: 'rb-5', rulesetVersion: 4, published: [] });
+    expect(await storage.rules.get('acme', a.id)).toMatchObject({ status: 'draft', version: 4, publishedVersion: 3 });
   });
 
   it('is 409 when a revived code is taken by another rule, and changes nothing', async () => {
