@@ -2,7 +2,7 @@
  * Request timing: the clock starts in the first onRequest hook and every
  * response, errors included, carries `Server-Timing: total;dur=<ms>` with
  * sub-millisecond precision (product.md 6). Validation bodies read the same
- * clock for `executionTimeMs`.
+ * clock (`request.startedAt`) for `executionTimeMs` (routes/validation-answers.ts).
  */
 import { performance } from 'node:perf_hooks';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
@@ -16,7 +16,7 @@ declare module 'fastify' {
 }
 
 /** Milliseconds since the request arrived (fractional). */
-export function elapsedMs(request: FastifyRequest): number {
+function elapsedMs(request: FastifyRequest): number {
   return performance.now() - request.startedAt;
 }
 

@@ -10,7 +10,6 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { AppDeps } from '../app-deps.ts';
 import { ProblemError } from '../errors.ts';
 import { checkPayload, sizeOf, type PayloadSize } from '../http/payload-guard.ts';
-import { SingleAnswer } from './validation-answers.ts';
 import type { LiveRuleset } from '../storage/types.ts';
 import { assertRuleCompiles, describeCompileError } from '../rules/check-rule-content.ts';
 import { toRuleDefinition } from '../rules/to-rule-definition.ts';
@@ -20,6 +19,7 @@ import { contextNotFound, tenantOf } from './schemas/route-helpers.ts';
 import { toRuleContent, type TestRuleBody } from './schemas/rule-body.ts';
 import { ruleTestBodySchema } from './schemas/rule-test-schemas.ts';
 import { singleResultResponseSchema } from './schemas/result-schemas.ts';
+import { SingleAnswer } from './validation-answers.ts';
 
 interface RuleTestBody {
   rule?: TestRuleBody;
