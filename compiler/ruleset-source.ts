@@ -158,6 +158,17 @@ class Declarations implements Hoist {
     this.#functions.push(code);
   }
 
+  readonly #loops = new Map<string, Name>();
+
+  loop(key: string, declareIt: () => Name): Name {
+    let name = this.#loops.get(key);
+    if (name === undefined) {
+      name = declareIt();
+      this.#loops.set(key, name);
+    }
+    return name;
+  }
+
   /** `const { get, eq } = rt;`, the constants, then the hoisted functions. */
   prelude(w: CodeWriter): void {
     const used = HELPERS.filter((h) => this.#used.has(h)).map((h) => this.#helpers.get(h) as Name);

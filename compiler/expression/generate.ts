@@ -13,7 +13,7 @@
  */
 import { _, CodeWriter, join, lit, Name, type Code, type Scope } from '../codegen/index.ts';
 import type { Runtime, Matcher } from '../runtime.ts';
-import { constantValue, type Expr, type Primitive } from './ir.ts';
+import { constantValue, type CallbackMethod, type Expr, type Primitive } from './ir.ts';
 
 /**
  * How a value in `refs` was made, so that a bundler can make it again
@@ -41,6 +41,12 @@ export interface Hoist {
   ref(prefix: 're' | 'sv', value: unknown, origin: RefOrigin): Name;
   /** A function declaration at factory level. */
   declare(code: Code): void;
+  /**
+   * The hoisted loop function of `key`, one per program: `declareIt`
+   * declares it and names it the first time the key is asked for; later
+   * asks get that name without generating the function again.
+   */
+  loop(key: string, declareIt: () => Name): Name;
   /** The own-property reader of one field name or index, declared once per program. */
   reader(key: string | number): Name;
 }
@@ -341,8 +347,29 @@ class Generator {
   callback(e: Expr & { kind: 'callback' }, env: Env, fold?: 'sum'): Out {
     const names = this.#names;
     const captured = capturedBy(e);
-    const scope = this.#hoist.scope;
     const method = fold ?? e.method;
+    // Structurally identical callbacks (the same method, level, captured
+    // values and body) share one function: its code depends on nothing
+    // else, and it takes the list and captured values as arguments.
+    const key = `${method}|${e.depth}|${captured.join(',')}|${structuralKey(e.body)}`;
+    const fn = this.#hoist.loop(key, () => this.loopFunction(e, method, captured, env));
+    const actual: Code[] = [this.expr(e.object, env).code];
+    for (const c of captured) {
+      actual.push(c === 'payload' ? env.payload
+        : c === 'now' ? env.now
+          : c === 'value' ? env.value
+            : c === 'item' ? env.item
+              : c === 'index' ? env.index
+                : c === 'expected' ? env.expected
+                  : env.params[c - 1]);
+    }
+    return atom(_`${fn}(${join(actual)})`);
+  }
+
+  /** Declares the hoisted function of a callback (see `callback`) and returns its name. */
+  loopFunction(e: Expr & { kind: 'callback' }, method: CallbackMethod | 'sum', captured: Captured[], env: Env): Name {
+    const names = this.#names;
+    const scope = this.#hoist.scope;
     const fn = scope.name(method);
     const param = scope.name('p');
     const temps: Name[] = [];
@@ -370,17 +397,14 @@ class Generator {
     this.#repeated = repeated;
     this.#available = available;
     const formal: Code[] = [names.list];
-    const actual: Code[] = [this.expr(e.object, env).code];
     for (const c of captured) {
-      const [formalName, actualCode] = c === 'payload' ? [names.payload, env.payload]
-        : c === 'now' ? [names.now, env.now]
-          : c === 'value' ? [names.value, env.value]
-            : c === 'item' ? [names.item, env.item]
-              : c === 'index' ? [names.index, env.index]
-                : c === 'expected' ? [names.expected, env.expected]
-                  : [env.params[c - 1], env.params[c - 1]];
-      formal.push(formalName);
-      actual.push(actualCode);
+      formal.push(c === 'payload' ? names.payload
+        : c === 'now' ? names.now
+          : c === 'value' ? names.value
+            : c === 'item' ? names.item
+              : c === 'index' ? names.index
+                : c === 'expected' ? names.expected
+                  : env.params[c - 1]);
     }
     const { list, i, out } = names;
     const w = new CodeWriter();
@@ -419,7 +443,7 @@ class Generator {
       else w.line(_`return ${out};`);
     });
     this.#hoist.declare(w.toCode());
-    return atom(_`${fn}(${join(actual)})`);
+    return fn;
   }
 }
 

@@ -168,3 +168,36 @@ describe('payload paths several rules read', () => {
     }
   });
 });
+
+describe('identical callbacks across rules', () => {
+  const rules: RuleDefinition[] = [
+    { code: 'A', name: 'Total', expression: 'sum(items.map(i => i.price * i.qty)) <= 100' },
+    { code: 'B', name: 'Total again', expression: 'sum(items.map(i => i.price * i.qty)) >= 1', message: '{{ sum(items.map(i => i.price * i.qty)) }}' },
+    // The same body under other methods: functions of their own.
+    { code: 'C', name: 'Mapped', expression: 'len(items.map(i => i.price * i.qty)) > 0' },
+    { code: 'D', name: 'Nested', expression: 'orders.every(o => o.lines.every(l => l.qty <= o.max))' },
+    { code: 'E', name: 'Nested again', when: 'exists(orders)', expression: 'orders.every(o => o.lines.every(l => l.qty <= o.max))' },
+    // The inner body reads another field of the outer parameter: not the same function.
+    { code: 'F', name: 'Nested, other bound', expression: 'orders.every(o => o.lines.every(l => l.qty <= o.min))' },
+  ];
+
+  it('share one hoisted function each', () => {
+    const { source } = compileRuleset(rules);
+    const declared = [...source.matchAll(/function (sum|map|every)\d+\(/g)].map((m) => m[1]);
+    // sum (A, B), map (C), every outer and inner (D, E), every outer and inner (F).
+    expect(declared.sort()).toEqual(['every', 'every', 'every', 'every', 'map', 'sum']);
+  });
+
+  it('give the same results as the reference interpreter', () => {
+    const payloads = [
+      { items: [{ price: 2, qty: 3 }, { price: 50, qty: 2 }], orders: [{ max: 3, min: 1, lines: [{ qty: 2 }, { qty: 3 }] }] },
+      { items: [{ price: 'x', qty: 1 }], orders: [{ max: 1, min: 5, lines: [{ qty: 2 }] }] },
+      { items: [], orders: [] }, { items: 'none', orders: [{ lines: 'x' }] }, {},
+    ];
+    const compiled = compileRuleset(rules);
+    for (const p of payloads) {
+      const text = JSON.stringify(p);
+      expect(JSON.stringify(compiled.validate(JSON.parse(text), NOW)), text).toBe(JSON.stringify(referenceValidate(rules, JSON.parse(text), NOW)));
+    }
+  });
+});
