@@ -9,11 +9,13 @@
  * routes from onRoute, so they come before any route), then the routes.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type RouteOptions } from 'fastify';
+import type { Registry } from 'prom-client';
 import type { AppDeps } from './app-deps.ts';
 import { registerAuth } from './auth/auth-hook.ts';
 import { KeyCache } from './auth/key-cache.ts';
 import { createKeyService } from './auth/key-service.ts';
 import { LastUsedTracker } from './auth/last-used-tracker.ts';
+import type { InstanceMetrics } from './cluster/cluster-metrics.ts';
 import type { Config } from './config.ts';
 import { clientErrorHandler, frameworkErrorHandler, registerErrorHandlers } from './http/error-handler.ts';
 import { registerConnectionDrain } from './http/connection-drain.ts';
@@ -51,6 +53,11 @@ export interface BuildAppOptions {
   onRoute?: (route: RouteOptions) => void;
   /** The sibling worker processes to keep in step (cluster workers; set by server.ts). */
   siblings?: SiblingChannel;
+  /**
+   * The instance's metrics, given this app's registries, when this process
+   * is one of several workers (set by server.ts); /metrics serves them.
+   */
+  instanceMetrics?: (registries: Registry[]) => InstanceMetrics;
 }
 
 /** The parts of the running service that operators' tools and tests reach into. */
@@ -144,7 +151,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await registerOpenApi(app);
 
   await app.register(healthRoutes, { deps });
-  await app.register(metricsRoutes, { metrics });
+  const instanceMetrics = options.instanceMetrics?.(metrics.registries);
+  if (instanceMetrics !== undefined) app.addHook('onClose', async () => instanceMetrics.close());
+  await app.register(metricsRoutes, { metrics, instance: instanceMetrics });
   for (const routes of [validationRoutes, rulesRoutes, contextsRoutes, apiKeysRoutes, ruleTestRoutes]) {
     await app.register(routes, { prefix: '/api/v1', deps });
   }

@@ -15,6 +15,7 @@ import { KeyCache } from './auth/key-cache.ts';
 import { createKeyService } from './auth/key-service.ts';
 import { runClusterPrimary } from './cluster/cluster-primary.ts';
 import { createPrimaryLogger } from './cluster/primary-logger.ts';
+import { WorkerMetrics } from './cluster/cluster-metrics.ts';
 import { WorkerChannel } from './cluster/worker-channel.ts';
 import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createStorage } from './storage/create-storage.ts';
@@ -84,7 +85,12 @@ async function startPrimary(config: Config, storage: Storage, early: EarlyLogEnt
 async function start(config: Config, storage: Storage, early: EarlyLogEntry[]): Promise<void> {
   // A cluster worker: the primary prepared the database; siblings share the port.
   const worker = cluster.isWorker;
-  const app = await buildApp({ config, storage, siblings: worker ? new WorkerChannel() : undefined });
+  const app = await buildApp({
+    config,
+    storage,
+    siblings: worker ? new WorkerChannel() : undefined,
+    instanceMetrics: worker ? (registries) => new WorkerMetrics(registries) : undefined,
+  });
   for (const entry of early) app.log[entry.level](entry.o, entry.msg);
   if (!worker) await prepareTenants(config, storage, app.deps, app.log);
   installShutdown({ app, storage, timeoutMs: config.shutdownTimeoutMs });

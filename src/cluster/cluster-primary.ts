@@ -8,6 +8,8 @@
  *   own change listener;
  * - relays change notices between them (SyncRelay), so a publish returns
  *   only once every worker serves the new version;
+ * - answers a worker's request for the instance's metrics with every
+ *   worker's figures added up (MetricsCollector);
  * - restarts a worker that dies unexpectedly, after a delay that grows
  *   while workers keep dying young (a crash loop must not spin the CPU);
  *   a worker failing before the instance ever listened fails the start;
@@ -17,6 +19,7 @@
  */
 import cluster, { type Worker } from 'node:cluster';
 import type { PrimaryLogger } from './primary-logger.ts';
+import { MetricsCollector } from './cluster-metrics.ts';
 import { SyncRelay } from './sync-relay.ts';
 
 export interface ClusterPrimaryOptions {
@@ -43,6 +46,7 @@ export function runClusterPrimary(options: ClusterPrimaryOptions): void {
   const { log, workers } = options;
   const exit = options.exit ?? ((code: number) => process.exit(code));
   const relay = new SyncRelay({ log });
+  const metrics = new MetricsCollector({ log });
   const alive = new Map<number, { worker: Worker; startedAt: number }>();
   const listened = new Set<number>();
   let everListening = false;
@@ -59,7 +63,10 @@ export function runClusterPrimary(options: ClusterPrimaryOptions): void {
     alive.set(worker.id, { worker, startedAt: Date.now() });
   };
 
-  cluster.on('message', (worker, message) => relay.handle(worker, message));
+  cluster.on('message', (worker, message) => {
+    relay.handle(worker, message);
+    metrics.handle(worker, message);
+  });
 
   cluster.on('listening', (worker, address) => {
     listened.add(worker.id);

@@ -3,6 +3,8 @@
  * 9). Scrapes are cheap: the hot-path counters are copied in at this point.
  */
 import type { FastifyPluginAsync } from 'fastify';
+import type { InstanceMetrics } from '../cluster/cluster-metrics.ts';
+import { ProblemError } from '../errors.ts';
 import type { ServiceMetrics } from './service-metrics.ts';
 
 /**
@@ -11,7 +13,11 @@ import type { ServiceMetrics } from './service-metrics.ts';
  * @example
  * await app.register(metricsRoutes, { metrics });
  */
-export const metricsRoutes: FastifyPluginAsync<{ metrics: ServiceMetrics }> = async (app, { metrics }) => {
+export const metricsRoutes: FastifyPluginAsync<{
+  metrics: ServiceMetrics;
+  /** The instance's figures when this process is one of several workers (cluster-metrics.ts). */
+  instance?: InstanceMetrics;
+}> = async (app, { metrics, instance }) => {
   app.get('/metrics', {
     schema: {
       summary: 'Prometheus metrics',
@@ -19,13 +25,24 @@ export const metricsRoutes: FastifyPluginAsync<{ metrics: ServiceMetrics }> = as
       tags: ['operations'],
       response: {
         200: {
-          description: 'Prometheus text exposition format 0.0.4',
+          description: 'Prometheus text exposition format 0.0.4; with WORKERS > 1, every worker\'s figures added up',
           content: { 'text/plain': { schema: { type: 'string' } } },
         },
       },
     },
   }, async (_request, reply) => {
-    const text = await metrics.render();
+    let text: string;
+    if (instance === undefined) {
+      text = await metrics.render();
+    } else {
+      try {
+        text = await instance.render();
+      } catch (error) {
+        // A scrape that fails is a gap Prometheus shows; one worker's figures as the instance's would be wrong.
+        app.log.warn({ err: error }, 'metrics: could not collect every worker\'s figures');
+        throw new ProblemError('SERVICE_UNAVAILABLE', 'The workers\' metrics could not be collected; retry shortly.', undefined, { 'retry-after': '5' });
+      }
+    }
     return reply.type(metrics.contentType).send(text);
   });
 };

@@ -250,8 +250,13 @@ export class ServiceMetrics {
 
   /** The exposition text: process metrics, then this app's. */
   async render(): Promise<string> {
-    const [processText, appText] = await Promise.all([processMetrics().metrics(), this.registry.metrics()]);
+    const [processText, appText] = await Promise.all(this.registries.map((registry) => registry.metrics()));
     return `${processText}\n${appText}`;
+  }
+
+  /** What `render()` renders: the process's metrics, then this app's. */
+  get registries(): Registry[] {
+    return [processMetrics(), this.registry];
   }
 
   #copyValidations(counter: Counter): void {

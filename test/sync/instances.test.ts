@@ -18,6 +18,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RECONCILE_INTERVAL_MS } from '../../src/sync/register-cache-sync.ts';
 import { freshDatabase, type FreshDatabase } from '../support/database.ts';
 import { startInstance, type Instance } from '../support/instances.ts';
+import { sampleOf } from '../support/metrics.ts';
 
 const TENANT = 'acme';
 const VALIDATE = '/api/v1/validation/validate';
@@ -274,6 +275,37 @@ describe.skipIf(!process.env.DATABASE_URL)('WORKERS=2 on a first run (needs DATA
     for (let i = 0; i < 4; i++) expect(await withKey(created.key)).toBe(200);
     expect((await fresh('DELETE', `/api/v1/api-keys/${created.id}`)).status).toBe(204);
     for (let i = 0; i < 6; i++) expect(await withKey(created.key)).toBe(401);
+  });
+
+  it("serves the instance's metrics on every worker: each worker's figures added up", async () => {
+    const scrape = () =>
+      new Promise<string>((resolve, reject) => {
+        const req = httpRequest(`${instance.baseUrl}/metrics`, { agent: false }, (res) => {
+          let data = '';
+          res.setEncoding('utf8');
+          res.on('data', (chunk) => (data += chunk));
+          res.on('end', () => (res.statusCode === 200 ? resolve(data) : reject(new Error(`/metrics answered ${res.statusCode}: ${data}`))));
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    const singles = (text: string): number =>
+      ['valid', 'invalid'].reduce((total, result) => total + (sampleOf(text, `rules_validations_total{operation="single",result="${result}"}`) ?? 0), 0);
+
+    // Fresh connections alternate between the workers, and every scrape tells the same story.
+    const before = await Promise.all([scrape(), scrape(), scrape(), scrape()].map(async (text) => singles(await text)));
+    expect(new Set(before).size, `scrapes disagree: ${before.join(' ')}`).toBe(1);
+    for (let i = 0; i < 6; i++) {
+      expect((await fresh('POST', VALIDATE, { context: 'cluster', payload: { amount: 1 } })).status).toBe(200);
+    }
+    for (let i = 0; i < 4; i++) {
+      const text = await scrape();
+      expect(singles(text)).toBe(before[0] + 6);
+      expect(text.match(/^# TYPE rules_validations_total counter$/gm)).toHaveLength(1);
+      // Per-process figures the aggregation leaves out or takes once.
+      expect(sampleOf(text, 'process_start_time_seconds')).toBeUndefined();
+      expect(text.match(/^nodejs_version_info\{/gm)).toHaveLength(1);
+    }
   });
 
   it('replaces a worker that dies', async () => {
