@@ -113,7 +113,14 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       return { schema: transformed as unknown as typeof schema, url };
     },
   });
-  await app.register(swaggerUi, { routePrefix: DOCS_PREFIX, staticCSP: true });
+  await app.register(swaggerUi, {
+    routePrefix: DOCS_PREFIX,
+    staticCSP: true,
+    // The service speaks plain HTTP behind a TLS-ending load balancer (product.md 1). Opened directly at
+    // http://<address>:3000/docs, `upgrade-insecure-requests` sent the page's scripts to https, where
+    // nothing answers, and left it blank; the rest of the policy stays.
+    transformStaticCSP: (header) => header.replace(/\s*upgrade-insecure-requests;?/, ''),
+  });
 }
 
 function isApiPath(url: string): boolean {

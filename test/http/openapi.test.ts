@@ -129,4 +129,13 @@ describe('the interactive docs', () => {
     const initializer = await fetch(`${baseUrl}/docs/static/swagger-initializer.js`);
     expect(initializer.status).toBe(200);
   });
+
+  it('keep a content security policy that works over plain HTTP: scripts from the page itself, no upgrade to https', async () => {
+    for (const path of ['/docs/static/index.html', '/docs/static/swagger-initializer.js']) {
+      const policy = (await fetch(`${baseUrl}${path}`)).headers.get('content-security-policy') ?? '';
+      expect(policy, path).toContain("default-src 'self'");
+      expect(policy, path).toContain("object-src 'none'");
+      expect(policy, path).not.toContain('upgrade-insecure-requests');
+    }
+  });
 });
