@@ -353,16 +353,7 @@ class Generator {
     // else, and it takes the list and captured values as arguments.
     const key = `${method}|${e.depth}|${captured.join(',')}|${structuralKey(e.body)}`;
     const fn = this.#hoist.loop(key, () => this.loopFunction(e, method, captured, env));
-    const actual: Code[] = [this.expr(e.object, env).code];
-    for (const c of captured) {
-      actual.push(c === 'payload' ? env.payload
-        : c === 'now' ? env.now
-          : c === 'value' ? env.value
-            : c === 'item' ? env.item
-              : c === 'index' ? env.index
-                : c === 'expected' ? env.expected
-                  : env.params[c - 1]);
-    }
+    const actual: Code[] = [this.expr(e.object, env).code, ...captured.map((c) => capturedIn(c, env))];
     return atom(_`${fn}(${join(actual)})`);
   }
 
@@ -396,16 +387,8 @@ class Generator {
     const body = this.expr(e.body, inner);
     this.#repeated = repeated;
     this.#available = available;
-    const formal: Code[] = [names.list];
-    for (const c of captured) {
-      formal.push(c === 'payload' ? names.payload
-        : c === 'now' ? names.now
-          : c === 'value' ? names.value
-            : c === 'item' ? names.item
-              : c === 'index' ? names.index
-                : c === 'expected' ? names.expected
-                  : env.params[c - 1]);
-    }
+    // The same captured values, by the names they have inside.
+    const formal: Code[] = [names.list, ...captured.map((c) => capturedIn(c, inner))];
     const { list, i, out } = names;
     const w = new CodeWriter();
     w.block(_`function ${fn}(${join(formal)})`, () => {
@@ -581,6 +564,11 @@ function logicalOperator(op: '&&' | '||' | '??'): Code {
 }
 
 type Captured = 'payload' | 'now' | 'value' | 'item' | 'index' | 'expected' | number;
+
+/** A captured value's code in `env`: a root's name, or the parameter of that callback level. */
+function capturedIn(c: Captured, env: Env): Code {
+  return typeof c === 'number' ? env.params[c - 1] : env[c];
+}
 
 /** The outer values a callback's body reads, in a stable order. */
 function capturedBy(e: Expr & { kind: 'callback' }): Captured[] {
