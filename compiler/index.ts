@@ -16,3 +16,4 @@ export { compileExpressionFunction, type ExpressionFunction, type ExpressionInpu
 export { positionOf } from './expression/parse.ts';
 export { appendPath, formatPath, isPathError, parsePath, type PathError, type PathSegment } from './paths.ts';
 export { runtime, type Runtime } from './runtime.ts';
+export { MAX_SCHEMA_APPLICATIONS, schemaApplications } from './schema/index.ts';

@@ -5,14 +5,18 @@
  *
  * Pipeline: `measureSchema` (depth, size, `__proto__`) -> JSON copy ->
  * `checkSchemaKeywords` (`$id`, `$data`, remote refs, `$schema`,
- * `uniqueItems`, patterns through the regex policy) -> Ajv (strict mode;
+ * `uniqueItems`, patterns through the regex policy) -> `schemaApplications`
+ * (no reference cycle on one value, at most MAX_SCHEMA_APPLICATIONS
+ * subschemas applied to any one value) -> Ajv (strict mode;
  * its refusals are INVALID_SCHEMA with its message and schema path).
  */
 import type { CompilerLimits } from '../types.ts';
+import { MAX_SCHEMA_APPLICATIONS, schemaApplications } from './schema-expansion.ts';
 import { checkSchemaKeywords, measureSchema } from './schema-policy.ts';
 import { compileOnSharedAjv } from './shared-ajv.ts';
 
-export { schemaFailures, type SchemaFailure } from './schema-failures.ts';
+export { MAX_SCHEMA_FAILURES, schemaFailures, type SchemaFailure } from './schema-failures.ts';
+export { MAX_SCHEMA_APPLICATIONS, schemaApplications, type SchemaApplications } from './schema-expansion.ts';
 export { createStandaloneAjv } from './shared-ajv.ts';
 export { DRAFT_2020_12, MAX_UNIQUE_ITEMS } from './schema-policy.ts';
 
@@ -49,6 +53,15 @@ export function compileSchema(
   const copy = JSON.parse(measured.json) as object | boolean;
   const violation = checkSchemaKeywords(copy, limits);
   if (violation !== undefined) return { ok: false, ...violation };
+  const applications = schemaApplications(copy);
+  if (!applications.ok) return { ok: false, code: 'INVALID_SCHEMA', message: applications.message };
+  if (applications.count > MAX_SCHEMA_APPLICATIONS) {
+    return {
+      ok: false,
+      code: 'INVALID_SCHEMA',
+      message: `the schema can apply more than ${MAX_SCHEMA_APPLICATIONS} subschemas to one value (through $ref, allOf, anyOf, oneOf and the like), so one validation could take minutes; share less, or nest less`,
+    };
+  }
   try {
     return { ok: true, validate: compileOnSharedAjv(copy) };
   } catch (error) {

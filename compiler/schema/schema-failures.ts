@@ -22,7 +22,16 @@ const MISSING_PROPERTY_KEYWORDS = new Set(['required', 'dependentRequired', 'dep
 const EXPECTED_PARAMS = ['limit', 'allowedValues', 'allowedValue', 'type', 'pattern', 'format', 'multipleOf'];
 
 /**
- * One record per Ajv error, in Ajv's order. `basePath` is the rule's
+ * At most this many records per schema check. Ajv (with `allErrors`)
+ * reports every subschema that fails, and each record carries the value it
+ * failed on: a schema applying many subschemas to one large string turned
+ * a 300 KB request into thousands of copies of it (a 500 once the answer
+ * passed V8's string limit). The first hundred say what is wrong.
+ */
+export const MAX_SCHEMA_FAILURES = 100;
+
+/**
+ * One record per Ajv error, in Ajv's order, the first MAX_SCHEMA_FAILURES. `basePath` is the rule's
  * fieldPath (already element-resolved, `""` for the payload root) and
  * `value` the value the schema was applied to.
  *
@@ -31,7 +40,13 @@ const EXPECTED_PARAMS = ['limit', 'allowedValues', 'allowedValue', 'type', 'patt
  * // [{ fieldPath: 'applicant.age', actualValue: 15, expectedValue: 18, message: 'must be >= 18' }]
  */
 export function schemaFailures(errors: unknown[], basePath: string, value: unknown): SchemaFailure[] {
-  return errors.map((error) => failureOf(isRecord(error) ? error : {}, basePath, value));
+  const count = Math.min(errors.length, MAX_SCHEMA_FAILURES);
+  const failures = new Array<SchemaFailure>(count);
+  for (let i = 0; i < count; i++) {
+    const error = errors[i];
+    failures[i] = failureOf(isRecord(error) ? error : {}, basePath, value);
+  }
+  return failures;
 }
 
 function failureOf(error: Record<string, unknown>, basePath: string, root: unknown): SchemaFailure {

@@ -16,12 +16,18 @@
  * regexes on linear engines are), a callback multiplies its body by one
  * more n, `distinct` is quadratic, and a forEach adds one. This over-counts
  * (a callback over a small sub-array counts as n) but never under-counts.
+ *
+ * A rule counts once per step, except a schema rule: it counts as many
+ * times as the most subschemas its schema can apply to one value
+ * (compiler/schema/schema-expansion.ts), up to 10,000 for a schema that
+ * shares `$defs` widely.
  */
 import * as acorn from 'acorn';
+import { MAX_SCHEMA_APPLICATIONS, schemaApplications } from '../../compiler/index.ts';
 import type { RuleDefinition } from '../../compiler/types.ts';
 import type { CompiledValidator } from '../app-deps.ts';
 
-/** Rule counts by degree: `counts[d]` rules cost at most n^d. */
+/** Rule weights by degree: rules of `counts[d]` total weight cost at most that many times n^d steps. */
 export type CostProfile = readonly number[];
 
 const CALLBACK_METHODS = new Set(['every', 'some', 'filter', 'map', 'find']);
@@ -42,7 +48,7 @@ export function rulesetCostProfile(rules: readonly RuleDefinition[]): CostProfil
     if (rule.enabled === false) continue;
     const degree = ruleDegree(rule);
     while (counts.length <= degree) counts.push(0);
-    counts[degree]++;
+    counts[degree] += ruleWeight(rule);
   }
   return counts;
 }
@@ -76,6 +82,14 @@ export function estimateCost(profile: CostProfile, size: number): number {
     if (profile[degree] > 0) total += profile[degree] * n ** degree;
   }
   return total;
+}
+
+/** Steps per payload value of one rule's degree: 1, or what its schema can apply to one value. */
+export function ruleWeight(rule: RuleDefinition): number {
+  if (rule.schema === undefined) return 1;
+  const applications = schemaApplications(rule.schema);
+  // A schema without a bound does not compile; if one got here, count it as the largest there can be.
+  return applications.ok ? Math.max(1, applications.count) : MAX_SCHEMA_APPLICATIONS + 1;
 }
 
 /** The degree of one rule: forEach adds one; its fields run one after another, so the largest counts. */

@@ -9,11 +9,15 @@ import { DEFAULT_LIMITS } from '../../compiler/limits.ts';
 import {
   compileSchema,
   createStandaloneAjv,
+  MAX_SCHEMA_APPLICATIONS,
+  MAX_SCHEMA_FAILURES,
+  schemaApplications,
   schemaFailures,
   type SchemaFailure,
   type SchemaValidator,
 } from '../../compiler/schema/index.ts';
 import { sharedAjvCacheSizes } from '../../compiler/schema/shared-ajv.ts';
+import { fanOutSchema } from '../support/fan-out-schema.ts';
 
 // CommonJS module: under NodeNext its default import is `module.exports`, the function.
 const standaloneCode = standaloneModule as unknown as typeof standaloneModule.default;
@@ -296,6 +300,61 @@ describe('schema policy', () => {
     const validate = compile(schema);
     schema.properties.a.maximum = 100;
     expect(validate({ a: 50 })).toBe(false);
+  });
+});
+
+describe('schemas whose cost has no bound', () => {
+  const node = (body: Record<string, unknown>): unknown => ({ $defs: { n: { type: 'object', ...body } }, $ref: '#/$defs/n' });
+
+  it.each<[string, unknown, string]>([
+    ['references that fan out 31 levels (2 KB, 2^31 applications to one value)', fanOutSchema(31), `more than ${MAX_SCHEMA_APPLICATIONS} subschemas to one value`],
+    ['references that fan out 300 levels', fanOutSchema(300), `more than ${MAX_SCHEMA_APPLICATIONS} subschemas`],
+    ['recursion that sends a child back twice (properties and a matching patternProperties)',
+      node({ properties: { a: { $ref: '#/$defs/n' } }, patternProperties: { '^a$': { $ref: '#/$defs/n' } } }), `more than ${MAX_SCHEMA_APPLICATIONS}`],
+    ['a cycle through allOf on the same value', { $defs: { a: { allOf: [{ $ref: '#/$defs/a' }] } }, $ref: '#/$defs/a' },
+      'refers to itself without going into the value'],
+    ['the root applied to itself', { anyOf: [{ type: 'string' }, { $ref: '#' }] }, 'refers to itself without going into the value'],
+    ['a cycle through if/then', { $defs: { a: { if: { $ref: '#/$defs/b' } }, b: { then: { $ref: '#/$defs/a' } } }, $ref: '#/$defs/a' },
+      'refers to itself'],
+  ])('refuses %s', (_name, schema, message) => {
+    const result = compileSchema(schema, DEFAULT_LIMITS);
+    expect(result).toMatchObject({ ok: false, code: 'INVALID_SCHEMA' });
+    if (!result.ok) expect(result.message).toContain(message);
+  });
+
+  it.each<[string, unknown, number]>([
+    ['a flat object', { type: 'object', properties: { a: { type: 'string' }, b: { type: 'integer' } }, required: ['a'] }, 1],
+    ['references that fan out 10 levels', fanOutSchema(10), 4094],
+    ['a tree: children are items of the same node', node({ properties: { children: { type: 'array', items: { $ref: '#/$defs/n' } } } }), 2],
+    ['a binary tree: left and right are different children', node({ properties: { l: { $ref: '#/$defs/n' }, r: { $ref: '#/$defs/n' } } }), 2],
+    ['shared $defs used in many places', {
+      $defs: { money: { type: 'number', minimum: 0 } },
+      type: 'object',
+      properties: Object.fromEntries(Array.from({ length: 50 }, (_, i) => [`p${i}`, { $ref: '#/$defs/money' }])),
+    }, 2],
+  ])('accepts %s, bounded at %i applications per value', (_name, schema, count) => {
+    expect(schemaApplications(schema)).toEqual({ ok: true, count });
+    expect(compileSchema(schema, DEFAULT_LIMITS)).toMatchObject({ ok: true });
+  });
+
+  it('draws the line at the limit: 11 levels of fan-out pass, 12 do not', () => {
+    // Every level doubles the nodes and the references to them: 2^(levels + 2) - 2.
+    expect(schemaApplications(fanOutSchema(11))).toEqual({ ok: true, count: 8190 });
+    // Counting stops just past the limit, whatever the schema.
+    expect(schemaApplications(fanOutSchema(12))).toEqual({ ok: true, count: MAX_SCHEMA_APPLICATIONS + 1 });
+    expect(compileSchema(fanOutSchema(11), DEFAULT_LIMITS)).toMatchObject({ ok: true });
+    expect(compileSchema(fanOutSchema(12), DEFAULT_LIMITS)).toMatchObject({ ok: false, code: 'INVALID_SCHEMA' });
+  });
+
+  it(`reports at most ${MAX_SCHEMA_FAILURES} failures per check, however many subschemas fail`, () => {
+    // 2^11 applications of `type: string` to an object that is not one: 2048 errors from Ajv.
+    const validate = compile(fanOutSchema(11, { type: 'string' }));
+    const value = { a: 'x'.repeat(1000) };
+    expect(validate(value)).toBe(false);
+    expect(validate.errors!.length).toBe(2048);
+    const failures = schemaFailures(validate.errors ?? [], 'doc', value);
+    expect(failures).toHaveLength(MAX_SCHEMA_FAILURES);
+    expect(failures[0]).toEqual(fail('doc', value, 'string', 'must be string'));
   });
 });
 

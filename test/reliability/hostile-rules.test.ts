@@ -18,6 +18,7 @@ import { checkPayload, sizeOf } from '../../src/http/payload-guard.ts';
 import { estimateCost, expressionDegree, rulesetCostProfile } from '../../src/validators/evaluation-cost.ts';
 import { EVALUATION_DEADLINE_MS, UNGUARDED_COST_LIMIT } from '../../src/validators/evaluation-deadline.ts';
 import { startTestApp, type TestApp, type TestResponse } from '../support/app.ts';
+import { fanOutSchema } from '../support/fan-out-schema.ts';
 import { BackgroundLoad, report, summarize, UNLIMITED } from './support/measure.ts';
 
 /** Generous bound for any one request on a loaded 2-core machine. */
@@ -271,6 +272,34 @@ describe('rules that would be slow are bounded', () => {
     expect([200, 400]).toContain(response.status);
   });
 
+  it('a schema whose references fan out (2 KB, 2^29 applications to one value) is refused at save and at test', async () => {
+    const created = await timed(() => t.request('POST', '/api/v1/rules', { body: { context: 'fan', code: 'F', name: 'f', schema: fanOutSchema(29) } }));
+    expect(created.ms).toBeLessThan(BOUND_MS);
+    expect(created.response.status, created.response.text).toBe(400);
+    expect(created.response.body.errors).toEqual([{ path: 'schema', message: expect.stringContaining('more than 10000 subschemas to one value') }]);
+    const tested = await timed(() => t.request('POST', '/api/v1/rules/test', { body: { rule: { code: 'F', name: 'f', schema: fanOutSchema(31) }, payload: { a: 1 } } }));
+    expect(tested.ms).toBeLessThan(BOUND_MS);
+    expect(tested.response.status, tested.response.text).toBe(400);
+    expect(tested.response.body.errors).toEqual([{ path: 'rule.schema', message: expect.stringContaining('more than 10000 subschemas') }]);
+    expect((await t.request('GET', '/api/v1/rules?context=fan')).body.items).toEqual([]);
+  });
+
+  it('the largest fan-out accepted answers a batch within the deadline, and reports at most 100 failures per check', async () => {
+    // 2^11 applications of `type: string` to an object: 2048 errors per item from Ajv.
+    await publish('fan-11', { schema: fanOutSchema(11, { type: 'string' }) });
+    const items = Array.from({ length: 1000 }, (_, i) => ({ id: `i${i}`, payload: { a: 1 } }));
+    const batch = await timed(() => t.request('POST', '/api/v1/validation/validate-batch', { body: { context: 'fan-11', items } }));
+    report('batch of 1000 items on the largest fan-out (ms, status)', [Math.round(batch.ms), batch.response.status]);
+    expect(batch.ms).toBeLessThan(BOUND_MS);
+    expect([200, 400]).toContain(batch.response.status);
+    if (batch.response.status === 200) expect(batch.response.body.results[0].failures).toHaveLength(100);
+    const long = 'x'.repeat(30_000);
+    const single = await t.request('POST', VALIDATE, { body: { context: 'fan-11', payload: { a: long } } });
+    expect(single.status, single.text.slice(0, 300)).toBe(200);
+    expect(single.body.failures).toHaveLength(100);
+    expect(single.body.failures[0]).toMatchObject({ fieldPath: '', actualValue: { a: long }, expectedValue: 'string' });
+  });
+
   it('the same rules on ordinary payloads answer normally, without the deadline', async () => {
     for (let index = 0; index < SLOW_RULES.length; index++) {
       const response = await t.request('POST', VALIDATE, { body: { context: `slow-${index}`, payload: { a: [{ k: 1 }, { k: 2 }, 3] } } });
@@ -302,6 +331,13 @@ describe('the cost model behind the deadline', () => {
     ['"a.every(x => x)" == s', 1],
   ])('%s has degree %i', (expression, degree) => {
     expect(expressionDegree(expression)).toBe(degree);
+  });
+
+  it('a schema rule weighs what its schema can apply to one value', () => {
+    expect(rulesetCostProfile([
+      { code: 'A', name: 'a', schema: { type: 'object', properties: { a: { type: 'string' } } } },
+      { code: 'F', name: 'f', schema: fanOutSchema(10) },
+    ])).toEqual([0, 1 + 4094]);
   });
 
   it('forEach, messages, when and uniqueItems count; disabled rules do not', () => {
