@@ -50,7 +50,7 @@ export type SchemaApplications = { ok: true; count: number } | { ok: false; mess
  * payload.
  *
  * @example
- * schemaApplications({ type: 'object', properties: { a: { type: 'string' } } }); // { ok: true, count: 2 }
+ * schemaApplications({ type: 'object', properties: { a: { type: 'string' } } }); // { ok: true, count: 1 }
  */
 export function schemaApplications(schema: unknown): SchemaApplications {
   try {
