@@ -752,7 +752,21 @@ export function check(validator: SchemaCheck, value: Json): readonly unknown[] |
   }
 }
 
-/** Builds a failure record with the keys in the interface's order (2.1). */
+/**
+ * The longest message a failure record carries, and the longest rendering
+ * of one placeholder: a template of 2000 characters with `{{ $ }}` in it
+ * 400 times turned a 1 MB payload into a 400 MB message (and a 500 once V8's
+ * string limit was passed), stalling every tenant while it was built.
+ * Longer text is cut and ends with an ellipsis.
+ */
+export const MAX_MESSAGE_LENGTH = 2000;
+
+/** `s`, or its first MAX_MESSAGE_LENGTH - 1 characters and an ellipsis. */
+function clip(s: string): string {
+  return s.length <= MAX_MESSAGE_LENGTH ? s : `${s.slice(0, MAX_MESSAGE_LENGTH - 1)}\u2026`;
+}
+
+/** Builds a failure record with the keys in the interface's order (2.1), its message cut at MAX_MESSAGE_LENGTH. */
 export function failure(
   meta: RuleMeta,
   message: string,
@@ -764,7 +778,7 @@ export function failure(
     ruleCode: meta.ruleCode,
     ruleName: meta.ruleName,
     severity: meta.severity,
-    message,
+    message: clip(message),
     errorCode: meta.errorCode,
     fieldPath,
     actualValue: actualValue === undefined || actualValue !== actualValue ? null : actualValue,
@@ -772,11 +786,11 @@ export function failure(
   };
 }
 
-/** Renders a template placeholder (3.6): strings verbatim, containers as JSON, nothing as "". */
+/** Renders a template placeholder (3.6): strings verbatim, containers as JSON, nothing as "", cut at MAX_MESSAGE_LENGTH. */
 export function text(x: Json): string {
   switch (typeof x) {
     case 'string':
-      return x;
+      return clip(x);
     case 'number':
       return isFiniteNumber(x) ? String(x) : '';
     case 'boolean':
@@ -784,7 +798,7 @@ export function text(x: Json): string {
     case 'object':
       if (x === null) return '';
       try {
-        return jsonStringify(x);
+        return clip(jsonStringify(x));
       } catch {
         // Only a structure deeper than the call stack gets here.
         return '';

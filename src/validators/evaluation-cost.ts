@@ -20,7 +20,8 @@
  * A rule counts once per step, except a schema rule: it counts as many
  * times as the most subschemas its schema can apply to one value
  * (compiler/schema/schema-expansion.ts), up to 10,000 for a schema that
- * shares `$defs` widely.
+ * shares `$defs` widely; and each placeholder of its message counts once
+ * more (`{{ $ }}` renders the whole payload).
  */
 import * as acorn from 'acorn';
 import { MAX_SCHEMA_APPLICATIONS, schemaApplications } from '../../compiler/index.ts';
@@ -84,12 +85,25 @@ export function estimateCost(profile: CostProfile, size: number): number {
   return total;
 }
 
-/** Steps per payload value of one rule's degree: 1, or what its schema can apply to one value. */
+/**
+ * Steps per payload value of one rule's degree: 1, or what its schema can
+ * apply to one value; plus one per message placeholder, each of which may
+ * render the whole payload (`{{ $ }}`).
+ */
 export function ruleWeight(rule: RuleDefinition): number {
-  if (rule.schema === undefined) return 1;
-  const applications = schemaApplications(rule.schema);
-  // A schema without a bound does not compile; if one got here, count it as the largest there can be.
-  return applications.ok ? Math.max(1, applications.count) : MAX_SCHEMA_APPLICATIONS + 1;
+  let weight = 1;
+  if (rule.schema !== undefined) {
+    const applications = schemaApplications(rule.schema);
+    // A schema without a bound does not compile; if one got here, count it as the largest there can be.
+    weight = applications.ok ? Math.max(1, applications.count) : MAX_SCHEMA_APPLICATIONS + 1;
+  }
+  return weight + (rule.message === undefined ? 0 : placeholderCount(rule.message));
+}
+
+function placeholderCount(template: string): number {
+  let count = 0;
+  for (let open = template.indexOf('{{'); open >= 0; open = template.indexOf('{{', open + 2)) count++;
+  return count;
 }
 
 /** The degree of one rule: forEach adds one; its fields run one after another, so the largest counts. */

@@ -13,6 +13,7 @@
  */
 import * as acorn from 'acorn';
 import { fullFormats } from 'ajv-formats/dist/formats.js';
+import { MAX_MESSAGE_LENGTH } from '../../compiler/runtime.ts';
 import type { FailureRecord, RuleDefinition, Severity, ValidationResult } from '../../compiler/types.ts';
 
 /** Thrown for constructs this reference deliberately does not model. */
@@ -405,13 +406,18 @@ export function evaluateSource(src: string, scope: Partial<Scope> = {}): unknown
 
 // ------------------------------------------------------------- templates
 
-/** 3.6: strings verbatim, numbers and booleans as JS prints them, arrays/objects as JSON, the rest "". */
+/** 3.6: strings verbatim, numbers and booleans as JS prints them, arrays/objects as JSON, the rest "", cut as the service cuts them. */
 export function renderValue(v: unknown): string {
-  if (typeof v === 'string') return v;
+  if (typeof v === 'string') return cut(v);
   if (typeof v === 'number') return Number.isFinite(v) ? String(v) : '';
   if (typeof v === 'boolean') return String(v);
   if (v === null || v === undefined) return '';
-  return JSON.stringify(v);
+  return cut(JSON.stringify(v));
+}
+
+/** Messages and placeholders longer than MAX_MESSAGE_LENGTH end in an ellipsis at that length. */
+function cut(s: string): string {
+  return s.length <= MAX_MESSAGE_LENGTH ? s : `${s.slice(0, MAX_MESSAGE_LENGTH - 1)}…`;
 }
 
 /** Renders `{{ expression }}` placeholders; a placeholder ends at the first `}}`. */
@@ -579,7 +585,7 @@ function evaluateRule(rule: RuleDefinition, payload: unknown, now: number, out: 
         ruleCode: rule.code,
         ruleName: rule.name,
         severity: (rule.severity ?? 'Error') as Severity,
-        message: rule.message === undefined ? `${rule.name} failed` : renderTemplate(rule.message, scope),
+        message: rule.message === undefined ? `${rule.name} failed` : cut(renderTemplate(rule.message, scope)),
         errorCode: rule.errorCode ?? rule.code,
         fieldPath: field && rule.fieldPath ? reportPath(rule.fieldPath, field, element) : '',
         actualValue: field && present ? value : null,

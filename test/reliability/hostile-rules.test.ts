@@ -300,6 +300,23 @@ describe('rules that would be slow are bounded', () => {
     expect(single.body.failures[0]).toMatchObject({ fieldPath: '', actualValue: { a: long }, expectedValue: 'string' });
   });
 
+  it('a message that renders the payload 400 times answers within the deadline, its message cut at 2000 characters', async () => {
+    await publish('echo', { expression: 'false', message: '{{$}}'.repeat(400) });
+    const small = await t.request('POST', VALIDATE, { body: { context: 'echo', payload: { a: 'x'.repeat(1000) } } });
+    expect(small.status, small.text.slice(0, 300)).toBe(200);
+    const [failure] = small.body.failures;
+    expect(failure.message).toHaveLength(2000);
+    expect(failure.message.endsWith('\u2026')).toBe(true);
+    expect(failure.message.startsWith(`{"a":"${'x'.repeat(100)}`)).toBe(true);
+    // A 1 MB payload: once 400 MB of message, now stopped at the deadline or cut short.
+    const body = `{"context":"echo","payload":{"a":"${'x'.repeat(1_000_000)}"}}`;
+    const big = await timed(() => t.request('POST', VALIDATE, { rawBody: body }));
+    report('message of 400 payload renderings, 1 MB payload (ms, status, bytes)', [Math.round(big.ms), big.response.status, big.response.text.length]);
+    expect(big.ms).toBeLessThan(BOUND_MS);
+    expect([200, 400]).toContain(big.response.status);
+    expect(big.response.text.length).toBeLessThan(10_000);
+  });
+
   it('the same rules on ordinary payloads answer normally, without the deadline', async () => {
     for (let index = 0; index < SLOW_RULES.length; index++) {
       const response = await t.request('POST', VALIDATE, { body: { context: `slow-${index}`, payload: { a: [{ k: 1 }, { k: 2 }, 3] } } });
@@ -347,7 +364,11 @@ describe('the cost model behind the deadline', () => {
       { code: 'C', name: 'c', expression: 'true', when: 'a.some(x => a.some(y => y))' },
       { code: 'D', name: 'd', schema: { type: 'array', uniqueItems: true } },
       { code: 'E', name: 'e', expression: 'a.every(x => a.every(y => y))', enabled: false },
-    ])).toEqual([0, 1, 3]);
+    ])).toEqual([0, 2, 3]); // B weighs 2: its placeholder may render the whole payload
+  });
+
+  it('each message placeholder weighs one more step per value', () => {
+    expect(rulesetCostProfile([{ code: 'M', name: 'm', expression: 'false', message: '{{$}}'.repeat(400) }])).toEqual([0, 401]);
   });
 
   it('keeps ordinary requests off the deadline: the benchmark loan payloads are far below the limit', () => {
