@@ -217,28 +217,28 @@ function heapAfterGc(gc: () => void): number {
   return process.memoryUsage().heapUsed;
 }
 
-function measureMemory(configs: { rules: number; validators: number }[]): MemoryFigure[] {
+async function measureMemory(configs: { rules: number; validators: number }[]): Promise<MemoryFigure[]> {
   const gc = collector();
   const figures: MemoryFigure[] = [];
   for (const { rules: size, validators: count } of configs) {
     const rules = generateRuleset(size);
-    const build = (i: number): unknown => {
+    const build = async (i: number): Promise<unknown> => {
       // What the cache holds per context: its own copy of the live rules, the
       // compiled function (whose source V8 keeps). Called once, as a served context is.
       // Rule names differ per validator, so the sources differ: V8 would
       // otherwise share one compiled script among identical sources, which
       // two tenants' contexts rarely are.
       const own = rules.map((rule) => ({ ...structuredClone(rule), name: `${rule.name} (context ${i})` }));
-      const outcome = compileValidator({ tenantId: 't', context: `c${i}`, rulesetVersion: 1, rules: own }, {});
+      const outcome = await compileValidator({ tenantId: 't', context: `c${i}`, rulesetVersion: 1, rules: own }, {});
       if (outcome.validator === undefined) throw new Error(`${size} rules did not compile`);
       sink = outcome.validator.validate(suite.payloads.passing, suite.now);
       return outcome.validator;
     };
     // Shared, bounded compiler memos are filled first, so they are not counted per validator.
-    sink = build(-1);
+    sink = await build(-1);
     const held: unknown[] = [];
     const before = heapAfterGc(gc);
-    for (let i = 0; i < count; i++) held.push(build(i));
+    for (let i = 0; i < count; i++) held.push(await build(i));
     const after = heapAfterGc(gc);
     sink = held.length;
     const bytesPerValidator = (after - before) / count;
@@ -304,7 +304,7 @@ export async function runScalingBench(options: ScalingBenchOptions = {}): Promis
   const quick = options.quick === true;
   const handWrittenPassingUs = await timeCalls('hand-written', () => validateLoanByHand(suite.payloads.passing, suite.now), 3, quick);
   const sizes = await measureSizes(quick ? [10, 100, 1000] : [10, 100, 1000, 5000], handWrittenPassingUs, quick);
-  const memory = measureMemory(quick
+  const memory = await measureMemory(quick
     ? [{ rules: 20, validators: 50 }, { rules: 1000, validators: 3 }]
     : [{ rules: 20, validators: 200 }, { rules: 100, validators: 50 }, { rules: 1000, validators: 10 }]);
   const footprint = [await measureFootprint(100, quick ? 10 : 50, quick)];

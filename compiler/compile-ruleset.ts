@@ -1,15 +1,26 @@
 /**
  * A context's live rules to one validator: plan every enabled rule, leave
  * out (and report) the ones that do not compile, order the rest by
- * priority then code, generate one factory, instantiate it once.
+ * priority then code, generate the factory, instantiate it once.
+ *
+ * Each stage is also a generator of small steps (`compileRulesetSteps`):
+ * one rule planned, one rule generated, one part instantiated. The service
+ * runs the steps a slice of time at a time, so that publishing a context
+ * of thousands of large rules never holds the event loop that every tenant
+ * shares; `compileRuleset` runs them all at once.
  */
 import type { CompiledRuleset, CompileError, CompileOptions, RuleDefinition, ValidatorFn } from './types.ts';
 import { resolveLimits } from './limits.ts';
 import { planRule, type RulePlan } from './rule-plan.ts';
-import { generateRuleset } from './ruleset-source.ts';
+import { generateRulesetSteps, type PartsFrame } from './ruleset-source.ts';
 import { runtime, type Runtime } from './runtime.ts';
+import { runSteps, type Steps } from './steps.ts';
 
 type Factory = (rt: Runtime, refs: Readonly<Record<string, unknown>>) => ValidatorFn;
+/** The factory of one part of a large ruleset; its function adds to `failures` and returns how many rules it evaluated. */
+type PartFn = (payload: unknown, now: number, failures: unknown[]) => number;
+type PartFactory = (rt: Runtime, refs: Readonly<Record<string, unknown>>) => PartFn;
+
 
 /** UTF-16 order, as product.md 2.1 sorts codes; not locale order. */
 function byPriorityThenCode(a: RulePlan, b: RulePlan): number {
@@ -23,6 +34,11 @@ function byPriorityThenCode(a: RulePlan, b: RulePlan): number {
  * module builder starts from here too, so both order rules alike.
  */
 export function planRuleset(rules: RuleDefinition[], options?: CompileOptions): { plans: RulePlan[]; errors: CompileError[] } {
+  return runSteps(planRulesetSteps(rules, options));
+}
+
+/** `planRuleset`, one rule a step. */
+export function* planRulesetSteps(rules: RuleDefinition[], options?: CompileOptions): Steps<{ plans: RulePlan[]; errors: CompileError[] }> {
   const limits = resolveLimits(options);
   const errors: CompileError[] = [];
   const plans: RulePlan[] = [];
@@ -31,6 +47,7 @@ export function planRuleset(rules: RuleDefinition[], options?: CompileOptions): 
     const planned = planRule(rule, limits);
     if (planned.ok) plans.push(planned.plan);
     else errors.push(...planned.errors);
+    yield;
   }
   plans.sort(byPriorityThenCode);
   return { plans, errors };
@@ -45,57 +62,123 @@ export function planRuleset(rules: RuleDefinition[], options?: CompileOptions): 
  * validate({ amount: -1 }, Date.now()).failures[0].fieldPath; // 'amount'
  */
 export function compileRuleset(rules: RuleDefinition[], options?: CompileOptions): CompiledRuleset {
-  const started = performance.now();
-  const { plans, errors } = planRuleset(rules, options);
-  let built = tryInstantiate(plans);
+  return runSteps(compileRulesetSteps(rules, options));
+}
+
+/**
+ * `compileRuleset` in steps. `compileMs` counts the time spent in the
+ * steps, not the time between them.
+ */
+export function* compileRulesetSteps(rules: RuleDefinition[], options?: CompileOptions): Steps<CompiledRuleset> {
+  let busyMs = 0;
+  let resumedAt = performance.now();
+  // Every step of the stages below passes through here, so that only the
+  // time spent compiling is counted.
+  function* timed<T>(steps: Steps<T>): Steps<T> {
+    for (;;) {
+      const step = steps.next();
+      if (step.done) return step.value;
+      busyMs += performance.now() - resumedAt;
+      yield;
+      resumedAt = performance.now();
+    }
+  }
+
+  const { plans, errors } = yield* timed(planRulesetSteps(rules, options));
+  let built = yield* timed(instantiateSteps(plans));
   if (!built.ok) {
     // Some rule passed every check yet its code does not run (an engine
     // limit, or a compiler bug): find it alone, report it, keep the rest.
     const kept: RulePlan[] = [];
     for (const plan of plans) {
-      const alone = tryInstantiate([plan]);
+      const alone = yield* timed(instantiateSteps([plan]));
       if (alone.ok) kept.push(plan);
       else errors.push(unbuildable(plan.code, alone.error));
     }
+    built = yield* timed(instantiateSteps(kept));
+    if (!built.ok) throw built.error;
     plans.length = 0;
     plans.push(...kept);
-    built = tryInstantiate(plans);
-    if (!built.ok) throw built.error;
   }
-  const { factory } = built;
+  busyMs += performance.now() - resumedAt;
+  const { source } = built;
   return {
     validate: built.validate,
-    // Read back from V8, which keeps the text of every function it compiled
-    // (Function.prototype.toString gives it exactly). Holding our own copy
-    // as well was ~20% of a cached validator's heap; admins read the source
-    // rarely, and reading it back costs a copy then.
     get source() {
-      return sourceOf(factory);
+      return source();
     },
-    compileMs: performance.now() - started,
+    compileMs: busyMs,
     ruleCount: plans.length,
     errors,
   };
 }
 
-/** The generated source of an instantiated factory: the parenthesized function expression `generateRuleset` wrote. */
-function sourceOf(factory: Factory): string {
-  return `(${Function.prototype.toString.call(factory)})`;
+/** An instantiated validator and a way to read its source back. */
+type Built = { ok: true; validate: ValidatorFn; source: () => string } | { ok: false; error: unknown };
+
+/** Generates and instantiates the validator of already ordered plans, at once. */
+export function tryInstantiate(plans: readonly RulePlan[]): Built {
+  return runSteps(instantiateSteps(plans));
 }
 
-/** Generates and instantiates the validator of already ordered plans. */
-export function tryInstantiate(
-  plans: readonly RulePlan[],
-): { ok: true; validate: ValidatorFn; factory: Factory } | { ok: false; error: unknown } {
+/**
+ * Generates and instantiates the validator of already ordered plans: a
+ * step per rule generated, and one per part instantiated. Each part is
+ * called once on an empty payload as it is made, because V8 compiles a
+ * function on its first call: the first request after a publish would
+ * otherwise pay for all of them at once.
+ *
+ * The source is read back from V8, which keeps the text of every function
+ * it compiled (Function.prototype.toString gives it exactly). Holding our
+ * own copy as well was ~20% of a cached validator's heap; admins read the
+ * source rarely, and reading it back costs a copy then.
+ */
+export function* instantiateSteps(plans: readonly RulePlan[]): Steps<Built> {
   try {
-    const { source, refs } = generateRuleset(plans);
-    // The source is an expression (a factory), so that the very same text can
-    // be bundled as a module later; `new Function` runs it once per ruleset.
-    const factory = new Function(`return ${source};`)() as Factory;
-    return { ok: true, validate: factory(runtime, refs), factory };
+    const steps = generateRulesetSteps(plans);
+    const parts: { factory: PartFactory; fn: PartFn }[] = [];
+    for (;;) {
+      const step = steps.next();
+      if (step.done) {
+        const generated = step.value;
+        if (generated.kind === 'whole') {
+          // The source is an expression (a factory), so that the very same text
+          // can be bundled as a module later; `new Function` runs it once.
+          const factory = evaluate<Factory>(generated.source);
+          return { ok: true, validate: factory(runtime, generated.refs), source: () => sourceOf(factory) };
+        }
+        return { ok: true, ...combine(generated.frame, parts) };
+      }
+      if (step.value !== undefined) {
+        const factory = evaluate<PartFactory>(step.value.source);
+        const fn = factory(runtime, step.value.refs);
+        fn({}, Date.now(), []);
+        parts.push({ factory, fn });
+      }
+      yield;
+    }
   } catch (error) {
     return { ok: false, error };
   }
+}
+
+/** The validate function of a ruleset in parts, over its instantiated parts. */
+function combine(frame: PartsFrame, parts: readonly { factory: PartFactory; fn: PartFn }[]): { validate: ValidatorFn; source: () => string } {
+  const combiner = evaluate<(rt: Runtime, ...fns: PartFn[]) => ValidatorFn>(frame.combinerSource());
+  return {
+    validate: combiner(runtime, ...parts.map((part) => part.fn)),
+    source: () => frame.compose(parts.map((part) => sourceOf(part.factory))),
+  };
+}
+
+/** A generated factory expression, evaluated. */
+function evaluate<T>(source: string): T {
+  return new Function(`return ${source};`)() as T;
+}
+
+/** The generated source of an instantiated factory: the parenthesized function expression the generator wrote. */
+function sourceOf(factory: (...args: never[]) => unknown): string {
+  return `(${Function.prototype.toString.call(factory)})`;
 }
 
 /** The compile error of a rule whose generated code could not be instantiated. */

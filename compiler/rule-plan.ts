@@ -40,6 +40,12 @@ export interface RulePlan {
   givenExpected?: { value: unknown };
   /** Given, else inferred from the expression (3.6); undefined reports null. */
   expected?: { value: unknown };
+  /**
+   * Characters of the rule's text (expression, when, message, schema): a
+   * measure of how much code it generates, by which rulesets are cut into
+   * parts (ruleset-source.ts).
+   */
+  textLength: number;
 }
 
 const RULE_CODE = /^[A-Za-z0-9_.-]{1,64}$/;
@@ -148,8 +154,17 @@ export function planRule(
       schema,
       givenExpected,
       expected,
+      textLength: textLengthOf(rule),
     },
   };
+}
+
+function textLengthOf(rule: RuleDefinition): number {
+  let length = rule.name.length;
+  for (const text of [rule.expression, rule.when, rule.message]) if (typeof text === 'string') length += text.length;
+  // Schemas are bounded by maxSchemaBytes; their JSON length is what the validator's code grows with.
+  if (rule.schema !== undefined) length += JSON.stringify(rule.schema)?.length ?? 0;
+  return length;
 }
 
 function planPath(

@@ -18,10 +18,16 @@
  * other user text appears only inside string literals. Everything the
  * source needs besides `rt` comes in through `refs`, so the same text can be
  * bundled into a standalone module. Nothing is allocated per rule when a
- * payload passes. Rulesets of more than 128 rules are split into functions
- * of 128 rules that `validate` calls in order.
+ * payload passes.
+ *
+ * Rulesets of more than 128 rules (or of more than 64K characters of rule
+ * text) are split into parts: each part is a factory of its own, of one
+ * function `rulesN(payload, now, failures)` over its rules, and `validate`
+ * calls them in order. The service instantiates the parts one by one
+ * (compile-ruleset.ts), so that a large context never holds the event loop
+ * for long; the ruleset's source is the parts laid out in one factory.
  */
-import { _, CodeWriter, commentOf, join, lit, Scope, type Code, type Name } from './codegen/index.ts';
+import { _, CodeWriter, commentOf, join, layout, lit, Scope, type Code, type Name } from './codegen/index.ts';
 import { generateExpression, generateIsTrue, payloadReads, type Env, type FixedNames, type HelperName, type Hoist, type RefOrigin } from './expression/generate.ts';
 import { isBoolean, type Expr } from './expression/ir.ts';
 import type { TemplatePart } from './expression/template.ts';
@@ -29,6 +35,7 @@ import type { PathSegment } from './paths.ts';
 import type { RulePlan } from './rule-plan.ts';
 import { runtime } from './runtime.ts';
 import { schemaFailures } from './schema/index.ts';
+import { runSteps, type Steps } from './steps.ts';
 
 export interface GeneratedSource {
   /** The factory's source: `(function (rt, refs) { ... })`. */
@@ -49,26 +56,54 @@ const FIXED = [
   'failures', 'evaluated', 'errors', 'found', 'f', 'schemaFailures', 'o', 'proto',
 ] as const;
 
-class Declarations implements Hoist {
+/**
+ * The names of one generated program, shared by its parts: fixed names and
+ * helpers reserved once, counters that never hand out a name twice, and one
+ * `refs` record that every part reads from.
+ */
+class Naming {
   readonly scope = new Scope();
   readonly names: Record<(typeof FIXED)[number], Name>;
-  readonly #helpers = new Map<HelperName, Name>();
-  readonly #used = new Set<HelperName>();
-  readonly #constants = new Map<string, Name>();
-  readonly #lines: Code[] = [];
-  readonly #functions: Code[] = [];
+  readonly helpers = new Map<HelperName, Name>();
   readonly refs: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   readonly origins: Record<string, RefOrigin> = Object.create(null) as Record<string, RefOrigin>;
 
   constructor() {
     // Reserve every helper and fixed name first, so counters never hand them out.
-    for (const helper of HELPERS) this.#helpers.set(helper, this.scope.reserve(helper));
+    for (const helper of HELPERS) this.helpers.set(helper, this.scope.reserve(helper));
     this.names = Object.fromEntries(FIXED.map((n) => [n, this.scope.reserve(n)])) as Record<(typeof FIXED)[number], Name>;
   }
 
   helper(name: HelperName): Name {
-    const found = this.#helpers.get(name);
+    const found = this.helpers.get(name);
     if (found === undefined) throw new TypeError(`codegen: unknown runtime helper ${name}`);
+    return found;
+  }
+}
+
+/** What one factory declares before its function: helpers used, constants, refs read, readers, hoisted functions. */
+class Declarations implements Hoist {
+  readonly naming: Naming;
+  readonly scope: Scope;
+  readonly names: Record<(typeof FIXED)[number], Name>;
+  readonly refs: Record<string, unknown>;
+  readonly origins: Record<string, RefOrigin>;
+  readonly #used = new Set<HelperName>();
+  readonly #constants = new Map<string, Name>();
+  readonly #lines: Code[] = [];
+  readonly #functions: Code[] = [];
+  #schemaFailuresDeclared = false;
+
+  constructor(naming = new Naming()) {
+    this.naming = naming;
+    this.scope = naming.scope;
+    this.names = naming.names;
+    this.refs = naming.refs;
+    this.origins = naming.origins;
+  }
+
+  helper(name: HelperName): Name {
+    const found = this.naming.helper(name);
     this.#used.add(name);
     return found;
   }
@@ -138,7 +173,8 @@ class Declarations implements Hoist {
   /** A schemaFailures binding, read from refs once. */
   schemaFailures(): Name {
     const name = this.names.schemaFailures;
-    if (!(name.toString() in this.refs)) {
+    if (!this.#schemaFailuresDeclared) {
+      this.#schemaFailuresDeclared = true;
       this.refs[name.toString()] = schemaFailures;
       this.origins[name.toString()] = { kind: 'schemaFailures' };
       this.#lines.push(_`const ${name} = ${this.names.refs}.${name};`);
@@ -171,7 +207,7 @@ class Declarations implements Hoist {
 
   /** `const { get, eq } = rt;`, the constants, then the hoisted functions. */
   prelude(w: CodeWriter): void {
-    const used = HELPERS.filter((h) => this.#used.has(h)).map((h) => this.#helpers.get(h) as Name);
+    const used = HELPERS.filter((h) => this.#used.has(h)).map((h) => this.naming.helper(h));
     if (used.length > 0) w.line(_`const { ${join(used)} } = ${this.names.rt};`);
     for (const line of this.#lines) w.line(line);
     if (this.#readerCode.length > 0) {
@@ -189,6 +225,90 @@ class Declarations implements Hoist {
   }
 }
 
+/** One part of a large ruleset (see the top of this file), ready to instantiate. */
+export interface GeneratedPart {
+  /** The name of the part's function, `rulesN`. */
+  name: string;
+  /** `(function (rt, refs) { ... return function rulesN(payload, now, failures) { ... }; })` */
+  source: string;
+  /** The ruleset's refs so far: everything this part reads is in it. */
+  refs: Readonly<Record<string, unknown>>;
+}
+
+/** How generation ends: one factory, or parts and the frame that calls them in order. */
+export type GeneratedLayout =
+  | ({ kind: 'whole' } & GeneratedSource)
+  | { kind: 'parts'; frame: PartsFrame; refs: Readonly<Record<string, unknown>>; origins: Readonly<Record<string, RefOrigin>> };
+
+/** How many rules, and how many characters of rule text, one part holds at most. */
+export interface PartLimits {
+  rules: number;
+  textLength: number;
+}
+
+/**
+ * 128 rules measured fastest on 1000 rules (V8 does not optimize functions
+ * past a bytecode size: one function of thousands of rules stays
+ * unoptimized and is about 30% slower). The text bound keeps the part of
+ * rules that are each kilobytes of expression and message small enough to
+ * generate and instantiate in a few milliseconds.
+ */
+export const PART_LIMITS: Readonly<PartLimits> = Object.freeze({ rules: 128, textLength: 65_536 });
+
+/**
+ * The validate function of a ruleset in parts, apart from the parts: it
+ * calls `rules0`, `rules1`, ... in order with the one failures array.
+ */
+export class PartsFrame {
+  readonly #naming: Naming;
+  readonly #parts: readonly Name[];
+  readonly #clock: Name | undefined;
+  readonly #validate: Code;
+
+  constructor(naming: Naming, parts: readonly Name[], clock: Name | undefined, validate: Code) {
+    this.#naming = naming;
+    this.#parts = parts;
+    this.#clock = clock;
+    this.#validate = validate;
+  }
+
+  /** `(function (rt, rules0, rules1, ...) { ... return function validate ... })`, called with the instantiated parts. */
+  combinerSource(): string {
+    const n = this.#naming.names;
+    const w = new CodeWriter();
+    w.block(_`(function (${n.rt}, ${join(this.#parts)})`, () => {
+      w.line(_`"use strict";`);
+      if (this.#clock !== undefined) w.line(_`const { ${this.#clock} } = ${n.rt};`);
+      w.line(this.#validate);
+    }, _`)`);
+    return w.toCode().toString();
+  }
+
+  /**
+   * The ruleset's whole factory: each part's factory called inline, then
+   * validate. `partSources` are the parts' sources in order, as this module
+   * generated them (the service reads them back from V8 rather than keep a
+   * copy); they are laid out as they are, never parsed or altered.
+   */
+  compose(partSources: readonly string[]): string {
+    if (partSources.length !== this.#parts.length) throw new TypeError('codegen: one source per part is needed');
+    const n = this.#naming.names;
+    const lines: Array<readonly [number, Code | string]> = [
+      [0, _`(function (${n.rt}, ${n.refs}) {`],
+      [1, _`"use strict";`],
+    ];
+    if (this.#clock !== undefined) lines.push([1, _`const { ${this.#clock} } = ${n.rt};`]);
+    this.#parts.forEach((name, i) => {
+      lines.push([0, '']);
+      lines.push([1, `const ${name.toString()} = ${partSources[i]}(${n.rt.toString()}, ${n.refs.toString()});`]);
+    });
+    lines.push([0, '']);
+    lines.push([1, this.#validate]);
+    lines.push([0, _`})`]);
+    return layout(lines).toString();
+  }
+}
+
 /**
  * Generates the factory source for rules already sorted in evaluation order.
  *
@@ -196,73 +316,141 @@ class Declarations implements Hoist {
  * const { source, refs } = generateRuleset(plans);
  * const validate = new Function(`return (${source});`)()(runtime, refs);
  */
-export function generateRuleset(plans: readonly RulePlan[], chunkSize = CHUNK_SIZE): GeneratedSource {
-  const d = new Declarations();
-  const n = d.names;
+export function generateRuleset(plans: readonly RulePlan[], limits: Readonly<PartLimits> = PART_LIMITS): GeneratedSource {
+  return runSteps(generateSourceSteps(plans, limits));
+}
+
+/** `generateRuleset`, one rule a step. */
+export function* generateSourceSteps(plans: readonly RulePlan[], limits: Readonly<PartLimits> = PART_LIMITS): Steps<GeneratedSource> {
+  const steps = generateRulesetSteps(plans, limits);
+  const parts: string[] = [];
+  for (;;) {
+    const step = steps.next();
+    if (step.done) {
+      const generated = step.value;
+      if (generated.kind === 'whole') return { source: generated.source, refs: generated.refs, origins: generated.origins };
+      return { source: generated.frame.compose(parts), refs: generated.refs, origins: generated.origins };
+    }
+    if (step.value !== undefined) parts.push(step.value.source);
+    yield;
+  }
+}
+
+/**
+ * `generateRuleset` one rule at a time: yields after each rule, and yields
+ * each part of a ruleset in parts as soon as it is written, so that a
+ * caller can instantiate it and let other work run in between.
+ */
+export function* generateRulesetSteps(
+  plans: readonly RulePlan[],
+  limits: Readonly<PartLimits> = PART_LIMITS,
+): Generator<GeneratedPart | undefined, GeneratedLayout> {
+  const groups = partition(plans, limits);
+  const naming = new Naming();
+  const n = naming.names;
   let usesNow = false;
   const onNow = (): void => {
     usesNow = true;
   };
-  const bodies: CodeWriter[] = [];
-  for (let start = 0; start < plans.length || bodies.length === 0; start += chunkSize) {
-    const body = new CodeWriter();
-    const chunk = plans.slice(start, start + chunkSize);
-    const shared = new SharedReads(chunk, d);
-    shared.declare(body);
-    for (const plan of chunk) {
-      body.blank();
-      // Only the code, which is restricted to [A-Za-z0-9_.-]: free text such
-      // as the name stays inside string literals (the rule's meta line).
-      body.line(commentOf`rule ${plan.code}`);
-      d.currentRule = plan.code;
-      new RuleEmitter(plan, d, onNow, shared).emit(body);
-    }
-    bodies.push(body);
-  }
-  // Large rulesets run as a sequence of functions of `chunkSize` rules:
-  // V8 does not optimize functions past a bytecode size, and one function
-  // of thousands of rules would stay unoptimized (128 measured fastest on
-  // 1000 rules: about 30% faster than one function).
-  const chunks = bodies.length === 1 ? [] : bodies.map((body) => {
-    const name = d.scope.name('rules');
-    const w = new CodeWriter();
-    w.block(_`function ${name}(${n.payload}, ${n.now}, ${n.failures})`, () => {
-      w.line(_`let ${n.evaluated} = 0;`);
-      w.embed(body);
-      w.blank();
-      w.line(_`return ${n.evaluated};`);
-    });
-    d.declare(w.toCode());
-    return name;
-  });
+  const returnResult = (w: CodeWriter): void => {
+    w.line(_`return { isValid: ${n.failures}.length === 0, totalRulesEvaluated: ${n.evaluated}, failures: ${n.failures} };`);
+  };
 
-  // Bound before the prelude is written, so that the helper list includes it.
-  const clock = usesNow ? d.helper('clock') : undefined;
-  const w = new CodeWriter();
-  // Parenthesized: the text is then both an expression and a valid script.
-  w.block(_`(function (${n.rt}, ${n.refs})`, () => {
-    w.line(_`"use strict";`);
-    d.prelude(w);
-    w.blank();
-    w.block(_`return function ${n.validate}(${n.payload}, ${n.now})`, () => {
-      if (clock !== undefined) w.line(_`${n.now} = ${clock}(${n.now});`);
-      w.line(_`const ${n.failures} = [];`);
-      if (chunks.length === 0) {
-        w.line(_`let ${n.evaluated} = 0;`);
-        w.embed(bodies[0]);
-      } else {
-        w.line(_`let ${n.evaluated} = 0;`);
-        for (const chunk of chunks) w.line(_`${n.evaluated} += ${chunk}(${n.payload}, ${n.now}, ${n.failures});`);
-      }
+  if (groups.length === 1) {
+    const d = new Declarations(naming);
+    const body = yield* ruleBodies(groups[0], d, onNow);
+    // Bound before the prelude is written, so that the helper list includes it.
+    const clock = usesNow ? d.helper('clock') : undefined;
+    const w = new CodeWriter();
+    // Parenthesized: the text is then both an expression and a valid script.
+    w.block(_`(function (${n.rt}, ${n.refs})`, () => {
+      w.line(_`"use strict";`);
+      d.prelude(w);
       w.blank();
-      w.line(_`return { isValid: ${n.failures}.length === 0, totalRulesEvaluated: ${n.evaluated}, failures: ${n.failures} };`);
-    }, _`;`);
-  }, _`)`);
-  return { source: w.toCode().toString(), refs: Object.freeze({ ...d.refs }), origins: Object.freeze({ ...d.origins }) };
+      w.block(_`return function ${n.validate}(${n.payload}, ${n.now})`, () => {
+        if (clock !== undefined) w.line(_`${n.now} = ${clock}(${n.now});`);
+        w.line(_`const ${n.failures} = [];`);
+        w.line(_`let ${n.evaluated} = 0;`);
+        w.embed(body);
+        w.blank();
+        returnResult(w);
+      }, _`;`);
+    }, _`)`);
+    return { kind: 'whole', source: w.toCode().toString(), refs: Object.freeze({ ...naming.refs }), origins: Object.freeze({ ...naming.origins }) };
+  }
+
+  const names: Name[] = [];
+  for (const group of groups) {
+    const d = new Declarations(naming);
+    const name = naming.scope.name('rules');
+    const body = yield* ruleBodies(group, d, onNow);
+    const w = new CodeWriter();
+    w.block(_`(function (${n.rt}, ${n.refs})`, () => {
+      w.line(_`"use strict";`);
+      d.prelude(w);
+      w.blank();
+      w.block(_`return function ${name}(${n.payload}, ${n.now}, ${n.failures})`, () => {
+        w.line(_`let ${n.evaluated} = 0;`);
+        w.embed(body);
+        w.blank();
+        w.line(_`return ${n.evaluated};`);
+      }, _`;`);
+    }, _`)`);
+    names.push(name);
+    yield { name: name.toString(), source: w.toCode().toString(), refs: naming.refs };
+  }
+  const clock = usesNow ? naming.helper('clock') : undefined;
+  const v = new CodeWriter();
+  v.block(_`return function ${n.validate}(${n.payload}, ${n.now})`, () => {
+    if (clock !== undefined) v.line(_`${n.now} = ${clock}(${n.now});`);
+    v.line(_`const ${n.failures} = [];`);
+    v.line(_`let ${n.evaluated} = 0;`);
+    for (const name of names) v.line(_`${n.evaluated} += ${name}(${n.payload}, ${n.now}, ${n.failures});`);
+    v.blank();
+    returnResult(v);
+  }, _`;`);
+  return {
+    kind: 'parts',
+    frame: new PartsFrame(naming, names, clock, v.toCode()),
+    refs: Object.freeze({ ...naming.refs }),
+    origins: Object.freeze({ ...naming.origins }),
+  };
 }
 
-/** Rules per generated function in large rulesets. */
-const CHUNK_SIZE = 128;
+/** Rules in evaluation order cut into parts within `limits`; one part when they all fit (or there are none). */
+function partition(plans: readonly RulePlan[], limits: Readonly<PartLimits>): RulePlan[][] {
+  const groups: RulePlan[][] = [];
+  let current: RulePlan[] = [];
+  let text = 0;
+  for (const plan of plans) {
+    if (current.length > 0 && (current.length >= limits.rules || text + plan.textLength > limits.textLength)) {
+      groups.push(current);
+      current = [];
+      text = 0;
+    }
+    current.push(plan);
+    text += plan.textLength;
+  }
+  if (current.length > 0 || groups.length === 0) groups.push(current);
+  return groups;
+}
+
+/** The blocks of a part's rules, after the payload reads they share; yields after each rule. */
+function* ruleBodies(plans: readonly RulePlan[], d: Declarations, onNow: () => void): Generator<undefined, CodeWriter> {
+  const body = new CodeWriter();
+  const shared = new SharedReads(plans, d);
+  shared.declare(body);
+  for (const plan of plans) {
+    body.blank();
+    // Only the code, which is restricted to [A-Za-z0-9_.-]: free text such
+    // as the name stays inside string literals (the rule's meta line).
+    body.line(commentOf`rule ${plan.code}`);
+    d.currentRule = plan.code;
+    new RuleEmitter(plan, d, onNow, shared).emit(body);
+    yield;
+  }
+  return body;
+}
 
 /**
  * Payload paths that the rules of one generated function read more than

@@ -44,8 +44,12 @@ export interface ValidatorService {
   peek(tenantId: string, context: string): CompiledValidator | undefined;
   /** On a miss: loads the live ruleset and compiles it; concurrent calls share one compile. Null when the context has no ruleset version. */
   load(tenantId: string, context: string): Promise<CompiledValidator | null>;
-  /** Compiles a ruleset about to go live (inside the publish transaction). Throws if any rule fails to compile. */
-  compile(ruleset: LiveRuleset): CompiledValidator;
+  /**
+   * Compiles a ruleset about to go live (inside the publish transaction).
+   * Rejects if any rule fails to compile. Compiles run in slices of time,
+   * one at a time per tenant, so they never hold up other requests for long.
+   */
+  compile(ruleset: LiveRuleset): Promise<CompiledValidator>;
   /** Installs a freshly committed validator, replacing an older version (never a newer one). */
   install(validator: CompiledValidator): void;
   /** Drops the cached validator of a context, e.g. when it was published elsewhere. */
@@ -53,7 +57,7 @@ export interface ValidatorService {
   /** Rebuilds from the database now (POST /contexts/{c}/recompile). Null when the context has no ruleset version. */
   recompile(tenantId: string, context: string): Promise<CompiledValidator | null>;
   /** Compiles without caching (POST /rules/test); returns compile errors instead of throwing. */
-  compileUncached(ruleset: LiveRuleset): { validator?: CompiledValidator; errors: CompileError[] };
+  compileUncached(ruleset: LiveRuleset): Promise<{ validator?: CompiledValidator; errors: CompileError[] }>;
 }
 
 /** API keys: generation, hashing and the cached lookup behind authentication. */

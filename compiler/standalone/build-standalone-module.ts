@@ -17,8 +17,9 @@
  */
 import { build, type Plugin } from 'esbuild';
 import { fileURLToPath } from 'node:url';
-import { planRuleset } from '../compile-ruleset.ts';
-import { generateRuleset, type RefOrigin } from '../ruleset-source.ts';
+import { planRulesetSteps } from '../compile-ruleset.ts';
+import { generateSourceSteps, type RefOrigin } from '../ruleset-source.ts';
+import { runStepsAtOnce, type StepRunner } from '../steps.ts';
 import type { CompileError, CompileOptions, RuleDefinition } from '../types.ts';
 import { literal } from './literal.ts';
 import { PatternTable } from './pattern-table.ts';
@@ -42,6 +43,11 @@ export interface StandaloneModuleOptions extends CompileOptions {
   about?: { tenantId?: string; context?: string; rulesetVersion?: number };
   /** Minify the output (default false: readable, like the validator source). */
   minify?: boolean;
+  /**
+   * Runs the planning and generation steps (compiler/steps.ts); default at
+   * once. The service spreads them over the event loop, as it does compiles.
+   */
+  runSteps?: StepRunner;
 }
 
 /** A built module. */
@@ -76,11 +82,12 @@ export async function buildStandaloneModule(
   options: StandaloneModuleOptions = {},
 ): Promise<StandaloneModule> {
   const started = performance.now();
-  const { plans, errors } = planRuleset(rules, options);
+  const run = options.runSteps ?? runStepsAtOnce;
+  const { plans, errors } = await run(planRulesetSteps(rules, options));
   if (errors.length > 0) {
     throw new StandaloneBuildError(`${errors.length} rule(s) do not compile; first: ${errors[0].ruleCode}: ${errors[0].message}`, errors);
   }
-  const generated = generateRuleset(plans);
+  const generated = await run(generateSourceSteps(plans));
   const patterns = new PatternTable();
   const modules = new Map<string, string>();
   const imports: string[] = [`import { runtime } from ${literal(RUNTIME)};`];

@@ -8,6 +8,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { buildStandaloneModule, StandaloneModuleCache } from '../../compiler/standalone/index.ts';
+import { runInSlices } from '../validators/time-slices.ts';
 import type { AppDeps, CompiledValidator } from '../app-deps.ts';
 import { ProblemError } from '../errors.ts';
 import { NotFoundError } from '../storage/types.ts';
@@ -135,6 +136,8 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
         const built = await buildStandaloneModule(ruleset.rules, {
           limits: { maxExpressionLength: deps.config.maxExpressionLength },
           about: { tenantId, context, rulesetVersion },
+          // Planned and generated a slice of time at a time, as compiles are.
+          runSteps: runInSlices,
         });
         return built.code;
       });

@@ -81,7 +81,7 @@ export const ruleTestRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
       ruleset = await contextRuleset(tenantId, requireContext(body), body.draft ?? false);
     }
 
-    const { validator, errors } = validators.compileUncached(ruleset);
+    const { validator, errors } = await validators.compileUncached(ruleset);
     if (validator === undefined || errors.length > 0) {
       // Rules are checked when saved, so only a compiler change could get
       // here; a publish would refuse the same ruleset, so the test does too.

@@ -168,7 +168,7 @@ export class CacheSync {
       }
       // install keeps whichever version is newer, so a publish of this
       // process that lands meanwhile is never undone.
-      this.#validators.install(this.#validators.compile(ruleset));
+      this.#validators.install(await this.#validators.compile(ruleset));
     })().finally(() => this.#reloads.delete(key));
     this.#reloads.set(key, reload);
     return reload;

@@ -1,17 +1,21 @@
 /**
- * From a live ruleset to a CompiledValidator: one call into the compiler,
- * plus the bookkeeping fields the management API reports.
+ * From a live ruleset to a CompiledValidator: the compiler's steps run in
+ * slices of time (time-slices.ts), plus the bookkeeping fields the
+ * management API reports and the cost profile requests are weighed by.
  */
-import { compileRuleset } from '../../compiler/index.ts';
+import { compileRulesetSteps } from '../../compiler/compile-ruleset.ts';
 import type { CompileError, CompilerLimits } from '../../compiler/types.ts';
 import type { CompiledValidator } from '../app-deps.ts';
 import type { LiveRuleset } from '../storage/types.ts';
-import { costProfileOf } from './evaluation-cost.ts';
+import { rememberCostProfile, rulesetCostProfileSteps } from './evaluation-cost.ts';
+import { runInSlices } from './time-slices.ts';
 
 /** What a compile produced: a validator, or the reasons there is none. */
 export interface CompileOutcome {
   validator?: CompiledValidator;
   errors: CompileError[];
+  /** Time spent compiling, without the waits between slices. */
+  compileMs: number;
 }
 
 /**
@@ -19,9 +23,11 @@ export interface CompileOutcome {
  * leaving a broken rule out silently would validate payloads against less
  * than what was published.
  */
-export function compileValidator(ruleset: LiveRuleset, limits: Partial<CompilerLimits>): CompileOutcome {
-  const compiled = compileRuleset(ruleset.rules, { limits });
-  if (compiled.errors.length > 0) return { errors: compiled.errors };
+export async function compileValidator(ruleset: LiveRuleset, limits: Partial<CompilerLimits>): Promise<CompileOutcome> {
+  const compiled = await runInSlices(compileRulesetSteps(ruleset.rules, { limits }));
+  if (compiled.errors.length > 0) return { errors: compiled.errors, compileMs: compiled.compileMs };
+  // Worked out here, on publish, so that no request pays for it.
+  const profile = await runInSlices(rulesetCostProfileSteps(ruleset.rules));
   const validator: CompiledValidator = Object.freeze({
     tenantId: ruleset.tenantId,
     context: ruleset.context,
@@ -36,7 +42,6 @@ export function compileValidator(ruleset: LiveRuleset, limits: Partial<CompilerL
     compiledAt: new Date().toISOString(),
     ruleset,
   });
-  // Worked out here, on publish, so that no request pays for it.
-  costProfileOf(validator);
-  return { errors: [], validator };
+  rememberCostProfile(validator, profile);
+  return { errors: [], validator, compileMs: compiled.compileMs };
 }

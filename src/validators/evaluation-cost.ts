@@ -44,17 +44,32 @@ const UNKNOWN_DEGREE = 4;
  * rulesetCostProfile([{ code: 'A', name: 'a', expression: 'a.every(x => a.some(y => y == x))' }]); // [0, 0, 0, 1]
  */
 export function rulesetCostProfile(rules: readonly RuleDefinition[]): CostProfile {
+  const steps = rulesetCostProfileSteps(rules);
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
+}
+
+/** `rulesetCostProfile`, one rule a step (compiles run in slices of time: time-slices.ts). */
+export function* rulesetCostProfileSteps(rules: readonly RuleDefinition[]): Generator<void, CostProfile, void> {
   const counts: number[] = [];
   for (const rule of rules) {
     if (rule.enabled === false) continue;
     const degree = ruleDegree(rule);
     while (counts.length <= degree) counts.push(0);
     counts[degree] += ruleWeight(rule);
+    yield;
   }
   return counts;
 }
 
 const profiles = new WeakMap<CompiledValidator, CostProfile>();
+
+/** Records the profile compileValidator worked out for a validator. */
+export function rememberCostProfile(validator: CompiledValidator, profile: CostProfile): void {
+  profiles.set(validator, profile);
+}
 
 /**
  * The cost profile of a compiled validator, computed once per validator

@@ -14,12 +14,12 @@
  * - Unknown contexts are remembered briefly, so a flood of requests for a
  *   context that does not exist costs one query per TTL.
  */
-import { performance } from 'node:perf_hooks';
 import type { CompileError, CompilerLimits } from '../../compiler/types.ts';
 import type { CompiledValidator, ValidatorService } from '../app-deps.ts';
 import { ProblemError, type FieldError } from '../errors.ts';
 import type { LiveRuleset, RuleStore } from '../storage/types.ts';
 import { compileValidator } from './compile-validator.ts';
+import { TenantQueue } from './tenant-queue.ts';
 
 export interface ValidatorCacheOptions {
   rules: Pick<RuleStore, 'liveRuleset'>;
@@ -60,6 +60,8 @@ export class ValidatorCache implements ValidatorService {
   readonly #byTenant = new Map<string, Map<string, Entry>>();
   readonly #unknown = new Map<string, number>();
   readonly #inflight = new Map<string, Promise<CompiledValidator | null>>();
+  // Compiles take turns per tenant (tenant-queue.ts).
+  readonly #queue = new TenantQueue();
   #size = 0;
   #tick = 0;
   // Bumped by invalidate: a load that started before it may have read what
@@ -138,8 +140,8 @@ export class ValidatorCache implements ValidatorService {
     return pending;
   }
 
-  compile(ruleset: LiveRuleset): CompiledValidator {
-    const { validator, errors } = this.compileUncached(ruleset);
+  async compile(ruleset: LiveRuleset): Promise<CompiledValidator> {
+    const { validator, errors } = await this.compileUncached(ruleset);
     if (validator === undefined) {
       const fieldErrors: FieldError[] = errors.map((error) => ({
         path: error.field,
@@ -152,12 +154,14 @@ export class ValidatorCache implements ValidatorService {
     return validator;
   }
 
-  compileUncached(ruleset: LiveRuleset): { validator?: CompiledValidator; errors: CompileError[] } {
+  compileUncached(ruleset: LiveRuleset): Promise<{ validator?: CompiledValidator; errors: CompileError[] }> {
     this.#compiles++;
-    const startedAt = performance.now();
-    const outcome = compileValidator(ruleset, this.#limits);
-    this.#observer?.compiled(ruleset.tenantId, ruleset.context, performance.now() - startedAt, outcome.validator !== undefined);
-    return outcome;
+    return this.#queue.run(ruleset.tenantId, async () => {
+      const outcome = await compileValidator(ruleset, this.#limits);
+      // The compile's own time, not the waits between its slices.
+      this.#observer?.compiled(ruleset.tenantId, ruleset.context, outcome.compileMs, outcome.validator !== undefined);
+      return outcome;
+    });
   }
 
   install(validator: CompiledValidator): void {
@@ -203,8 +207,8 @@ export class ValidatorCache implements ValidatorService {
       if (current) this.#unknown.set(key, this.#now() + this.#unknownTtlMs);
       return null;
     }
-    const validator = this.compile(ruleset);
-    if (current) this.install(validator);
+    const validator = await this.compile(ruleset);
+    if (current && invalidations === this.#invalidations) this.install(validator);
     // A newer version may have been installed meanwhile; hand out the one
     // the cache holds so callers never see a version going backwards.
     return this.#use(tenantId, context) ?? validator;

@@ -3,7 +3,9 @@
  * caller sees in `isValid`, `totalRulesEvaluated` and each failure record.
  */
 import { describe, expect, it } from 'vitest';
-import { compileRuleset, type FailureRecord, type RuleDefinition } from '../../compiler/index.ts';
+import { compileRuleset, runtime, type FailureRecord, type RuleDefinition } from '../../compiler/index.ts';
+import { compileRulesetSteps, planRuleset } from '../../compiler/compile-ruleset.ts';
+import { generateRuleset } from '../../compiler/ruleset-source.ts';
 
 const NOW = Date.UTC(2024, 5, 15, 12);
 
@@ -391,5 +393,54 @@ describe('rulesets larger than one generated function', () => {
       expect(result.failures.map((f) => f.ruleCode)).toEqual([`R${String(n).padStart(3, '0')}`]);
     }
     expect(compiled.validate({}, NOW).totalRulesEvaluated).toBe(0);
+  });
+
+  it('read back as one factory, the very text the standalone module bundles, that runs alike', () => {
+    const rules: RuleDefinition[] = Array.from({ length: 300 }, (_, i) => ({
+      code: `R${String(i).padStart(3, '0')}`, name: `Rule ${i}`, fieldPath: 'n', expression: `$value != ${i} && now() > 0`,
+      message: `{{ $value }} is taken by rule ${i}`,
+    }));
+    const compiled = compileRuleset(rules);
+    const { source, refs } = generateRuleset(planRuleset(rules).plans);
+    expect(compiled.source).toBe(source);
+    expect(source.match(/return function rules\d+\(/g)).toHaveLength(3);
+    const standalone = (new Function(`return ${source};`)() as (rt: unknown, r: unknown) => typeof compiled.validate)(runtime, refs);
+    for (const payload of [{ n: 5 }, { n: 200 }, { n: 'x' }, {}]) {
+      expect(standalone(payload, NOW)).toEqual(compiled.validate(payload, NOW));
+    }
+  });
+
+  it('cut rules of long text into smaller parts, and still run every rule in order', () => {
+    // Each rule is about 3,600 characters: a part holds at most 64K of rule text.
+    const long = Array.from({ length: 200 }, (_, k) => `$value != ${1000 + k}`).join(' && ');
+    const rules: RuleDefinition[] = Array.from({ length: 40 }, (_, i) => ({
+      code: `L${String(i).padStart(2, '0')}`, name: `Long ${i}`, fieldPath: 'n', expression: `${long} && $value != ${i}`,
+    }));
+    const compiled = compileRuleset(rules);
+    expect(compiled.errors).toEqual([]);
+    expect(compiled.source.match(/return function rules\d+\(/g)?.length).toBeGreaterThanOrEqual(3);
+    const result = compiled.validate({ n: 17 }, NOW);
+    expect(result.totalRulesEvaluated).toBe(40);
+    expect(result.failures.map((f) => f.ruleCode)).toEqual(['L17']);
+    expect(compiled.validate({ n: 1003 }, NOW).failures).toHaveLength(40);
+  });
+});
+
+describe('compiling in steps', () => {
+  it('yields between rules, so that a caller can let other work run, and builds the same validator', () => {
+    const rules: RuleDefinition[] = Array.from({ length: 300 }, (_, i) => ({
+      code: `S${String(i).padStart(3, '0')}`, name: `Step ${i}`, fieldPath: 'n', expression: `$value != ${i}`,
+    }));
+    const steps = compileRulesetSteps(rules);
+    let yields = 0;
+    let step = steps.next();
+    for (; !step.done; step = steps.next()) yields++;
+    const compiled = step.value;
+    // At least one step per rule planned and one per rule generated.
+    expect(yields).toBeGreaterThanOrEqual(600);
+    expect(compiled.ruleCount).toBe(300);
+    expect(compiled.compileMs).toBeGreaterThan(0);
+    expect(compiled.source).toBe(compileRuleset(rules).source);
+    expect(compiled.validate({ n: 42 }, NOW).failures.map((f) => f.ruleCode)).toEqual(['S042']);
   });
 });

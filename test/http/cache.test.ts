@@ -77,7 +77,7 @@ describe('one service across changes and restarts', () => {
   it('never replaces a cached validator with an older version', async () => {
     const { validators } = t.app.deps;
     const current = validators.get(t.tenantId, 'orders')!;
-    const older = validators.compile({ ...current.ruleset, rulesetVersion: current.rulesetVersion - 1, rules: [] });
+    const older = await validators.compile({ ...current.ruleset, rulesetVersion: current.rulesetVersion - 1, rules: [] });
     validators.install(older);
     expect(validators.get(t.tenantId, 'orders')!.rulesetVersion).toBe(current.rulesetVersion);
     expect((await validate('orders', { amount: 60 })).isValid).toBe(false);

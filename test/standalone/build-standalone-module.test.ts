@@ -49,6 +49,33 @@ describe('buildStandaloneModule', () => {
     }
   });
 
+  it('builds a ruleset of several generated parts (patterns and schemas in each) that answers as the service does', async () => {
+    const rules: RuleDefinition[] = Array.from({ length: 300 }, (_, i) => (i % 3 === 0
+      ? { code: `P${i}`, name: `Pattern ${i}`, fieldPath: 'code', expression: `matches($value, "^(a|a)*b${i}$")` }
+      : i % 3 === 1
+        ? { code: `S${i}`, name: `Schema ${i}`, fieldPath: 'n', schema: { type: 'integer', not: { const: i } } }
+        : { code: `E${i}`, name: `Expression ${i}`, fieldPath: 'n', expression: `$value != ${i} && now() > 0`, message: '{{ $value }} is out' }));
+    const steps: string[] = [];
+    const built = await buildStandaloneModule(rules, {
+      runSteps: async (s) => {
+        steps.push('run');
+        for (;;) {
+          const step = s.next();
+          if (step.done) return step.value;
+        }
+      },
+    });
+    // Planning and generation both went through the caller's runner.
+    expect(steps).toEqual(['run', 'run']);
+    expect(built.ruleCount).toBe(300);
+    const validate = await load(built.code);
+    const compiled = compileRuleset(rules);
+    expect(compiled.source.match(/return function rules\d+\(/g)).toHaveLength(3);
+    for (const payload of [{}, { code: 'aab0', n: 1 }, { code: 'b150', n: 200 }, { code: 'x', n: 'y' }, { n: 299 }]) {
+      expect(JSON.stringify(validate(payload))).toBe(JSON.stringify(compiled.validate(payload, Date.now())));
+    }
+  });
+
   it('refuses a ruleset with a rule that does not compile, naming it', async () => {
     const attempt = buildStandaloneModule([
       { code: 'GOOD', name: 'Good', expression: 'a > 1' },
