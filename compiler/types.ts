@@ -116,7 +116,7 @@ export interface CompiledRuleset {
   validate: ValidatorFn;
   /** Readable generated JavaScript, served to admins. */
   source: string;
-  /** Wall-clock compile time in milliseconds (fractional). */
+  /** Time spent compiling in milliseconds (fractional); a compile run in steps does not count the time between them. */
   compileMs: number;
   /** Rules compiled into the validator (enabled, without errors). */
   ruleCount: number;
