@@ -7,7 +7,7 @@ import { compileRulesetSteps } from '../../compiler/compile-ruleset.ts';
 import type { CompileError, CompilerLimits } from '../../compiler/types.ts';
 import type { CompiledValidator } from '../app-deps.ts';
 import type { LiveRuleset } from '../storage/types.ts';
-import { rememberCostProfile, rulesetCostProfileSteps } from './evaluation-cost.ts';
+import { costProfileOf, rememberCostProfile, rulesetCostProfileSteps } from './evaluation-cost.ts';
 import { runInSlices } from './time-slices.ts';
 
 /** What a compile produced: a validator, or the reasons there is none. */
@@ -44,4 +44,27 @@ export async function compileValidator(ruleset: LiveRuleset, limits: Partial<Com
   });
   rememberCostProfile(validator, profile);
   return { errors: [], validator, compileMs: compiled.compileMs };
+}
+
+/**
+ * A compiled validator under another ruleset version of the same rules
+ * (early-compile.ts): the compiled function, its figures and its cost
+ * profile are the same; the version and the ruleset it serves are the new ones.
+ */
+export function withRuleset(validator: CompiledValidator, ruleset: LiveRuleset): CompiledValidator {
+  const relabelled: CompiledValidator = Object.freeze({
+    tenantId: validator.tenantId,
+    context: validator.context,
+    rulesetVersion: ruleset.rulesetVersion,
+    validate: validator.validate,
+    get source() {
+      return validator.source;
+    },
+    ruleCount: validator.ruleCount,
+    compileMs: validator.compileMs,
+    compiledAt: validator.compiledAt,
+    ruleset,
+  });
+  rememberCostProfile(relabelled, costProfileOf(validator));
+  return relabelled;
 }

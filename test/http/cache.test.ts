@@ -8,6 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestResponse } from '../support/app.ts';
 import { metricSample } from '../support/metrics.ts';
+import { compileDrafts, compileUnlessEarly } from '../../src/validators/early-compile.ts';
 
 const VALIDATE = '/api/v1/validation/validate';
 /** Validator lookups answered from memory (GET /metrics). */
@@ -72,6 +73,50 @@ describe('one service across changes and restarts', () => {
     expect((await validate('orders', { amount: 1 })).failures.map((f: any) => f.ruleCode)).toEqual(['EXTRA']);
     await ok(t.request('DELETE', `/api/v1/rules/${extra}`), 204);
     expect((await validate('orders', { amount: 1 })).isValid).toBe(true);
+  });
+
+  it('compiles a context publish once, before its transaction, and serves it under the new version', async () => {
+    await publish(t, 'early', [limitRule(10)]);
+    const rule = (await ok(t.request('GET', '/api/v1/rules?context=early'))).items[0];
+    await ok(t.request('PUT', `/api/v1/rules/${rule.id}`, { body: { ...rule, expression: 'amount <= 20' } }));
+    const before = t.app.internals.validators.compileCount;
+    const published = await ok(t.request('POST', '/api/v1/contexts/early/publish'));
+    expect(t.app.internals.validators.compileCount - before).toBe(1);
+    expect(t.app.deps.validators.peek(t.tenantId, 'early')!.rulesetVersion).toBe(published.rulesetVersion);
+    expect((await validate('early', { amount: 15 })).isValid).toBe(true);
+    expect((await validate('early', { amount: 25 })).isValid).toBe(false);
+  });
+
+  it('compiles again inside the transaction when an edit landed after the early compile', async () => {
+    const { validators } = t.app.deps;
+    const [id] = await publish(t, 'raced', [limitRule(10)]);
+    const rule = await t.storage.rules.get(t.tenantId, id);
+    const { expression: _old, ...content } = rule!;
+    const first = await t.storage.rules.update(t.tenantId, id, rule!.version, { ...content, expression: 'amount <= 20' });
+    const before = t.app.internals.validators.compileCount;
+    const early = await compileDrafts(t.storage.rules, validators, t.tenantId, 'raced');
+    expect(early!.validate({ amount: 15 }, Date.now()).isValid).toBe(true);
+    // Another admin's edit, between the early compile and the publish's transaction.
+    await t.storage.rules.update(t.tenantId, id, first.version, { ...content, expression: 'amount <= 30' });
+    const { live } = await t.storage.rules.publishContext(t.tenantId, 'raced', compileUnlessEarly(validators, early));
+    validators.install(live!);
+    expect(t.app.internals.validators.compileCount - before).toBe(2);
+    expect(live!.ruleset.rules[0].expression).toBe('amount <= 30');
+    expect((await validate('raced', { amount: 25 })).isValid).toBe(true);
+    expect((await validate('raced', { amount: 35 })).isValid).toBe(false);
+  });
+
+  it('refuses a publish whose drafts do not compile before opening its transaction, and nothing goes live', async () => {
+    const [id] = await publish(t, 'broken', [limitRule(10)]);
+    const rule = await t.storage.rules.get(t.tenantId, id);
+    const { expression: _old, ...content } = rule!;
+    // Stored as only a compiler change could leave it: POST /rules would refuse it.
+    await t.storage.rules.update(t.tenantId, id, rule!.version, { ...content, expression: 'process.exit(1)' });
+    const refused = await t.request('POST', '/api/v1/contexts/broken/publish');
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ code: 'INVALID_BODY', errors: [expect.objectContaining({ path: 'expression' })] });
+    expect((await t.storage.rules.liveRuleset(t.tenantId, 'broken'))!.rules[0].expression).toBe('amount <= 10');
+    expect((await validate('broken', { amount: 15 })).isValid).toBe(false);
   });
 
   it('never replaces a cached validator with an older version', async () => {
