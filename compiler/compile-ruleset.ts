@@ -15,6 +15,7 @@ import { planRule, type RulePlan } from './rule-plan.ts';
 import { generateRulesetSteps, type PartsFrame } from './ruleset-source.ts';
 import { runtime, type Runtime } from './runtime.ts';
 import { runSteps, type Steps } from './steps.ts';
+import { MAX_CONTEXT_PATTERN_SIZE } from './regex/pattern-size.ts';
 
 type Factory = (rt: Runtime, refs: Readonly<Record<string, unknown>>) => ValidatorFn;
 /** The factory of one part of a large ruleset; its function adds to `failures` and returns how many rules it evaluated. */
@@ -37,20 +38,50 @@ export function planRuleset(rules: RuleDefinition[], options?: CompileOptions): 
   return runSteps(planRulesetSteps(rules, options));
 }
 
-/** `planRuleset`, one rule a step. */
+/**
+ * `planRuleset`, one rule a step. The distinct regex patterns of the rules
+ * kept may need programs of MAX_CONTEXT_PATTERN_SIZE together: a rule whose
+ * new patterns would pass that is left out with a LIMIT_EXCEEDED error
+ * (its programs are then garbage; those kept are held by the validator).
+ */
 export function* planRulesetSteps(rules: RuleDefinition[], options?: CompileOptions): Steps<{ plans: RulePlan[]; errors: CompileError[] }> {
   const limits = resolveLimits(options);
   const errors: CompileError[] = [];
   const plans: RulePlan[] = [];
+  const patterns = new Set<string>();
+  let patternSize = 0;
   for (const rule of rules) {
     if (rule !== null && typeof rule === 'object' && rule.enabled === false) continue;
     const planned = planRule(rule, limits);
-    if (planned.ok) plans.push(planned.plan);
-    else errors.push(...planned.errors);
+    if (!planned.ok) {
+      errors.push(...planned.errors);
+    } else {
+      const { plan } = planned;
+      let added = 0;
+      for (const [pattern, size] of plan.patterns) if (!patterns.has(pattern)) added += size;
+      if (patternSize + added > MAX_CONTEXT_PATTERN_SIZE) {
+        errors.push(patternBudgetError(plan, patternSize + added));
+      } else {
+        for (const pattern of plan.patterns.keys()) patterns.add(pattern);
+        patternSize += added;
+        plans.push(plan);
+      }
+    }
     yield;
   }
   plans.sort(byPriorityThenCode);
   return { plans, errors };
+}
+
+function patternBudgetError(plan: RulePlan, total: number): CompileError {
+  return {
+    ruleCode: plan.code,
+    field: plan.expression === undefined && plan.schema !== undefined ? 'schema' : 'expression',
+    code: 'LIMIT_EXCEEDED',
+    message:
+      `with this rule, the regex patterns of the ruleset need programs of ${total} steps together; the limit is ` +
+      `${MAX_CONTEXT_PATTERN_SIZE} (each distinct pattern counts once; a repetition count such as {100} multiplies what it repeats)`,
+  };
 }
 
 /**

@@ -8,12 +8,14 @@
 import type { CompileError, CompilerLimits, RuleDefinition, RuleField, Severity } from './types.ts';
 import { compileExpression } from './expression/compile-expression.ts';
 import { identity, type ExpressionError } from './expression/errors.ts';
+import { patternsIn } from './expression/generate.ts';
 import { inferExpected } from './expression/infer.ts';
 import type { Expr } from './expression/ir.ts';
 import type { PatternResult } from './expression/lower.ts';
 import { compileTemplate, type TemplatePart } from './expression/template.ts';
 import { isPathError, parsePath, type PathSegment } from './paths.ts';
 import { compilePattern } from './regex/index.ts';
+import { MAX_CONTEXT_PATTERN_SIZE } from './regex/pattern-size.ts';
 import { compileSchema, type SchemaValidator } from './schema/index.ts';
 
 /** A parsed path with the text it was written as (reported paths keep the author's spelling). */
@@ -46,15 +48,37 @@ export interface RulePlan {
    * parts (ruleset-source.ts).
    */
   textLength: number;
+  /** Its distinct regex patterns (matches() and schema) with their program sizes (regex/pattern-size.ts). */
+  patterns: ReadonlyMap<string, number>;
 }
 
 const RULE_CODE = /^[A-Za-z0-9_.-]{1,64}$/;
 const SEVERITIES: ReadonlySet<unknown> = new Set(['Error', 'Warning', 'Info']);
 
+/**
+ * The regex policy for the `matches()` of one field. The field's distinct
+ * patterns may need programs of MAX_CONTEXT_PATTERN_SIZE together (what a
+ * whole ruleset may), so that checking one field compiles a bounded amount.
+ * Per field, not per rule: a field's result is memoized by its text alone.
+ */
 function patternPolicy(limits: CompilerLimits): (pattern: string) => PatternResult {
+  const seen = new Set<string>();
+  let total = 0;
   return (pattern) => {
     const result = compilePattern(pattern, limits);
-    return result.ok ? { ok: true, matcher: result.matcher } : result;
+    if (!result.ok) return result;
+    if (!seen.has(pattern)) {
+      seen.add(pattern);
+      total += result.size;
+    }
+    if (total > MAX_CONTEXT_PATTERN_SIZE) {
+      return {
+        ok: false,
+        code: 'TOO_LONG',
+        message: `the patterns of this field need programs of more than ${MAX_CONTEXT_PATTERN_SIZE} steps together, the limit of a whole ruleset`,
+      };
+    }
+    return { ok: true, matcher: result.matcher, size: result.size };
   };
 }
 
@@ -102,30 +126,36 @@ export function planRule(
   const fieldPath = planPath(rule.fieldPath, 'fieldPath', limits, error);
   if (fieldPath !== undefined) checkEach(fieldPath, forEach, rule.forEach !== undefined, error);
 
-  const lowerOptions = { compilePattern: patternPolicy(limits), map: identity };
+  const lowerOptions = (): { compilePattern: (pattern: string) => PatternResult; map: typeof identity } =>
+    ({ compilePattern: patternPolicy(limits), map: identity });
   let expression: Expr | undefined;
   if (rule.expression !== undefined) {
-    const compiled = compileExpression(rule.expression, limits, lowerOptions, 'expression');
+    const compiled = compileExpression(rule.expression, limits, lowerOptions(), 'expression');
     if (compiled.ok) expression = compiled.expr;
     else error('expression', compiled.error);
   }
   let when: Expr | undefined;
   if (rule.when !== undefined) {
-    const compiled = compileExpression(rule.when, limits, lowerOptions, 'when');
+    const compiled = compileExpression(rule.when, limits, lowerOptions(), 'when');
     if (compiled.ok) when = compiled.expr;
     else error('when', compiled.error);
   }
   let message: TemplatePart[] | undefined;
   if (rule.message !== undefined) {
-    const compiled = compileTemplate(rule.message, limits, { compilePattern: lowerOptions.compilePattern });
+    const compiled = compileTemplate(rule.message, limits, { compilePattern: patternPolicy(limits) });
     if (compiled.ok) message = compiled.parts;
     else error('message', compiled.error);
   }
   let schema: SchemaValidator | undefined;
+  const patterns = new Map<string, number>();
   if (rule.schema !== undefined) {
     const compiled = compileSchema(rule.schema, limits);
-    if (compiled.ok) schema = compiled.validate;
-    else error('schema', { code: compiled.code, message: compiled.message });
+    if (compiled.ok) {
+      schema = compiled.validate;
+      for (const [pattern, size] of compiled.patterns) patterns.set(pattern, size);
+    } else {
+      error('schema', { code: compiled.code, message: compiled.message });
+    }
   }
   let givenExpected: { value: unknown } | undefined;
   if (rule.expectedValue !== undefined && rule.expectedValue !== null) {
@@ -137,6 +167,8 @@ export function planRule(
 
   const expected = givenExpected
     ?? (expression === undefined ? undefined : inferExpected(expression, { fieldPath: fieldPath?.segments }));
+  for (const e of [expression, when]) if (e !== undefined) patternsIn(e, patterns);
+  for (const part of message ?? []) if (part.kind !== 'text') patternsIn(part.expr, patterns);
   return {
     ok: true,
     plan: {
@@ -155,6 +187,7 @@ export function planRule(
       givenExpected,
       expected,
       textLength: textLengthOf(rule),
+      patterns,
     },
   };
 }

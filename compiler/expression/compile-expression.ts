@@ -9,12 +9,28 @@ import { identity, ExpressionFailure, type ExpressionError } from './errors.ts';
 import type { Expr } from './ir.ts';
 import { lowerExpression, type LowerOptions } from './lower.ts';
 import { parseSource } from './parse.ts';
+import { BoundedMemo } from './bounded-memo.ts';
+import { patternsIn } from './generate.ts';
+import { MAX_CONTEXT_PATTERN_SIZE } from '../regex/pattern-size.ts';
+
+/** The program size of the distinct patterns of some expressions. */
+export function patternSizeOf(expressions: readonly Expr[]): number {
+  const patterns = new Map<string, number>();
+  for (const e of expressions) patternsIn(e, patterns);
+  let size = 0;
+  for (const s of patterns.values()) size += s;
+  return size;
+}
 
 export type ExpressionResult = { ok: true; expr: Expr } | { ok: false; error: ExpressionError };
 
-/** Recently compiled expressions; bounded so tenants cannot grow it without limit. */
-const memo = new Map<string, ExpressionResult>();
-const MEMO_SIZE = 4096;
+/** Recently compiled expressions; bounded so tenants cannot grow it without limit (bounded-memo.ts). */
+const memo = new BoundedMemo<ExpressionResult>(4096, MAX_CONTEXT_PATTERN_SIZE);
+
+/** Program size the memo holds now (tests). */
+export function expressionMemoWeight(): number {
+  return memo.weight;
+}
 
 /**
  * Compiles one expression of the rule language to IR.
@@ -37,10 +53,7 @@ export function compileExpression(
     if (hit !== undefined) return hit;
   }
   const result = compileUncached(source, limits, options, what);
-  if (key !== undefined) {
-    if (memo.size >= MEMO_SIZE) memo.delete(memo.keys().next().value as string);
-    memo.set(key, result);
-  }
+  if (key !== undefined) memo.set(key, result, result.ok ? patternSizeOf([result.expr]) : 0);
   return result;
 }
 

@@ -8,7 +8,9 @@ import type { CompilerLimits } from '../types.ts';
 import { shiftedBy, type ExpressionError, type Position } from './errors.ts';
 import type { Expr } from './ir.ts';
 import type { LowerOptions } from './lower.ts';
-import { compileExpression } from './compile-expression.ts';
+import { compileExpression, patternSizeOf } from './compile-expression.ts';
+import { BoundedMemo } from './bounded-memo.ts';
+import { MAX_CONTEXT_PATTERN_SIZE } from '../regex/pattern-size.ts';
 
 export type TemplatePart = { kind: 'text'; text: string } | { kind: 'expr'; expr: Expr };
 
@@ -46,13 +48,13 @@ export function compileTemplate(
   const hit = memo.get(key);
   if (hit !== undefined) return hit;
   const result = compileUncached(template, limits, options);
-  if (memo.size >= MEMO_SIZE) memo.delete(memo.keys().next().value as string);
-  memo.set(key, result);
+  const weight = result.ok ? patternSizeOf(result.parts.flatMap((part) => (part.kind === 'text' ? [] : [part.expr]))) : 0;
+  memo.set(key, result, weight);
   return result;
 }
 
-const memo = new Map<string, TemplateResult>();
-const MEMO_SIZE = 1024;
+/** Recently checked templates; bounded by count and by the regex programs they hold (bounded-memo.ts). */
+const memo = new BoundedMemo<TemplateResult>(1024, MAX_CONTEXT_PATTERN_SIZE);
 
 function compileUncached(
   template: string,

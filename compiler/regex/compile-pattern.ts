@@ -6,6 +6,7 @@ import { RE2JS } from 're2js';
 import { findUnsupported, parsePattern } from './parse-pattern.ts';
 import { proveLinear } from './linear-time-check.ts';
 import { toRe2Syntax } from './re2-syntax.ts';
+import { MAX_PATTERN_SIZE, programSize } from './pattern-size.ts';
 
 /** What a compiled pattern offers: search semantics, like `RegExp#test`. */
 export interface PatternMatcher {
@@ -17,6 +18,8 @@ export interface CompiledPattern {
   ok: true;
   matcher: PatternMatcher;
   engine: 'native' | 're2';
+  /** Its program size (pattern-size.ts). */
+  size: number;
 }
 
 /** A pattern refused by the policy; `offset` is 0-based in the pattern. */
@@ -29,9 +32,14 @@ export interface RefusedPattern {
 
 /** Default of product.md 3.4. */
 const DEFAULT_MAX_PATTERN_LENGTH = 512;
-/** Compiled patterns are stateless and shared by all tenants; bounded LRU. */
+/**
+ * Compiled patterns are stateless and shared by all tenants; an LRU
+ * bounded by count and by the program size it holds (a few megabytes).
+ */
 const CACHE_SIZE = 2000;
+const CACHE_PROGRAM_SIZE = 20 * MAX_PATTERN_SIZE;
 const cache = new Map<string, CompiledPattern | RefusedPattern>();
+let cachedProgramSize = 0;
 
 /**
  * Compiles a tenant pattern under the regex policy.
@@ -64,8 +72,17 @@ export function compilePattern(
   }
   const result = Object.freeze(compileUncached(pattern));
   cache.set(pattern, result);
-  if (cache.size > CACHE_SIZE) cache.delete(cache.keys().next().value as string);
+  cachedProgramSize += sizeOf(result);
+  while (cache.size > CACHE_SIZE || (cachedProgramSize > CACHE_PROGRAM_SIZE && cache.size > 1)) {
+    const oldest = cache.keys().next().value as string;
+    cachedProgramSize -= sizeOf(cache.get(oldest)!);
+    cache.delete(oldest);
+  }
   return result;
+}
+
+function sizeOf(result: CompiledPattern | RefusedPattern): number {
+  return result.ok ? result.size : 0;
 }
 
 function compileUncached(pattern: string): CompiledPattern | RefusedPattern {
@@ -88,8 +105,16 @@ function compileUncached(pattern: string): CompiledPattern | RefusedPattern {
       offset: unsupported.start,
     };
   }
+  const size = programSize(parsed.ast);
+  if (size > MAX_PATTERN_SIZE) {
+    return {
+      ok: false,
+      code: 'UNSAFE_PATTERN',
+      message: `the pattern needs a program of about ${size} steps; the limit is ${MAX_PATTERN_SIZE} (a repetition count such as {1000} multiplies what it repeats)`,
+    };
+  }
   if (proveLinear(parsed.ast).linear) {
-    return { ok: true, matcher: new RegExp(pattern, 'u'), engine: 'native' };
+    return { ok: true, matcher: new RegExp(pattern, 'u'), engine: 'native', size };
   }
   let re2: RE2JS;
   try {
@@ -103,7 +128,7 @@ function compileUncached(pattern: string): CompiledPattern | RefusedPattern {
       message: `the pattern is too large for the linear-time engine (${(error as Error).message})`,
     };
   }
-  return { ok: true, matcher: re2Matcher(pattern, re2), engine: 're2' };
+  return { ok: true, matcher: re2Matcher(pattern, re2), engine: 're2', size };
 }
 
 function re2Matcher(pattern: string, re2: RE2JS): PatternMatcher {

@@ -45,13 +45,14 @@ export interface SchemaCompileError {
 export function compileSchema(
   schema: unknown,
   limits: CompilerLimits,
-): { ok: true; validate: SchemaValidator } | SchemaCompileError {
+): { ok: true; validate: SchemaValidator; patterns: ReadonlyMap<string, number> } | SchemaCompileError {
   const measured = measureSchema(schema, limits);
   if (!measured.ok) return { ok: false, ...measured.violation };
   // Ajv keeps references into the schema it compiles; the tenant's object
   // must not be one of them.
   const copy = JSON.parse(measured.json) as object | boolean;
-  const violation = checkSchemaKeywords(copy, limits);
+  const patterns = new Map<string, number>();
+  const violation = checkSchemaKeywords(copy, limits, patterns);
   if (violation !== undefined) return { ok: false, ...violation };
   const applications = schemaApplications(copy);
   if (!applications.ok) return { ok: false, code: 'INVALID_SCHEMA', message: applications.message };
@@ -63,7 +64,7 @@ export function compileSchema(
     };
   }
   try {
-    return { ok: true, validate: compileOnSharedAjv(copy) };
+    return { ok: true, validate: compileOnSharedAjv(copy), patterns };
   } catch (error) {
     return { ok: false, code: 'INVALID_SCHEMA', message: ajvMessage(error) };
   }

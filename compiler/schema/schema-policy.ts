@@ -18,6 +18,7 @@
  */
 import type { CompilerLimits } from '../types.ts';
 import { compilePattern } from '../regex/index.ts';
+import { MAX_CONTEXT_PATTERN_SIZE } from '../regex/pattern-size.ts';
 
 /** A policy refusal, in the codes of `compileSchema`. */
 export interface PolicyViolation {
@@ -99,12 +100,14 @@ export function measureSchema(
 export function checkSchemaKeywords(
   schema: unknown,
   limits: Pick<CompilerLimits, 'maxPatternLength'>,
+  /** Receives every pattern that passed the policy, with its program size. */
+  patterns?: Map<string, number>,
 ): PolicyViolation | undefined {
   const stack: { schema: unknown; pointer: string }[] = [{ schema, pointer: '#' }];
   while (stack.length > 0) {
     const { schema: node, pointer } = stack.pop()!;
     if (!isPlainObject(node)) continue;
-    const violation = checkKeywords(node, pointer, limits);
+    const violation = checkKeywords(node, pointer, limits, patterns);
     if (violation !== undefined) return violation;
     for (const [keyword, value] of Object.entries(node)) {
       const at = `${pointer}/${escapePointer(keyword)}`;
@@ -128,6 +131,7 @@ function checkKeywords(
   node: Record<string, unknown>,
   pointer: string,
   limits: Pick<CompilerLimits, 'maxPatternLength'>,
+  patterns: Map<string, number> | undefined,
 ): PolicyViolation | undefined {
   if (Object.hasOwn(node, '$id')) return refuse('INVALID_SCHEMA', `"$id" is not allowed (at ${pointer})`).violation;
   if (Object.hasOwn(node, '$data')) return refuse('INVALID_SCHEMA', `"$data" is not allowed (at ${pointer})`).violation;
@@ -166,12 +170,12 @@ function checkKeywords(
     }
   }
   if (typeof node.pattern === 'string') {
-    const violation = checkPattern(node.pattern, `${pointer}/pattern`, limits);
+    const violation = checkPattern(node.pattern, `${pointer}/pattern`, limits, patterns);
     if (violation !== undefined) return violation;
   }
   if (isPlainObject(node.patternProperties)) {
     for (const pattern of Object.keys(node.patternProperties)) {
-      const violation = checkPattern(pattern, `${pointer}/patternProperties`, limits);
+      const violation = checkPattern(pattern, `${pointer}/patternProperties`, limits, patterns);
       if (violation !== undefined) return violation;
     }
   }
@@ -182,9 +186,21 @@ function checkPattern(
   pattern: string,
   pointer: string,
   limits: Pick<CompilerLimits, 'maxPatternLength'>,
+  patterns: Map<string, number> | undefined,
 ): PolicyViolation | undefined {
+  if (patterns?.has(pattern)) return undefined;
   const result = compilePattern(pattern, limits);
-  if (result.ok) return undefined;
+  if (result.ok) {
+    if (patterns === undefined) return undefined;
+    patterns.set(pattern, result.size);
+    let total = 0;
+    for (const size of patterns.values()) total += size;
+    if (total <= MAX_CONTEXT_PATTERN_SIZE) return undefined;
+    return {
+      code: 'TOO_LONG',
+      message: `the schema's patterns need programs of more than ${MAX_CONTEXT_PATTERN_SIZE} steps together (at ${pointer}), the limit of a whole ruleset`,
+    };
+  }
   const code = result.code === 'INVALID_PATTERN' ? 'INVALID_SCHEMA' : result.code;
   return { code, message: `pattern ${describePattern(pattern)} (at ${pointer}): ${result.message}` };
 }

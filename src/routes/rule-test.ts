@@ -85,10 +85,15 @@ export const ruleTestRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
     if (validator === undefined || errors.length > 0) {
       // Rules are checked when saved, so only a compiler change could get
       // here; a publish would refuse the same ruleset, so the test does too.
-      throw new ProblemError('INVALID_BODY', 'The ruleset does not compile.', errors.map((error) => ({
+      const fieldErrors = errors.map((error) => ({
         path: body.rule !== undefined ? `rule.${error.field}` : error.field,
         message: `rule ${error.ruleCode}: ${describeCompileError(error)}`,
-      })));
+      }));
+      // The draft of a context can be over a ruleset-wide limit, as its publish would be.
+      if (errors.some((error) => error.code === 'LIMIT_EXCEEDED')) {
+        throw new ProblemError('LIMIT_EXCEEDED', 'The ruleset is over a limit.', fieldErrors);
+      }
+      throw new ProblemError('INVALID_BODY', 'The ruleset does not compile.', fieldErrors);
     }
     // Under the same deadline as the validation operations: a test runs
     // caller-supplied rules on a caller-supplied payload just the same.

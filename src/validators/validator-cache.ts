@@ -149,6 +149,11 @@ export class ValidatorCache implements ValidatorService {
           error.line === undefined ? '' : ` (line ${error.line}, column ${error.column ?? 1})`
         }`,
       }));
+      // A limit of the ruleset as a whole (its regex programs together) is a
+      // limit like rules per context, not a fault of one rule's text.
+      if (errors.some((error) => error.code === 'LIMIT_EXCEEDED')) {
+        throw new ProblemError('LIMIT_EXCEEDED', `The ruleset of context "${ruleset.context}" is over a limit.`, fieldErrors);
+      }
       throw new ProblemError('INVALID_BODY', `The ruleset of context "${ruleset.context}" does not compile.`, fieldErrors);
     }
     return validator;

@@ -9,6 +9,10 @@ import { RE2JS } from 're2js';
 import { describe, expect, it } from 'vitest';
 import type { AST } from '@eslint-community/regexpp';
 import { ajvRegExpEngine, compilePattern, proveLinear } from '../../compiler/regex/index.ts';
+import { MAX_CONTEXT_PATTERN_SIZE, MAX_PATTERN_SIZE, programSize } from '../../compiler/regex/pattern-size.ts';
+import { checkRule, compileRuleset } from '../../compiler/index.ts';
+import { BoundedMemo } from '../../compiler/expression/bounded-memo.ts';
+import { expressionMemoWeight } from '../../compiler/expression/compile-expression.ts';
 import { parsePattern } from '../../compiler/regex/parse-pattern.ts';
 import { toRe2Syntax } from '../../compiler/regex/re2-syntax.ts';
 import { charSetOf, DIGIT, DOT, SPACE, WORD } from '../../compiler/regex/character-sets.ts';
@@ -458,4 +462,79 @@ describe('classic ReDoS patterns on RE2 finish on 50,000 characters', () => {
     expect(result).toMatchObject({ ok: true, engine: 're2' });
     if (result.ok) expect(result.matcher.test(input)).toBe(expected);
   }, 60_000);
+});
+
+describe('program size (memory of a compiled pattern)', () => {
+  it('counts what repetition counts expand to, classes by their ranges', () => {
+    expect(programSize(parse('^\\d{3}$'))).toBe(11);
+    expect(programSize(parse('abc'))).toBe(5);
+    expect(programSize(parse('(\\w+\\s?){1000}$'))).toBeGreaterThan(MAX_PATTERN_SIZE);
+    // It follows the program RE2 builds: ten times the repetitions, about ten times the instructions.
+    const small = viaRe2('(a|b)[c-z]{100}x');
+    const large = viaRe2('(a|b)[c-z]{1000}x');
+    const instructions = (re: RE2JS): number => (re as unknown as { re2Input: { prog: { inst: unknown[] } } }).re2Input.prog.inst.length;
+    const ratio = instructions(large) / instructions(small);
+    expect(programSize(parse('(a|b)[c-z]{1000}x')) / programSize(parse('(a|b)[c-z]{100}x'))).toBeCloseTo(ratio, 0);
+  });
+
+  it('refuses a pattern past MAX_PATTERN_SIZE with UNSAFE_PATTERN, on either engine, and reports the size of the others', () => {
+    for (const pattern of ['^\\d{2500}$', '(\\w+\\s?){1000}$', '[\\s\\S]{0,1000}[\\s\\S]{0,1000}x']) {
+      const result = compilePattern(pattern);
+      expect(result).toMatchObject({ ok: false, code: 'UNSAFE_PATTERN', message: expect.stringContaining(`the limit is ${MAX_PATTERN_SIZE}`) });
+    }
+    expect(compilePattern('^.{0,1000}$')).toMatchObject({ ok: true, engine: 'native', size: 2005 });
+    expect(compilePattern('(a|a)*b')).toMatchObject({ ok: true, engine: 're2', size: 9 });
+  });
+});
+
+describe('the regex programs of a ruleset together', () => {
+  const bigPatterns = (tag: string, count: number): string =>
+    Array.from({ length: count }, (_, k) => `matches(s, "^.{0,1000}${tag}${k}$")`).join(' || ');
+
+  it('stay within MAX_CONTEXT_PATTERN_SIZE: the rule that would pass it is left out with LIMIT_EXCEEDED', () => {
+    const rules = Array.from({ length: 3 }, (_, i) => ({ code: `P${i}`, name: `p${i}`, expression: bigPatterns(`r${i}_`, 40) }));
+    const compiled = compileRuleset(rules);
+    expect(compiled.ruleCount).toBe(2);
+    expect(compiled.errors).toEqual([expect.objectContaining({ ruleCode: 'P2', field: 'expression', code: 'LIMIT_EXCEEDED' })]);
+    expect(compiled.errors[0].message).toContain(`the limit is ${MAX_CONTEXT_PATTERN_SIZE}`);
+  });
+
+  it('count a pattern shared by rules, and schema patterns, once', () => {
+    const shared = bigPatterns('shared', 40);
+    const rules = [
+      ...Array.from({ length: 10 }, (_, i) => ({ code: `S${i}`, name: `s${i}`, expression: shared })),
+      { code: 'SCHEMA', name: 'schema', fieldPath: 's', schema: { type: 'string', pattern: '^.{0,1000}shared0$' } },
+    ];
+    expect(compileRuleset(rules).errors).toEqual([]);
+  });
+});
+
+describe('BoundedMemo (the expression and template memos)', () => {
+  it('keeps at most its count and its weight, dropping the oldest, and never an entry heavier than the whole', () => {
+    const memo = new BoundedMemo<string>(3, 100);
+    memo.set('a', 'A', 40);
+    memo.set('b', 'B', 40);
+    memo.set('c', 'C', 10);
+    expect([memo.get('a'), memo.get('b'), memo.get('c')]).toEqual(['A', 'B', 'C']);
+    memo.set('d', 'D', 30); // 120 > 100: 'a' goes
+    expect(memo.get('a')).toBeUndefined();
+    expect(memo.weight).toBe(80);
+    memo.set('e', 'E', 0); // a fourth entry: 'b' goes
+    expect(memo.get('b')).toBeUndefined();
+    memo.set('huge', 'H', 101);
+    expect(memo.get('huge')).toBeUndefined();
+    expect(memo.get('c')).toBe('C');
+    memo.set('c', 'C2', 20);
+    expect(memo.get('c')).toBe('C2');
+    expect(memo.weight).toBe(50);
+  });
+
+  it('bounds what checking rules of large patterns keeps: the program size held stays within the context limit', () => {
+    // 30 distinct rules of 40 patterns of about 2,000 steps: 2.4 million steps if all were kept.
+    for (let i = 0; i < 30; i++) {
+      const expression = Array.from({ length: 40 }, (_, k) => `matches(s, "^.{0,1000}memo${i}_${k}$")`).join(' || ');
+      expect(checkRule({ code: `M${i}`, name: 'm', expression })).toEqual([]);
+    }
+    expect(expressionMemoWeight()).toBeLessThanOrEqual(MAX_CONTEXT_PATTERN_SIZE);
+  });
 });

@@ -201,6 +201,82 @@ describe('regexes that look catastrophic run on linear engines', () => {
   });
 });
 
+describe('regex programs are bounded in size (memory)', () => {
+  // 16 characters that RE2 expands into a program of 6,000 instructions (about 1 MB):
+  // a hundred of them in one 4 KB expression was 100 MB per rule.
+  const BOMB = '(\\w+\\s?){1000}$';
+  /** The pattern as a string literal of the rule language. */
+  const bombLiteral = JSON.stringify(BOMB);
+
+  it('a pattern whose repetition counts expand it past the limit is refused at save and at test, in matches() and in schemas', async () => {
+    const created = await timed(() => t.request('POST', '/api/v1/rules', {
+      body: { context: 'bomb', code: 'B', name: 'b', expression: `matches(s, ${bombLiteral}) || matches(s, "x")` },
+    }));
+    expect(created.ms).toBeLessThan(BOUND_MS);
+    expect(created.response.status, created.response.text).toBe(400);
+    expect(created.response.body.errors).toEqual([{
+      path: 'expression',
+      message: 'line 1, column 12: the pattern needs a program of about 10004 steps; the limit is 4000 (a repetition count such as {1000} multiplies what it repeats)',
+    }]);
+    const tested = await t.request('POST', '/api/v1/rules/test', {
+      body: { rule: { code: 'B', name: 'b', schema: { type: 'object', patternProperties: { [BOMB]: {} } } }, payload: {} },
+    });
+    expect(tested.status, tested.text).toBe(400);
+    expect(tested.body.errors).toEqual([{ path: 'rule.schema', message: expect.stringContaining('the limit is 4000') }]);
+    expect((await t.request('GET', '/api/v1/rules?context=bomb')).body.items).toEqual([]);
+  });
+
+  it('a field whose patterns need more than a whole ruleset may is refused at save, in expressions and in schemas', async () => {
+    // 100 patterns of about 3,000 steps: each allowed alone, 300,000 together.
+    const large = (k: number): string => `(\\w\\w?){500}$|q${k}`;
+    const expression = Array.from({ length: 100 }, (_, k) => `matches(s, ${JSON.stringify(large(k))})`).join(' || ');
+    const created = await timed(() => t.request('POST', '/api/v1/rules', { body: { context: 'fields', code: 'F', name: 'f', expression } }));
+    expect(created.response.status, created.response.text).toBe(400);
+    expect(created.response.body.errors).toEqual([{
+      path: 'expression', message: expect.stringContaining('need programs of more than 200000 steps together, the limit of a whole ruleset'),
+    }]);
+    const schema = { type: 'object', patternProperties: Object.fromEntries(Array.from({ length: 100 }, (_, k) => [large(k), {}])) };
+    const schemaRule = await t.request('POST', '/api/v1/rules', { body: { context: 'fields', code: 'S', name: 's', schema } });
+    expect(schemaRule.status, schemaRule.text).toBe(400);
+    expect(schemaRule.body.errors).toEqual([{ path: 'schema', message: expect.stringContaining('more than 200000 steps together') }]);
+    report('regex programs: refusing a field of 100 large patterns (ms)', Math.round(created.ms));
+    expect(created.ms).toBeLessThan(BOUND_MS);
+  });
+
+  it('a context whose distinct patterns need more than 200,000 steps together is refused at publish (409), and nothing goes live', async () => {
+    // Each rule is fine alone: 40 patterns of about 2,000 steps (`.{0,1000}` repeats a class of 2 units).
+    const rule = (i: number): string =>
+      Array.from({ length: 40 }, (_, k) => `matches(s, "^.{0,1000}x${i}_${k}$")`).join(' || ');
+    for (let i = 0; i < 3; i++) {
+      const created = await t.request('POST', '/api/v1/rules', { body: { context: 'programs', code: `P${i}`, name: `p${i}`, expression: rule(i) } });
+      expect(created.status, created.text).toBe(201);
+    }
+    const published = await t.request('POST', '/api/v1/contexts/programs/publish');
+    expect(published.status, published.text).toBe(409);
+    expect(published.body).toMatchObject({ code: 'LIMIT_EXCEEDED' });
+    expect(published.body.errors).toEqual([{
+      path: 'expression',
+      message: expect.stringMatching(/^rule P2: .*need programs of \d+ steps together; the limit is 200000/),
+    }]);
+    const tested = await t.request('POST', '/api/v1/rules/test', { body: { context: 'programs', draft: true, payload: { s: 'x' } } });
+    expect(tested.status, tested.text).toBe(409);
+    expect((await t.request('POST', VALIDATE, { body: { context: 'programs', payload: { s: 'x' } } })).status).toBe(404);
+  });
+
+  it('one pattern shared by many rules counts once', async () => {
+    const shared = Array.from({ length: 40 }, (_, k) => `matches(s, "^.{0,1000}shared${k}$")`).join(' || ');
+    for (let i = 0; i < 5; i++) {
+      const created = await t.request('POST', '/api/v1/rules', { body: { context: 'shared-programs', code: `S${i}`, name: `s${i}`, expression: `${shared} || s == "${i}"` } });
+      expect(created.status, created.text).toBe(201);
+    }
+    const published = await t.request('POST', '/api/v1/contexts/shared-programs/publish');
+    expect(published.status, published.text).toBe(200);
+    const validated = await t.request('POST', VALIDATE, { body: { context: 'shared-programs', payload: { s: '3' } } });
+    expect(validated.body).toMatchObject({ totalRulesEvaluated: 5 });
+    expect(validated.body.failures.map((f: { ruleCode: string }) => f.ruleCode)).toEqual(['S0', 'S1', 'S2', 'S4']);
+  });
+});
+
 /** Payloads of the largest size a default body allows, built to be worst for each rule. */
 const numbers = (n: number): string => `[${'0,'.repeat(n - 1)}0]`;
 const objects = (n: number): string => `[${Array.from({ length: n }, (_, i) => `{"k":${i}}`).join(',')}]`;

@@ -1,0 +1,64 @@
+/**
+ * How large a pattern's compiled program is: about one unit per instruction
+ * of the linear-time engine's program, plus one per four code-point ranges
+ * of a character class (each instruction keeps its ranges).
+ *
+ * Repetition counts multiply what they repeat: RE2 expands `x{1000}` into a
+ * thousand copies of `x`, so the 16 characters `(\w+\s?){1000}$` become a
+ * program of 6,000 instructions, about 1 MB in memory. A rule may hold a
+ * hundred patterns and a context thousands of rules, so sizes are bounded
+ * per pattern (compile-pattern.ts) and per context (compile-ruleset.ts).
+ */
+import type { AST } from '@eslint-community/regexpp';
+import { charSetOf } from './character-sets.ts';
+
+/** Most units one pattern may need. */
+export const MAX_PATTERN_SIZE = 4_000;
+
+/**
+ * Most units the distinct patterns of one context may need together: tens
+ * of megabytes at most. A pattern shared by many rules counts once.
+ */
+export const MAX_CONTEXT_PATTERN_SIZE = 200_000;
+
+/**
+ * The program size of a parsed pattern, in units (see above).
+ *
+ * @example
+ * programSize(parse("^\\d{3}$")); // 11: the frame (2), start, \d{3} (1 + 3 classes of 2 units), end
+ */
+export function programSize(pattern: AST.Pattern): number {
+  return 2 + alternativesSize(pattern.alternatives);
+}
+
+function alternativesSize(alternatives: readonly AST.Alternative[]): number {
+  let size = alternatives.length - 1;
+  for (const alternative of alternatives) {
+    for (const element of alternative.elements) size += elementSize(element);
+  }
+  return size;
+}
+
+function elementSize(node: AST.Element): number {
+  switch (node.type) {
+    case 'Character':
+      return 1;
+    case 'CharacterSet':
+    case 'CharacterClass':
+      return 1 + Math.ceil(rangeCount(node) / 4);
+    case 'Group':
+    case 'CapturingGroup':
+      return 2 + alternativesSize(node.alternatives);
+    case 'Quantifier': {
+      const copies = node.max === Infinity ? Math.max(node.min, 1) : Math.max(node.max, 1);
+      return 1 + copies * elementSize(node.element);
+    }
+    default:
+      // Assertions, and what the policy refuses anyway (backreferences, lookaround).
+      return 1;
+  }
+}
+
+function rangeCount(node: AST.CharacterSet | AST.CharacterClass): number {
+  return charSetOf(node).pairs().length;
+}
