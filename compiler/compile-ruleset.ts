@@ -15,7 +15,7 @@ import { planRule, type RulePlan } from './rule-plan.ts';
 import { generateRulesetSteps, type PartsFrame } from './ruleset-source.ts';
 import { runtime, type Runtime } from './runtime.ts';
 import { runSteps, type Steps } from './steps.ts';
-import { MAX_CONTEXT_PATTERN_SIZE } from './regex/pattern-size.ts';
+import { MAX_CONTEXT_PATTERN_WEIGHT } from './regex/pattern-size.ts';
 
 type Factory = (rt: Runtime, refs: Readonly<Record<string, unknown>>) => ValidatorFn;
 /** The factory of one part of a large ruleset; its function adds to `failures` and returns how many rules it evaluated. */
@@ -40,7 +40,7 @@ export function planRuleset(rules: RuleDefinition[], options?: CompileOptions): 
 
 /**
  * `planRuleset`, one rule a step. The distinct regex patterns of the rules
- * kept may need programs of MAX_CONTEXT_PATTERN_SIZE together: a rule whose
+ * kept may weigh MAX_CONTEXT_PATTERN_WEIGHT together (regex/pattern-size.ts): a rule whose
  * new patterns would pass that is left out with a LIMIT_EXCEEDED error
  * (its programs are then garbage; those kept are held by the validator).
  */
@@ -49,7 +49,7 @@ export function* planRulesetSteps(rules: RuleDefinition[], options?: CompileOpti
   const errors: CompileError[] = [];
   const plans: RulePlan[] = [];
   const patterns = new Set<string>();
-  let patternSize = 0;
+  let weight = 0;
   for (const rule of rules) {
     if (rule !== null && typeof rule === 'object' && rule.enabled === false) continue;
     const planned = planRule(rule, limits);
@@ -59,11 +59,11 @@ export function* planRulesetSteps(rules: RuleDefinition[], options?: CompileOpti
       const { plan } = planned;
       let added = 0;
       for (const [pattern, size] of plan.patterns) if (!patterns.has(pattern)) added += size;
-      if (patternSize + added > MAX_CONTEXT_PATTERN_SIZE) {
-        errors.push(patternBudgetError(plan, patternSize + added));
+      if (weight + added > MAX_CONTEXT_PATTERN_WEIGHT) {
+        errors.push(patternBudgetError(plan, weight + added));
       } else {
         for (const pattern of plan.patterns.keys()) patterns.add(pattern);
-        patternSize += added;
+        weight += added;
         plans.push(plan);
       }
     }
@@ -79,8 +79,9 @@ function patternBudgetError(plan: RulePlan, total: number): CompileError {
     field: plan.expression === undefined && plan.schema !== undefined ? 'schema' : 'expression',
     code: 'LIMIT_EXCEEDED',
     message:
-      `with this rule, the regex patterns of the ruleset need programs of ${total} steps together; the limit is ` +
-      `${MAX_CONTEXT_PATTERN_SIZE} (each distinct pattern counts once; a repetition count such as {100} multiplies what it repeats)`,
+      `with this rule, the distinct regex patterns of the ruleset weigh ${total} together; the limit is ` +
+      `${MAX_CONTEXT_PATTERN_WEIGHT} (each distinct pattern counts once, with the steps of its program on the linear-time ` +
+      'engine, a tenth of them on the native engine; a repetition count such as {100} multiplies what it repeats)',
   };
 }
 

@@ -43,7 +43,7 @@ export function compileExpressionFunction(
     map: identity,
     compilePattern: (pattern) => {
       const result = compilePattern(pattern, limits);
-      return result.ok ? { ok: true, matcher: result.matcher, size: result.size } : result;
+      return result.ok ? { ok: true, matcher: result.matcher, weight: result.weight } : result;
     },
   });
   if (!compiled.ok) return compiled;

@@ -17,4 +17,4 @@ export { positionOf } from './expression/parse.ts';
 export { appendPath, formatPath, isPathError, parsePath, type PathError, type PathSegment } from './paths.ts';
 export { runtime, type Runtime } from './runtime.ts';
 export { MAX_SCHEMA_APPLICATIONS, schemaApplications } from './schema/index.ts';
-export { MAX_CONTEXT_PATTERN_SIZE, MAX_PATTERN_SIZE } from './regex/pattern-size.ts';
+export { MAX_CONTEXT_PATTERN_WEIGHT, MAX_FIELD_PATTERN_WEIGHT, MAX_PATTERN_SIZE } from './regex/pattern-size.ts';

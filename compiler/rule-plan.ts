@@ -15,7 +15,7 @@ import type { PatternResult } from './expression/lower.ts';
 import { compileTemplate, type TemplatePart } from './expression/template.ts';
 import { isPathError, parsePath, type PathSegment } from './paths.ts';
 import { compilePattern } from './regex/index.ts';
-import { MAX_CONTEXT_PATTERN_SIZE } from './regex/pattern-size.ts';
+import { MAX_FIELD_PATTERN_WEIGHT } from './regex/pattern-size.ts';
 import { compileSchema, type SchemaValidator } from './schema/index.ts';
 
 /** A parsed path with the text it was written as (reported paths keep the author's spelling). */
@@ -48,7 +48,7 @@ export interface RulePlan {
    * parts (ruleset-source.ts).
    */
   textLength: number;
-  /** Its distinct regex patterns (matches() and schema) with their program sizes (regex/pattern-size.ts). */
+  /** Its distinct regex patterns (matches() and schema) with their weights (regex/pattern-size.ts). */
   patterns: ReadonlyMap<string, number>;
 }
 
@@ -57,8 +57,8 @@ const SEVERITIES: ReadonlySet<unknown> = new Set(['Error', 'Warning', 'Info']);
 
 /**
  * The regex policy for the `matches()` of one field. The field's distinct
- * patterns may need programs of MAX_CONTEXT_PATTERN_SIZE together (what a
- * whole ruleset may), so that checking one field compiles a bounded amount.
+ * patterns may weigh MAX_FIELD_PATTERN_WEIGHT together, so that checking
+ * one field compiles a bounded amount.
  * Per field, not per rule: a field's result is memoized by its text alone.
  */
 function patternPolicy(limits: CompilerLimits): (pattern: string) => PatternResult {
@@ -69,16 +69,16 @@ function patternPolicy(limits: CompilerLimits): (pattern: string) => PatternResu
     if (!result.ok) return result;
     if (!seen.has(pattern)) {
       seen.add(pattern);
-      total += result.size;
+      total += result.weight;
     }
-    if (total > MAX_CONTEXT_PATTERN_SIZE) {
+    if (total > MAX_FIELD_PATTERN_WEIGHT) {
       return {
         ok: false,
         code: 'TOO_LONG',
-        message: `the patterns of this field need programs of more than ${MAX_CONTEXT_PATTERN_SIZE} steps together, the limit of a whole ruleset`,
+        message: `the patterns of this field weigh more than ${MAX_FIELD_PATTERN_WEIGHT} together (a pattern weighs the steps of its program on the linear-time engine, a tenth of them on the native engine)`,
       };
     }
-    return { ok: true, matcher: result.matcher, size: result.size };
+    return { ok: true, matcher: result.matcher, weight: result.weight };
   };
 }
 

@@ -11,7 +11,7 @@ import { lowerExpression, type LowerOptions } from './lower.ts';
 import { parseSource } from './parse.ts';
 import { BoundedMemo } from './bounded-memo.ts';
 import { patternsIn } from './generate.ts';
-import { MAX_CONTEXT_PATTERN_SIZE } from '../regex/pattern-size.ts';
+import { MAX_FIELD_PATTERN_WEIGHT } from '../regex/pattern-size.ts';
 
 /** The program size of the distinct patterns of some expressions. */
 export function patternSizeOf(expressions: readonly Expr[]): number {
@@ -25,7 +25,7 @@ export function patternSizeOf(expressions: readonly Expr[]): number {
 export type ExpressionResult = { ok: true; expr: Expr } | { ok: false; error: ExpressionError };
 
 /** Recently compiled expressions; bounded so tenants cannot grow it without limit (bounded-memo.ts). */
-const memo = new BoundedMemo<ExpressionResult>(4096, MAX_CONTEXT_PATTERN_SIZE);
+const memo = new BoundedMemo<ExpressionResult>(4096, 2 * MAX_FIELD_PATTERN_WEIGHT);
 
 /** Program size the memo holds now (tests). */
 export function expressionMemoWeight(): number {

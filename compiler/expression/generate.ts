@@ -455,10 +455,10 @@ function repeatedCalls(root: Expr): Map<Expr, string> {
 /** The operands of a node that its own code evaluates (a callback's body runs elsewhere). */
 /**
  * The `matches()` patterns of an expression, callback bodies included,
- * with their program sizes.
+ * with their weights (regex/pattern-size.ts).
  */
 export function patternsIn(e: Expr, into: Map<string, number>): void {
-  if (e.kind === 'matches') into.set(e.pattern, e.size);
+  if (e.kind === 'matches') into.set(e.pattern, e.weight);
   if (e.kind === 'callback') patternsIn(e.body, into);
   for (const child of childrenOf(e)) patternsIn(child, into);
 }

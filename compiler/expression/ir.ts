@@ -33,7 +33,7 @@ export type Expr =
   | { kind: 'now' }
   /** A function of 3.4 other than `now` and `matches`. */
   | { kind: 'call'; fn: string; args: Expr[] }
-  | { kind: 'matches'; subject: Expr; pattern: string; matcher: Matcher; size: number }
+  | { kind: 'matches'; subject: Expr; pattern: string; matcher: Matcher; weight: number }
   | { kind: 'method'; method: ValueMethod; object: Expr; args: Expr[] }
   /** `object.method(param => body)`; `depth` is this callback's level (1 or 2). */
   | { kind: 'callback'; method: CallbackMethod; object: Expr; depth: number; body: Expr };

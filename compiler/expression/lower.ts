@@ -18,7 +18,7 @@ import type { BinaryOp, CallbackMethod, Expr, LogicalOp } from './ir.ts';
 
 /** What `compilePattern` of compiler/regex returns, as the checker needs it. */
 export type PatternResult =
-  | { ok: true; matcher: Matcher; size: number }
+  | { ok: true; matcher: Matcher; weight: number }
   | { ok: false; code: 'UNSAFE_PATTERN' | 'INVALID_PATTERN' | 'TOO_LONG'; message: string; offset?: number };
 
 export interface LowerOptions {
@@ -318,7 +318,7 @@ class Lowering {
     const subject = subjectNode.type === 'SpreadElement' ? this.refuse(subjectNode) : this.expr(subjectNode, depth + 1);
     const compiled = this.#options.compilePattern(pattern);
     if (!compiled.ok) return this.fail(compiled.code, compiled.message, patternNode);
-    return { kind: 'matches', subject, pattern, matcher: compiled.matcher, size: compiled.size };
+    return { kind: 'matches', subject, pattern, matcher: compiled.matcher, weight: compiled.weight };
   }
 
   methodCall(n: acorn.CallExpression, callee: acorn.MemberExpression, depth: number): Expr {

@@ -10,7 +10,7 @@ import type { Expr } from './ir.ts';
 import type { LowerOptions } from './lower.ts';
 import { compileExpression, patternSizeOf } from './compile-expression.ts';
 import { BoundedMemo } from './bounded-memo.ts';
-import { MAX_CONTEXT_PATTERN_SIZE } from '../regex/pattern-size.ts';
+import { MAX_FIELD_PATTERN_WEIGHT } from '../regex/pattern-size.ts';
 
 export type TemplatePart = { kind: 'text'; text: string } | { kind: 'expr'; expr: Expr };
 
@@ -54,7 +54,7 @@ export function compileTemplate(
 }
 
 /** Recently checked templates; bounded by count and by the regex programs they hold (bounded-memo.ts). */
-const memo = new BoundedMemo<TemplateResult>(1024, MAX_CONTEXT_PATTERN_SIZE);
+const memo = new BoundedMemo<TemplateResult>(1024, 2 * MAX_FIELD_PATTERN_WEIGHT);
 
 function compileUncached(
   template: string,

@@ -6,7 +6,7 @@ import { RE2JS } from 're2js';
 import { findUnsupported, parsePattern } from './parse-pattern.ts';
 import { proveLinear } from './linear-time-check.ts';
 import { toRe2Syntax } from './re2-syntax.ts';
-import { MAX_PATTERN_SIZE, programSize } from './pattern-size.ts';
+import { MAX_PATTERN_SIZE, patternWeight, programSize } from './pattern-size.ts';
 
 /** What a compiled pattern offers: search semantics, like `RegExp#test`. */
 export interface PatternMatcher {
@@ -20,6 +20,8 @@ export interface CompiledPattern {
   engine: 'native' | 're2';
   /** Its program size (pattern-size.ts). */
   size: number;
+  /** What it counts for in the bounds of fields, rulesets and caches (pattern-size.ts). */
+  weight: number;
 }
 
 /** A pattern refused by the policy; `offset` is 0-based in the pattern. */
@@ -34,12 +36,12 @@ export interface RefusedPattern {
 const DEFAULT_MAX_PATTERN_LENGTH = 512;
 /**
  * Compiled patterns are stateless and shared by all tenants; an LRU
- * bounded by count and by the program size it holds (a few megabytes).
+ * bounded by count and by the weight of what it holds (a few megabytes).
  */
 const CACHE_SIZE = 2000;
-const CACHE_PROGRAM_SIZE = 20 * MAX_PATTERN_SIZE;
+const CACHE_WEIGHT = 20 * MAX_PATTERN_SIZE;
 const cache = new Map<string, CompiledPattern | RefusedPattern>();
-let cachedProgramSize = 0;
+let cachedWeight = 0;
 
 /**
  * Compiles a tenant pattern under the regex policy.
@@ -72,17 +74,17 @@ export function compilePattern(
   }
   const result = Object.freeze(compileUncached(pattern));
   cache.set(pattern, result);
-  cachedProgramSize += sizeOf(result);
-  while (cache.size > CACHE_SIZE || (cachedProgramSize > CACHE_PROGRAM_SIZE && cache.size > 1)) {
+  cachedWeight += sizeOf(result);
+  while (cache.size > CACHE_SIZE || (cachedWeight > CACHE_WEIGHT && cache.size > 1)) {
     const oldest = cache.keys().next().value as string;
-    cachedProgramSize -= sizeOf(cache.get(oldest)!);
+    cachedWeight -= sizeOf(cache.get(oldest)!);
     cache.delete(oldest);
   }
   return result;
 }
 
 function sizeOf(result: CompiledPattern | RefusedPattern): number {
-  return result.ok ? result.size : 0;
+  return result.ok ? result.weight : 0;
 }
 
 function compileUncached(pattern: string): CompiledPattern | RefusedPattern {
@@ -114,7 +116,7 @@ function compileUncached(pattern: string): CompiledPattern | RefusedPattern {
     };
   }
   if (proveLinear(parsed.ast).linear) {
-    return { ok: true, matcher: new RegExp(pattern, 'u'), engine: 'native', size };
+    return { ok: true, matcher: new RegExp(pattern, 'u'), engine: 'native', size, weight: patternWeight(size, 'native') };
   }
   let re2: RE2JS;
   try {
@@ -128,7 +130,7 @@ function compileUncached(pattern: string): CompiledPattern | RefusedPattern {
       message: `the pattern is too large for the linear-time engine (${(error as Error).message})`,
     };
   }
-  return { ok: true, matcher: re2Matcher(pattern, re2), engine: 're2', size };
+  return { ok: true, matcher: re2Matcher(pattern, re2), engine: 're2', size, weight: patternWeight(size, 're2') };
 }
 
 function re2Matcher(pattern: string, re2: RE2JS): PatternMatcher {

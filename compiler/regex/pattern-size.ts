@@ -7,7 +7,16 @@
  * thousand copies of `x`, so the 16 characters `(\w+\s?){1000}$` become a
  * program of 6,000 instructions, about 1 MB in memory. A rule may hold a
  * hundred patterns and a context thousands of rules, so sizes are bounded
- * per pattern (compile-pattern.ts) and per context (compile-ruleset.ts).
+ * per pattern (compile-pattern.ts), and weights (below) per field
+ * (rule-plan.ts, schema-policy.ts), per ruleset (compile-ruleset.ts) and
+ * in the compiler's caches.
+ *
+ * A pattern's weight is its size on the linear-time engine, whose program
+ * is built in full when the pattern is compiled and kept as long as the
+ * pattern is (100-200 bytes per unit). On the native engine V8 compiles a
+ * pattern lazily into far smaller code, and it weighs a tenth of its size,
+ * so that contexts of thousands of rules with a pattern each stay well
+ * within the bounds.
  */
 import type { AST } from '@eslint-community/regexpp';
 import { charSetOf } from './character-sets.ts';
@@ -16,10 +25,28 @@ import { charSetOf } from './character-sets.ts';
 export const MAX_PATTERN_SIZE = 4_000;
 
 /**
- * Most units the distinct patterns of one context may need together: tens
- * of megabytes at most. A pattern shared by many rules counts once.
+ * Most the distinct patterns of one context may weigh together: tens of
+ * megabytes at most, and room for 5000 rules with a distinct ordinary
+ * pattern each. A pattern shared by many rules counts once.
  */
-export const MAX_CONTEXT_PATTERN_SIZE = 200_000;
+export const MAX_CONTEXT_PATTERN_WEIGHT = 500_000;
+
+/**
+ * Most the patterns of one field (an expression, `when`, a message, a
+ * schema) may weigh together: checking a field at save time compiles them
+ * all, tens of milliseconds at this bound.
+ */
+export const MAX_FIELD_PATTERN_WEIGHT = 100_000;
+
+/**
+ * What a pattern of `size` counts for on its engine (see above).
+ *
+ * @example
+ * patternWeight(2005, 'native'); // 201
+ */
+export function patternWeight(size: number, engine: 'native' | 're2'): number {
+  return engine === 're2' ? size : Math.ceil(size / 10);
+}
 
 /**
  * The program size of a parsed pattern, in units (see above).

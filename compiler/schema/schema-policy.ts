@@ -18,7 +18,7 @@
  */
 import type { CompilerLimits } from '../types.ts';
 import { compilePattern } from '../regex/index.ts';
-import { MAX_CONTEXT_PATTERN_SIZE } from '../regex/pattern-size.ts';
+import { MAX_FIELD_PATTERN_WEIGHT } from '../regex/pattern-size.ts';
 
 /** A policy refusal, in the codes of `compileSchema`. */
 export interface PolicyViolation {
@@ -192,13 +192,13 @@ function checkPattern(
   const result = compilePattern(pattern, limits);
   if (result.ok) {
     if (patterns === undefined) return undefined;
-    patterns.set(pattern, result.size);
+    patterns.set(pattern, result.weight);
     let total = 0;
     for (const size of patterns.values()) total += size;
-    if (total <= MAX_CONTEXT_PATTERN_SIZE) return undefined;
+    if (total <= MAX_FIELD_PATTERN_WEIGHT) return undefined;
     return {
       code: 'TOO_LONG',
-      message: `the schema's patterns need programs of more than ${MAX_CONTEXT_PATTERN_SIZE} steps together (at ${pointer}), the limit of a whole ruleset`,
+      message: `the schema's patterns weigh more than ${MAX_FIELD_PATTERN_WEIGHT} together (at ${pointer}) (a pattern weighs the steps of its program on the linear-time engine, a tenth of them on the native engine)`,
     };
   }
   const code = result.code === 'INVALID_PATTERN' ? 'INVALID_SCHEMA' : result.code;

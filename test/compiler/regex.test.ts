@@ -9,7 +9,7 @@ import { RE2JS } from 're2js';
 import { describe, expect, it } from 'vitest';
 import type { AST } from '@eslint-community/regexpp';
 import { ajvRegExpEngine, compilePattern, proveLinear } from '../../compiler/regex/index.ts';
-import { MAX_CONTEXT_PATTERN_SIZE, MAX_PATTERN_SIZE, programSize } from '../../compiler/regex/pattern-size.ts';
+import { MAX_CONTEXT_PATTERN_WEIGHT, MAX_FIELD_PATTERN_WEIGHT, MAX_PATTERN_SIZE, programSize } from '../../compiler/regex/pattern-size.ts';
 import { checkRule, compileRuleset } from '../../compiler/index.ts';
 import { BoundedMemo } from '../../compiler/expression/bounded-memo.ts';
 import { expressionMemoWeight } from '../../compiler/expression/compile-expression.ts';
@@ -482,28 +482,31 @@ describe('program size (memory of a compiled pattern)', () => {
       const result = compilePattern(pattern);
       expect(result).toMatchObject({ ok: false, code: 'UNSAFE_PATTERN', message: expect.stringContaining(`the limit is ${MAX_PATTERN_SIZE}`) });
     }
-    expect(compilePattern('^.{0,1000}$')).toMatchObject({ ok: true, engine: 'native', size: 2005 });
-    expect(compilePattern('(a|a)*b')).toMatchObject({ ok: true, engine: 're2', size: 9 });
+    // Weights: a native pattern's program is compiled lazily and far smaller; it weighs a tenth.
+    expect(compilePattern('^.{0,1000}$')).toMatchObject({ ok: true, engine: 'native', size: 2005, weight: 201 });
+    expect(compilePattern('(a|a)*b')).toMatchObject({ ok: true, engine: 're2', size: 9, weight: 9 });
   });
 });
 
 describe('the regex programs of a ruleset together', () => {
   const bigPatterns = (tag: string, count: number): string =>
-    Array.from({ length: count }, (_, k) => `matches(s, "^.{0,1000}${tag}${k}$")`).join(' || ');
+    // On the linear-time engine ((a|a)* is not provably linear): about 2,000 steps each, weighed in full.
+    Array.from({ length: count }, (_, k) => `matches(s, "^(a|a)*.{0,1000}${tag}${k}$")`).join(' || ');
 
-  it('stay within MAX_CONTEXT_PATTERN_SIZE: the rule that would pass it is left out with LIMIT_EXCEEDED', () => {
-    const rules = Array.from({ length: 3 }, (_, i) => ({ code: `P${i}`, name: `p${i}`, expression: bigPatterns(`r${i}_`, 40) }));
+  it('stay within MAX_CONTEXT_PATTERN_WEIGHT: the rule that would pass it is left out with LIMIT_EXCEEDED', () => {
+    // About 80,000 a rule (within a field's bound): the seventh passes 500,000.
+    const rules = Array.from({ length: 7 }, (_, i) => ({ code: `P${i}`, name: `p${i}`, expression: bigPatterns(`r${i}_`, 40) }));
     const compiled = compileRuleset(rules);
-    expect(compiled.ruleCount).toBe(2);
-    expect(compiled.errors).toEqual([expect.objectContaining({ ruleCode: 'P2', field: 'expression', code: 'LIMIT_EXCEEDED' })]);
-    expect(compiled.errors[0].message).toContain(`the limit is ${MAX_CONTEXT_PATTERN_SIZE}`);
+    expect(compiled.ruleCount).toBe(6);
+    expect(compiled.errors).toEqual([expect.objectContaining({ ruleCode: 'P6', field: 'expression', code: 'LIMIT_EXCEEDED' })]);
+    expect(compiled.errors[0].message).toContain(`the limit is ${MAX_CONTEXT_PATTERN_WEIGHT}`);
   });
 
   it('count a pattern shared by rules, and schema patterns, once', () => {
     const shared = bigPatterns('shared', 40);
     const rules = [
       ...Array.from({ length: 10 }, (_, i) => ({ code: `S${i}`, name: `s${i}`, expression: shared })),
-      { code: 'SCHEMA', name: 'schema', fieldPath: 's', schema: { type: 'string', pattern: '^.{0,1000}shared0$' } },
+      { code: 'SCHEMA', name: 'schema', fieldPath: 's', schema: { type: 'string', pattern: '^(a|a)*.{0,1000}shared0$' } },
     ];
     expect(compileRuleset(rules).errors).toEqual([]);
   });
@@ -530,11 +533,26 @@ describe('BoundedMemo (the expression and template memos)', () => {
   });
 
   it('bounds what checking rules of large patterns keeps: the program size held stays within the context limit', () => {
-    // 30 distinct rules of 40 patterns of about 2,000 steps: 2.4 million steps if all were kept.
+    // 30 distinct rules of 40 native patterns of about 2,000 steps (weighing 201 each): 241,000 if all were kept.
     for (let i = 0; i < 30; i++) {
       const expression = Array.from({ length: 40 }, (_, k) => `matches(s, "^.{0,1000}memo${i}_${k}$")`).join(' || ');
       expect(checkRule({ code: `M${i}`, name: 'm', expression })).toEqual([]);
     }
-    expect(expressionMemoWeight()).toBeLessThanOrEqual(MAX_CONTEXT_PATTERN_SIZE);
+    expect(expressionMemoWeight()).toBeLessThanOrEqual(2 * MAX_FIELD_PATTERN_WEIGHT);
+  });
+});
+
+describe('ordinary large contexts stay within the ruleset bound', () => {
+  it('5000 rules, each with a distinct ordinary pattern on either engine, compile', () => {
+    const rules = Array.from({ length: 5000 }, (_, i) => ({
+      code: `R${i}`, name: `r${i}`, fieldPath: 's',
+      expression: i % 2 === 0
+        ? `matches($value, "^[A-Z]{2}[0-9]{2}[A-Z0-9]{11,30}${i}$")`
+        : `matches($value, "^[^@\\\\s]+@[^@\\\\s]+\\\\.${i}[^@\\\\s]+$")`,
+    }));
+    expect(compilePattern(`^[^@\\s]+@[^@\\s]+\\.1[^@\\s]+$`)).toMatchObject({ ok: true, engine: 're2' });
+    const compiled = compileRuleset(rules);
+    expect(compiled.errors).toEqual([]);
+    expect(compiled.ruleCount).toBe(5000);
   });
 });

@@ -226,28 +226,29 @@ describe('regex programs are bounded in size (memory)', () => {
     expect((await t.request('GET', '/api/v1/rules?context=bomb')).body.items).toEqual([]);
   });
 
-  it('a field whose patterns need more than a whole ruleset may is refused at save, in expressions and in schemas', async () => {
+  it('a field whose patterns weigh more than 100,000 together is refused at save, in expressions and in schemas', async () => {
     // 100 patterns of about 3,000 steps: each allowed alone, 300,000 together.
     const large = (k: number): string => `(\\w\\w?){500}$|q${k}`;
     const expression = Array.from({ length: 100 }, (_, k) => `matches(s, ${JSON.stringify(large(k))})`).join(' || ');
     const created = await timed(() => t.request('POST', '/api/v1/rules', { body: { context: 'fields', code: 'F', name: 'f', expression } }));
     expect(created.response.status, created.response.text).toBe(400);
     expect(created.response.body.errors).toEqual([{
-      path: 'expression', message: expect.stringContaining('need programs of more than 200000 steps together, the limit of a whole ruleset'),
+      path: 'expression', message: expect.stringContaining('the patterns of this field weigh more than 100000 together'),
     }]);
     const schema = { type: 'object', patternProperties: Object.fromEntries(Array.from({ length: 100 }, (_, k) => [large(k), {}])) };
     const schemaRule = await t.request('POST', '/api/v1/rules', { body: { context: 'fields', code: 'S', name: 's', schema } });
     expect(schemaRule.status, schemaRule.text).toBe(400);
-    expect(schemaRule.body.errors).toEqual([{ path: 'schema', message: expect.stringContaining('more than 200000 steps together') }]);
+    expect(schemaRule.body.errors).toEqual([{ path: 'schema', message: expect.stringContaining('weigh more than 100000 together') }]);
     report('regex programs: refusing a field of 100 large patterns (ms)', Math.round(created.ms));
     expect(created.ms).toBeLessThan(BOUND_MS);
   });
 
-  it('a context whose distinct patterns need more than 200,000 steps together is refused at publish (409), and nothing goes live', async () => {
-    // Each rule is fine alone: 40 patterns of about 2,000 steps (`.{0,1000}` repeats a class of 2 units).
+  it('a context whose distinct patterns weigh more than 500,000 together is refused at publish (409), and nothing goes live', async () => {
+    // Each rule is fine alone (about 80,000): 40 patterns of about 2,000 steps on the linear-time engine
+    // (`.{0,1000}` repeats a class of 2 units; `(a|a)*` is not provably linear).
     const rule = (i: number): string =>
-      Array.from({ length: 40 }, (_, k) => `matches(s, "^.{0,1000}x${i}_${k}$")`).join(' || ');
-    for (let i = 0; i < 3; i++) {
+      Array.from({ length: 40 }, (_, k) => `matches(s, "^(a|a)*.{0,1000}x${i}_${k}$")`).join(' || ');
+    for (let i = 0; i < 7; i++) {
       const created = await t.request('POST', '/api/v1/rules', { body: { context: 'programs', code: `P${i}`, name: `p${i}`, expression: rule(i) } });
       expect(created.status, created.text).toBe(201);
     }
@@ -256,7 +257,7 @@ describe('regex programs are bounded in size (memory)', () => {
     expect(published.body).toMatchObject({ code: 'LIMIT_EXCEEDED' });
     expect(published.body.errors).toEqual([{
       path: 'expression',
-      message: expect.stringMatching(/^rule P2: .*need programs of \d+ steps together; the limit is 200000/),
+      message: expect.stringMatching(/^rule P6: .*weigh \d+ together; the limit is 500000/),
     }]);
     const tested = await t.request('POST', '/api/v1/rules/test', { body: { context: 'programs', draft: true, payload: { s: 'x' } } });
     expect(tested.status, tested.text).toBe(409);
@@ -264,7 +265,7 @@ describe('regex programs are bounded in size (memory)', () => {
   });
 
   it('one pattern shared by many rules counts once', async () => {
-    const shared = Array.from({ length: 40 }, (_, k) => `matches(s, "^.{0,1000}shared${k}$")`).join(' || ');
+    const shared = Array.from({ length: 40 }, (_, k) => `matches(s, "^(a|a)*.{0,1000}shared${k}$")`).join(' || ');
     for (let i = 0; i < 5; i++) {
       const created = await t.request('POST', '/api/v1/rules', { body: { context: 'shared-programs', code: `S${i}`, name: `s${i}`, expression: `${shared} || s == "${i}"` } });
       expect(created.status, created.text).toBe(201);
