@@ -40,9 +40,11 @@ export function planRuleset(rules: RuleDefinition[], options?: CompileOptions): 
 
 /**
  * `planRuleset`, one rule a step. The distinct regex patterns of the rules
- * kept may weigh MAX_CONTEXT_PATTERN_WEIGHT together (regex/pattern-size.ts): a rule whose
- * new patterns would pass that is left out with a LIMIT_EXCEEDED error
- * (its programs are then garbage; those kept are held by the validator).
+ * may weigh MAX_CONTEXT_PATTERN_WEIGHT together (regex/pattern-size.ts):
+ * planning stops at the rule whose new patterns would pass that, with a
+ * LIMIT_EXCEEDED error for it. The rules after it are neither planned nor
+ * reported, since planning them would compile yet more patterns for a
+ * ruleset that cannot be published.
  */
 export function* planRulesetSteps(rules: RuleDefinition[], options?: CompileOptions): Steps<{ plans: RulePlan[]; errors: CompileError[] }> {
   const limits = resolveLimits(options);
@@ -61,6 +63,7 @@ export function* planRulesetSteps(rules: RuleDefinition[], options?: CompileOpti
       for (const [pattern, size] of plan.patterns) if (!patterns.has(pattern)) added += size;
       if (weight + added > MAX_CONTEXT_PATTERN_WEIGHT) {
         errors.push(patternBudgetError(plan, weight + added));
+        break;
       } else {
         for (const pattern of plan.patterns.keys()) patterns.add(pattern);
         weight += added;
