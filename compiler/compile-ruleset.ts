@@ -10,8 +10,8 @@
  * shares; `compileRuleset` runs them all at once.
  */
 import type { CompiledRuleset, CompileError, CompileOptions, RuleDefinition, ValidatorFn } from './types.ts';
-import { resolveLimits } from './limits.ts';
-import { planRule, type RulePlan } from './rule-plan.ts';
+import { MAX_RULESET_TEXT_LENGTH, resolveLimits } from './limits.ts';
+import { planRule, ruleTextLength, type RulePlan } from './rule-plan.ts';
 import { generateRulesetSteps, type PartsFrame } from './ruleset-source.ts';
 import { runtime, type Runtime } from './runtime.ts';
 import { runSteps, type Steps } from './steps.ts';
@@ -39,12 +39,13 @@ export function planRuleset(rules: RuleDefinition[], options?: CompileOptions): 
 }
 
 /**
- * `planRuleset`, one rule a step. The distinct regex patterns of the rules
- * may weigh MAX_CONTEXT_PATTERN_WEIGHT together (regex/pattern-size.ts):
- * planning stops at the rule whose new patterns would pass that, with a
- * LIMIT_EXCEEDED error for it. The rules after it are neither planned nor
- * reported, since planning them would compile yet more patterns for a
- * ruleset that cannot be published.
+ * `planRuleset`, one rule a step. Two bounds of the ruleset as a whole
+ * keep a compile's memory and time in check: its rules' text may hold
+ * MAX_RULESET_TEXT_LENGTH characters, and their distinct regex patterns
+ * may weigh MAX_CONTEXT_PATTERN_WEIGHT (regex/pattern-size.ts). Planning
+ * stops at the rule that would pass either, with a LIMIT_EXCEEDED error
+ * for it; the rules after it are neither planned nor reported, since
+ * planning them would only cost more for a ruleset that cannot go live.
  */
 export function* planRulesetSteps(rules: RuleDefinition[], options?: CompileOptions): Steps<{ plans: RulePlan[]; errors: CompileError[] }> {
   const limits = resolveLimits(options);
@@ -52,8 +53,14 @@ export function* planRulesetSteps(rules: RuleDefinition[], options?: CompileOpti
   const plans: RulePlan[] = [];
   const patterns = new Set<string>();
   let weight = 0;
+  let textLength = 0;
   for (const rule of rules) {
     if (rule !== null && typeof rule === 'object' && rule.enabled === false) continue;
+    textLength += ruleTextLength(rule);
+    if (textLength > MAX_RULESET_TEXT_LENGTH) {
+      errors.push(textBudgetError(rule, textLength));
+      break;
+    }
     const planned = planRule(rule, limits);
     if (!planned.ok) {
       errors.push(...planned.errors);
@@ -74,6 +81,17 @@ export function* planRulesetSteps(rules: RuleDefinition[], options?: CompileOpti
   }
   plans.sort(byPriorityThenCode);
   return { plans, errors };
+}
+
+function textBudgetError(rule: RuleDefinition, total: number): CompileError {
+  return {
+    ruleCode: rule !== null && typeof rule === 'object' && typeof rule.code === 'string' ? rule.code : '',
+    field: 'code',
+    code: 'LIMIT_EXCEEDED',
+    message:
+      `with this rule, the ruleset's rules hold ${total} characters of text (names, expressions, conditions, messages ` +
+      `and schemas); the limit is ${MAX_RULESET_TEXT_LENGTH}`,
+  };
 }
 
 function patternBudgetError(plan: RulePlan, total: number): CompileError {

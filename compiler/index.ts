@@ -9,7 +9,7 @@
  * regex and schema policies.
  */
 export * from './types.ts';
-export { DEFAULT_LIMITS, resolveLimits } from './limits.ts';
+export { DEFAULT_LIMITS, MAX_RULESET_TEXT_LENGTH, resolveLimits } from './limits.ts';
 export { checkRule } from './check-rule.ts';
 export { compileRuleset } from './compile-ruleset.ts';
 export { compileExpressionFunction, type ExpressionFunction, type ExpressionInputs } from './expression-function.ts';

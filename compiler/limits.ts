@@ -22,6 +22,14 @@ export const DEFAULT_LIMITS: Readonly<CompilerLimits> = Object.freeze({
   maxPathSegments: 32,
 });
 
+/**
+ * Most characters of rule text (rule-plan.ts `ruleTextLength`) one ruleset
+ * may hold: 5000 rules of 800 characters. Each field is bounded on its own,
+ * but 5000 rules of 64 KiB schemas would take gigabytes of heap and half
+ * an hour to compile; this keeps a validator under about 100 MB.
+ */
+export const MAX_RULESET_TEXT_LENGTH = 4_000_000;
+
 /** The defaults overlaid with the caller's partial limits. */
 export function resolveLimits(options?: CompileOptions): Readonly<CompilerLimits> {
   if (options?.limits === undefined) return DEFAULT_LIMITS;

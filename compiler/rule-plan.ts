@@ -186,17 +186,30 @@ export function planRule(
       schema,
       givenExpected,
       expected,
-      textLength: textLengthOf(rule),
+      textLength: ruleTextLength(rule),
       patterns,
     },
   };
 }
 
-function textLengthOf(rule: RuleDefinition): number {
-  let length = rule.name.length;
-  for (const text of [rule.expression, rule.when, rule.message]) if (typeof text === 'string') length += text.length;
+/**
+ * Characters of a rule's text: name, expression, when, message and the
+ * schema's JSON. What a compiled rule takes in memory and time grows with
+ * it (about 20 bytes of heap per character at the limits). Any value is
+ * measured, checked or not: what is not text counts nothing.
+ */
+export function ruleTextLength(rule: RuleDefinition): number {
+  if (rule === null || typeof rule !== 'object') return 0;
+  let length = 0;
+  for (const text of [rule.name, rule.expression, rule.when, rule.message]) if (typeof text === 'string') length += text.length;
   // Schemas are bounded by maxSchemaBytes; their JSON length is what the validator's code grows with.
-  if (rule.schema !== undefined) length += JSON.stringify(rule.schema)?.length ?? 0;
+  if (rule.schema !== undefined) {
+    try {
+      length += JSON.stringify(rule.schema)?.length ?? 0;
+    } catch {
+      // Not JSON: planning refuses it.
+    }
+  }
   return length;
 }
 

@@ -82,7 +82,7 @@ export type CompileErrorCode =
   | 'INVALID_PATH'        // fieldPath / forEach grammar (2.4) or forEach/[] mismatch
   | 'INVALID_SCHEMA'      // ajv refused the schema, or schema policy (no $id, $data, remote $ref, size, depth)
   | 'INVALID_RULE'        // the rule as a whole (e.g. none of expression/schema/required)
-  | 'LIMIT_EXCEEDED';     // the ruleset as a whole: its regex programs together over MAX_CONTEXT_PATTERN_WEIGHT
+  | 'LIMIT_EXCEEDED';     // the ruleset as a whole: its text over MAX_RULESET_TEXT_LENGTH, or its regex patterns over MAX_CONTEXT_PATTERN_WEIGHT
 
 export interface CompileError {
   ruleCode: string;

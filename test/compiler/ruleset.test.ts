@@ -3,7 +3,7 @@
  * caller sees in `isValid`, `totalRulesEvaluated` and each failure record.
  */
 import { describe, expect, it } from 'vitest';
-import { compileRuleset, runtime, type FailureRecord, type RuleDefinition } from '../../compiler/index.ts';
+import { compileRuleset, MAX_RULESET_TEXT_LENGTH, runtime, type FailureRecord, type RuleDefinition } from '../../compiler/index.ts';
 import { compileRulesetSteps, planRuleset } from '../../compiler/compile-ruleset.ts';
 import { generateRuleset } from '../../compiler/ruleset-source.ts';
 
@@ -442,5 +442,23 @@ describe('compiling in steps', () => {
     expect(compiled.compileMs).toBeGreaterThan(0);
     expect(compiled.source).toBe(compileRuleset(rules).source);
     expect(compiled.validate({ n: 42 }, NOW).failures.map((f) => f.ruleCode)).toEqual(['S042']);
+  });
+});
+
+describe('the size of a ruleset as a whole', () => {
+  it('is at most MAX_RULESET_TEXT_LENGTH characters of rule text: planning stops at the rule that passes it', () => {
+    // 10,000-character names: text that costs nothing to plan, so the bound is what stops it.
+    const rules: RuleDefinition[] = Array.from({ length: 450 }, (_, i) => ({
+      code: `T${String(i).padStart(3, '0')}`, name: `${'n'.repeat(9_995)}${String(i).padStart(5, '0')}`, expression: 'true',
+    }));
+    const compiled = compileRuleset(rules);
+    const fits = Math.floor(MAX_RULESET_TEXT_LENGTH / 10_004);
+    expect(compiled.ruleCount).toBe(fits);
+    expect(compiled.errors).toEqual([expect.objectContaining({
+      ruleCode: `T${String(fits).padStart(3, '0')}`, field: 'code', code: 'LIMIT_EXCEEDED',
+      message: expect.stringContaining(`the limit is ${MAX_RULESET_TEXT_LENGTH}`),
+    })]);
+    // Disabled rules are not compiled, so they do not count.
+    expect(compileRuleset(rules.map((rule, i) => ({ ...rule, enabled: i < fits }))).errors).toEqual([]);
   });
 });

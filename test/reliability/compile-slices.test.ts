@@ -44,7 +44,7 @@ function heavyRule(tag: string, rule: number): RuleContent {
     name: `Heavy ${rule}`, severity: 'Error', required: false, priority: 0, enabled: true, tags: [],
     expression: heavyExpression(`${tag}e`, rule),
     when: `${heavyExpression(`${tag}w`, rule)} || exists(code)`,
-    message: '{{ items.map(x => x.v) }} '.repeat(70),
+    message: '{{ items.map(x => x.v) }} '.repeat(30),
   };
 }
 
