@@ -162,8 +162,21 @@ export function* compileRulesetSteps(rules: RuleDefinition[], options?: CompileO
     },
     compileMs: busyMs,
     ruleCount: plans.length,
+    footprint: footprintOf(plans),
     errors,
   };
+}
+
+function footprintOf(plans: readonly RulePlan[]): CompiledRuleset['footprint'] {
+  let textLength = 0;
+  const patterns = new Map<string, number>();
+  for (const plan of plans) {
+    textLength += plan.textLength;
+    for (const [pattern, weight] of plan.patterns) patterns.set(pattern, weight);
+  }
+  let patternWeight = 0;
+  for (const weight of patterns.values()) patternWeight += weight;
+  return { textLength, patternWeight };
 }
 
 /** An instantiated validator and a way to read its source back. */

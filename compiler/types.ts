@@ -121,6 +121,11 @@ export interface CompiledRuleset {
   compileMs: number;
   /** Rules compiled into the validator (enabled, without errors). */
   ruleCount: number;
+  /**
+   * What the validator's memory grows with: characters of its rules' text,
+   * and the weight of their distinct regex patterns (regex/pattern-size.ts).
+   */
+  footprint: { textLength: number; patternWeight: number };
   /** Per-rule compile errors; rules with errors are left out of `validate`. */
   errors: CompileError[];
 }

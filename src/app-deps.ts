@@ -17,6 +17,8 @@ export interface CompiledValidator {
   /** Generated JavaScript, served by GET /contexts/{c}/validator. */
   readonly source: string;
   readonly ruleCount: number;
+  /** Estimated bytes of heap it holds (compile-validator.ts), by which the cache is bounded. */
+  readonly estimatedBytes: number;
   readonly compileMs: number;
   /** ISO-8601 time of the compile. */
   readonly compiledAt: string;

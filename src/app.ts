@@ -132,10 +132,11 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const validators = new ValidatorCache({
     rules: storage.rules,
     maxEntries: config.validatorCacheSize,
+    maxBytes: config.validatorCacheMb * 1024 * 1024,
     limits: { maxExpressionLength: config.maxExpressionLength },
     observer: metrics.validatorCache,
   });
-  metrics.watchValidatorCache(() => validators.size);
+  metrics.watchValidatorCache(() => validators.size, () => validators.bytes);
   // Before the timing hooks: a publish's wait for sibling workers counts in Server-Timing.
   const cacheSync = registerCacheSync(app, { storage, validators, keyCache, databaseUrl: config.databaseUrl, siblings: options.siblings });
   const deps: AppDeps = cacheSync.observe({ config, storage, validators, keys: createKeyService(storage.apiKeys, keyCache) });

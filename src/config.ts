@@ -33,6 +33,8 @@ export interface Config {
   readonly maxRulesPerContext: number;
   /** Compiled validators kept in memory per process (LRU beyond it). */
   readonly validatorCacheSize: number;
+  /** Estimated heap those validators may hold together, in MiB (LRU beyond it). */
+  readonly validatorCacheMb: number;
   readonly workers: number;
   readonly shutdownTimeoutMs: number;
   readonly metricsTenantLabels: boolean;
@@ -121,6 +123,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxExpressionLength: integer('MAX_EXPRESSION_LENGTH', 4096, 16, 1_000_000),
     maxRulesPerContext: integer('MAX_RULES_PER_CONTEXT', 5000, 1),
     validatorCacheSize: integer('VALIDATOR_CACHE_SIZE', 1000, 1),
+    validatorCacheMb: integer('VALIDATOR_CACHE_MB', 1024, 1, 1_048_576),
     workers,
     shutdownTimeoutMs: integer('SHUTDOWN_TIMEOUT_MS', 10_000, 0),
     metricsTenantLabels: boolean('METRICS_TENANT_LABELS', false),

@@ -47,6 +47,8 @@ describe('loadConfig', () => {
       MAX_PAYLOAD_DEPTH: '10',
       MAX_EXPRESSION_LENGTH: '100',
       MAX_RULES_PER_CONTEXT: '7',
+      VALIDATOR_CACHE_SIZE: '50',
+      VALIDATOR_CACHE_MB: '64',
       WORKERS: '2',
       SHUTDOWN_TIMEOUT_MS: '500',
       METRICS_TENANT_LABELS: 'true',
@@ -56,7 +58,9 @@ describe('loadConfig', () => {
       { tenantId: 'acme', adminKey: 'abcdefghijklmnopqrstuv' },
       { tenantId: 'globex', adminKey: 'ABCDEFGHIJKLMNOPQRSTUV_-1' },
     ]);
-    expect(config).toMatchObject({ port: 8080, workers: 2, maxBatchItems: 5, metricsTenantLabels: true, logLevel: 'warn' });
+    expect(config).toMatchObject({
+      port: 8080, workers: 2, maxBatchItems: 5, validatorCacheSize: 50, validatorCacheMb: 64, metricsTenantLabels: true, logLevel: 'warn',
+    });
   });
 
   it.each([
@@ -64,6 +68,8 @@ describe('loadConfig', () => {
     [{ PORT: '70000' }, 'PORT'],
     [{ RATE_LIMIT_MAX: '-1' }, 'RATE_LIMIT_MAX'],
     [{ MAX_BATCH_ITEMS: '0' }, 'MAX_BATCH_ITEMS'],
+    [{ VALIDATOR_CACHE_MB: '0' }, 'VALIDATOR_CACHE_MB'],
+    [{ VALIDATOR_CACHE_MB: '1.5' }, 'VALIDATOR_CACHE_MB'],
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
     [{ DATABASE_URL: 'not a url' }, 'DATABASE_URL'],
     [{ REDIS_URL: 'http://x' }, 'REDIS_URL'],

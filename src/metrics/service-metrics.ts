@@ -64,6 +64,7 @@ export class ServiceMetrics {
   readonly #invalidCounts = [0, 0, 0];
   readonly #failureCounts = [0, 0, 0];
   #cacheSize: () => number = () => 0;
+  #cacheBytes: () => number = () => 0;
   readonly #recorders = new Map<string, RequestRecorder>();
 
   constructor(options: ServiceMetricsOptions) {
@@ -135,6 +136,14 @@ export class ServiceMetrics {
         this.set(self.#cacheSize());
       },
     });
+    new Gauge({
+      name: 'rules_validator_cache_bytes',
+      help: 'Estimated heap of the compiled validators held in memory (bounded by VALIDATOR_CACHE_MB).',
+      registers,
+      collect() {
+        this.set(self.#cacheBytes());
+      },
+    });
     this.#rateLimited = new Counter({
       name: 'rules_rate_limited_total',
       help: 'Requests refused with 429, by budget: tenant, or client address for unauthenticated requests.',
@@ -178,8 +187,9 @@ export class ServiceMetrics {
   }
 
   /** Reports the cache's size at each scrape. */
-  watchValidatorCache(size: () => number): void {
+  watchValidatorCache(size: () => number, bytes: () => number = () => 0): void {
     this.#cacheSize = size;
+    this.#cacheBytes = bytes;
   }
 
   /**

@@ -8,9 +8,11 @@
  * - Single flight: concurrent misses for one context share one load.
  * - Versions only move forward: `install` ignores a validator older than
  *   the one cached, so a slow load cannot undo a publish.
- * - Bounded: beyond `maxEntries` the least recently used validator goes;
- *   recency is a tick stamped by `get`, scanned only on eviction (rare),
- *   so hits never reorder a Map.
+ * - Bounded: beyond `maxEntries` validators, or `maxBytes` of their
+ *   estimated heap (compile-validator.ts `estimatedBytes`), the least
+ *   recently used go, down to the one just installed (served even when it
+ *   alone is larger); recency is a tick stamped by `get`, scanned only on
+ *   eviction (rare), so hits never reorder a Map.
  * - Unknown contexts are remembered briefly, so a flood of requests for a
  *   context that does not exist costs one query per TTL.
  */
@@ -24,6 +26,8 @@ import { TenantQueue } from './tenant-queue.ts';
 export interface ValidatorCacheOptions {
   rules: Pick<RuleStore, 'liveRuleset'>;
   maxEntries: number;
+  /** Estimated heap the cached validators may hold together; unbounded when absent. */
+  maxBytes?: number;
   limits: Partial<CompilerLimits>;
   /** How long a context without a ruleset version is answered from memory. */
   unknownTtlMs?: number;
@@ -53,6 +57,7 @@ export const UNKNOWN_CONTEXT_TTL_MS = 500;
 export class ValidatorCache implements ValidatorService {
   readonly #rules: Pick<RuleStore, 'liveRuleset'>;
   readonly #maxEntries: number;
+  readonly #maxBytes: number;
   readonly #limits: Partial<CompilerLimits>;
   readonly #unknownTtlMs: number;
   readonly #now: () => number;
@@ -63,6 +68,7 @@ export class ValidatorCache implements ValidatorService {
   // Compiles take turns per tenant (tenant-queue.ts).
   readonly #queue = new TenantQueue();
   #size = 0;
+  #bytes = 0;
   #tick = 0;
   // Bumped by invalidate: a load that started before it may have read what
   // the invalidation said is stale, so its result is returned but not cached.
@@ -72,6 +78,7 @@ export class ValidatorCache implements ValidatorService {
   constructor(options: ValidatorCacheOptions) {
     this.#rules = options.rules;
     this.#maxEntries = options.maxEntries;
+    this.#maxBytes = options.maxBytes ?? Infinity;
     this.#limits = options.limits;
     this.#unknownTtlMs = options.unknownTtlMs ?? UNKNOWN_CONTEXT_TTL_MS;
     this.#now = options.now ?? Date.now;
@@ -86,6 +93,11 @@ export class ValidatorCache implements ValidatorService {
   /** Validators cached now. */
   get size(): number {
     return this.#size;
+  }
+
+  /** Their estimated heap, in bytes. */
+  get bytes(): number {
+    return this.#bytes;
   }
 
   get(tenantId: string, context: string): CompiledValidator | undefined {
@@ -181,13 +193,16 @@ export class ValidatorCache implements ValidatorService {
     if (existing !== undefined && existing.validator.rulesetVersion > validator.rulesetVersion) return;
     warmUp(validator);
     if (existing !== undefined) {
+      this.#bytes += validator.estimatedBytes - existing.validator.estimatedBytes;
       existing.validator = validator;
       existing.tick = ++this.#tick;
-      return;
+    } else {
+      contexts.set(context, { validator, tick: ++this.#tick });
+      this.#size++;
+      this.#bytes += validator.estimatedBytes;
     }
-    contexts.set(context, { validator, tick: ++this.#tick });
-    this.#size++;
-    if (this.#size > this.#maxEntries) this.#evictLeastRecentlyUsed();
+    // The validator just installed has the newest tick, so it goes last.
+    while (this.#size > 1 && (this.#size > this.#maxEntries || this.#bytes > this.#maxBytes)) this.#evictLeastRecentlyUsed();
   }
 
   invalidate(tenantId: string, context: string): void {
@@ -229,8 +244,11 @@ export class ValidatorCache implements ValidatorService {
 
   #remove(tenantId: string, context: string): void {
     const contexts = this.#byTenant.get(tenantId);
-    if (contexts === undefined || !contexts.delete(context)) return;
+    const entry = contexts?.get(context);
+    if (contexts === undefined || entry === undefined) return;
+    contexts.delete(context);
     this.#size--;
+    this.#bytes -= entry.validator.estimatedBytes;
     if (contexts.size === 0) this.#byTenant.delete(tenantId);
   }
 

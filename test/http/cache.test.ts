@@ -151,6 +151,44 @@ describe('one service across changes and restarts', () => {
   });
 });
 
+describe('cache bound in bytes', () => {
+  let t: TestApp;
+  // 20 rules of about 1,000 characters: about 400 KB estimated each (20 bytes per
+  // character of rule text), so two fit in 1 MiB and three do not.
+  const bigRule = (context: string) => ({
+    code: 'BIG', name: 'Big', fieldPath: 'amount', expression: `amount <= 10 && ${Array.from({ length: 45 }, (_, k) => `amount != ${k + 1000}`).join(' && ')}`,
+    message: `${context}: {{ $value }} ${'x'.repeat(190)}`,
+  });
+
+  beforeAll(async () => {
+    t = await startTestApp({ env: { VALIDATOR_CACHE_MB: '1' } });
+    for (const context of ['a', 'b', 'c']) {
+      const rules = Array.from({ length: 20 }, (_, i) => ({ ...bigRule(context), code: `BIG${i}` }));
+      await publish(t, context, rules);
+    }
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('keeps the estimated heap within VALIDATOR_CACHE_MB, dropping the least recently used, and reloads an evicted one', async () => {
+    const { validators } = t.app.internals;
+    const one = validators.peek(t.tenantId, 'c')!.estimatedBytes;
+    expect(one).toBeGreaterThan(1024 * 1024 / 3);
+    expect(one).toBeLessThan(1024 * 1024 / 2);
+    for (const context of ['a', 'b', 'c', 'a', 'b', 'c']) {
+      const body = await ok(t.request('POST', VALIDATE, { body: { context, payload: { amount: 11 } } }));
+      expect(body.failures).toHaveLength(20);
+      expect(body.failures[0].message.startsWith(`${context}: 11 `)).toBe(true);
+      expect(validators.bytes).toBeLessThanOrEqual(1024 * 1024);
+      expect(validators.size).toBeLessThanOrEqual(Math.floor(1024 * 1024 / one));
+    }
+    expect(validators.peek(t.tenantId, 'c')).toBeDefined();
+    expect(validators.peek(t.tenantId, 'a')).toBeUndefined();
+    expect(await metricSample(t, 'rules_validator_cache_bytes')).toBe(validators.bytes);
+  });
+});
+
 describe('cache bound', () => {
   let t: TestApp;
 

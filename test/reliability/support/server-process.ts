@@ -36,7 +36,7 @@ export async function startServerProcess(env: Record<string, string>, port?: num
   const listenOn = port ?? (await freePort());
   const inherited = { ...process.env };
   for (const name of Object.keys(inherited)) {
-    if (/^(RULES_|DATABASE_URL|LOG_LEVEL|WORKERS|MAX_|RATE_LIMIT_|REDIS_URL|VALIDATOR_CACHE_SIZE|METRICS_)/.test(name)) delete inherited[name];
+    if (/^(RULES_|DATABASE_URL|LOG_LEVEL|WORKERS|MAX_|RATE_LIMIT_|REDIS_URL|VALIDATOR_CACHE_|METRICS_)/.test(name)) delete inherited[name];
   }
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
     cwd: ROOT,
