@@ -161,7 +161,7 @@ export class ValidatorCache implements ValidatorService {
           error.line === undefined ? '' : ` (line ${error.line}, column ${error.column ?? 1})`
         }`,
       }));
-      // A limit of the ruleset as a whole (its regex programs together) is a
+      // A limit of the ruleset as a whole (its text, its regex patterns) is a
       // limit like rules per context, not a fault of one rule's text.
       if (errors.some((error) => error.code === 'LIMIT_EXCEEDED')) {
         throw new ProblemError('LIMIT_EXCEEDED', `The ruleset of context "${ruleset.context}" is over a limit.`, fieldErrors);
