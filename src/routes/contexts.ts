@@ -4,13 +4,13 @@
  * validator. Admin keys only; another tenant's context is unknown (404).
  *
  * Publish and rollback compile the next validator inside the storage
- * transaction (beforeCommit) and install it before answering; a publish
- * compiles its drafts before the transaction starts, so the transaction
- * is short (src/validators/early-compile.ts).
+ * transaction (beforeCommit) and install it before answering; a dry run
+ * compiles it before the transaction starts, so the transaction is short
+ * (src/validators/early-compile.ts).
  */
 import type { FastifyPluginAsync } from 'fastify';
 import { buildStandaloneModule, StandaloneModuleCache } from '../../compiler/standalone/index.ts';
-import { compileDrafts, compileUnlessEarly } from '../validators/early-compile.ts';
+import { compileAhead } from '../validators/early-compile.ts';
 import { runInSlices } from '../validators/time-slices.ts';
 import type { AppDeps, CompiledValidator } from '../app-deps.ts';
 import { ProblemError } from '../errors.ts';
@@ -60,8 +60,7 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
     const tenantId = tenantOf(request);
     const context = contextOf(request.params);
     try {
-      const early = await compileDrafts(storage.rules, validators, tenantId, context);
-      const { result, live } = await storage.rules.publishContext(tenantId, context, compileUnlessEarly(validators, early));
+      const { result, live } = await compileAhead(validators, (compile) => storage.rules.publishContext(tenantId, context, compile));
       if (live !== undefined) validators.install(live);
       return result;
     } catch (error) {
@@ -76,13 +75,8 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
   }, async (request) => {
     const tenantId = tenantOf(request);
     const context = contextOf(request.params);
-    const { result, live } = await storage.rules.rollback(
-      tenantId,
-      context,
-      request.body.rulesetVersion,
-      deps.config.maxRulesPerContext,
-      (next) => validators.compile(next),
-    );
+    const { result, live } = await compileAhead(validators, (compile) =>
+      storage.rules.rollback(tenantId, context, request.body.rulesetVersion, deps.config.maxRulesPerContext, compile));
     validators.install(live);
     return result;
   });

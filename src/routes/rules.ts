@@ -13,6 +13,7 @@ import type { AppDeps } from '../app-deps.ts';
 import { ProblemError } from '../errors.ts';
 import type { ListRulesQuery, Rule, RuleStatus } from '../storage/types.ts';
 import { assertRuleCompiles } from '../rules/check-rule-content.ts';
+import { compileAhead } from '../validators/early-compile.ts';
 import { idParamsSchema, isUuid, notFound, tenantOf } from './schemas/route-helpers.ts';
 import { toRuleContent, type CreateRuleBody, type UpdateRuleBody } from './schemas/rule-body.ts';
 import {
@@ -120,7 +121,7 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
   }, async (request, reply) => {
     const tenantId = tenantOf(request);
     if (!isUuid(request.params.id)) throw notFound('Rule');
-    const { live } = await storage.rules.archive(tenantId, request.params.id, (next) => validators.compile(next));
+    const { live } = await compileAhead(validators, (compile) => storage.rules.archive(tenantId, request.params.id, compile));
     if (live !== undefined) validators.install(live);
     return reply.code(204).send();
   });
@@ -131,7 +132,7 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
   }, async (request) => {
     const tenantId = tenantOf(request);
     if (!isUuid(request.params.id)) throw notFound('Rule');
-    const { rule, live } = await storage.rules.publishRule(tenantId, request.params.id, (next) => validators.compile(next));
+    const { rule, live } = await compileAhead(validators, (compile) => storage.rules.publishRule(tenantId, request.params.id, compile));
     validators.install(live);
     return rule;
   });

@@ -1,48 +1,70 @@
 /**
- * A context publish compiles before its transaction starts.
+ * Lifecycle operations compile before their transaction.
  *
- * Publishing compiles the ruleset about to go live inside the transaction
- * that makes it live (storage's beforeCommit), so that what goes live is
- * what compiled. A large context takes seconds to compile, and for those
- * seconds the transaction holds the context's lock and a database
- * connection (the embedded database has only one, shared by every
- * tenant). So the publish first compiles the context's drafts as a publish
- * would make them live (RuleStore.draftRuleset), outside any transaction;
- * inside it, when the rules going live are exactly those (as they are
- * unless an edit landed in between), the validator compiled early is used
- * under the new ruleset version, and the transaction lasts milliseconds.
- * Otherwise the transaction compiles as before.
+ * A publish, archive or rollback compiles the ruleset about to go live
+ * inside the transaction that makes it live (storage's beforeCommit), so
+ * that what goes live is what compiled. A large context takes seconds to
+ * compile, and for those seconds the transaction would hold the context's
+ * lock and a database connection (the embedded database has only one,
+ * shared by every tenant).
+ *
+ * So the operation first runs as a dry run: its beforeCommit throws the
+ * ruleset it was handed, which rolls the transaction back, and that
+ * ruleset is compiled outside any transaction. Then the operation runs
+ * for real, and its beforeCommit uses the early validator (under the new
+ * ruleset version) when the rules going live are still exactly those; if
+ * an edit landed in between, it compiles them again. A dry run that never
+ * reaches beforeCommit (nothing to make live) was the operation itself,
+ * and its result is the answer. The price: one more short transaction
+ * per operation.
  */
 import type { CompiledValidator, ValidatorService } from '../app-deps.ts';
-import type { BeforeCommit, LiveRuleset, RuleStore } from '../storage/types.ts';
+import type { BeforeCommit, LiveRuleset } from '../storage/types.ts';
 import { withRuleset } from './compile-validator.ts';
 import { runInSlices } from './time-slices.ts';
 
-/**
- * The validator of the context's drafts, compiled now, or undefined when
- * there is nothing to publish. Throws the 400 a publish of these drafts
- * would (a rule that does not compile).
- */
-export async function compileDrafts(
-  rules: Pick<RuleStore, 'draftRuleset'>,
-  validators: ValidatorService,
-  tenantId: string,
-  context: string,
-): Promise<CompiledValidator | undefined> {
-  const draft = await rules.draftRuleset(tenantId, context);
-  if (draft === null) return undefined;
-  // The draft of a context with nothing to publish has the live version: that one is compiled already.
-  if (validators.peek(tenantId, context)?.rulesetVersion === draft.rulesetVersion) return undefined;
-  return validators.compile(draft);
+/** Ends a dry run from beforeCommit, carrying the ruleset it would have made live. */
+class DryRunEnded extends Error {
+  // A code of its own: storage's error mapping then passes it unchanged.
+  readonly code = 'DRY_RUN_ENDED';
+
+  constructor(readonly next: LiveRuleset) {
+    super('dry run ended before commit');
+  }
 }
 
 /**
- * The beforeCommit of a publish: the early validator when the rules going
- * live are the ones it was compiled from, else a compile of them.
+ * Runs a lifecycle operation whose beforeCommit compiles, compiling before
+ * its transaction (see above). `operation` is called once or twice with
+ * the beforeCommit to pass to storage. Throws what the operation throws
+ * (404, 409), or the 400/409 of a ruleset that does not compile.
+ *
+ * @example
+ * const { result, live } = await compileAhead(validators, (compile) => storage.rules.publishContext(tenantId, context, compile));
  */
-export function compileUnlessEarly(validators: ValidatorService, early: CompiledValidator | undefined): BeforeCommit<CompiledValidator> {
+export async function compileAhead<T>(
+  validators: ValidatorService,
+  operation: (beforeCommit: BeforeCommit<CompiledValidator>) => Promise<T>,
+): Promise<T> {
+  let early: CompiledValidator;
+  try {
+    return await operation((next) => {
+      throw new DryRunEnded(next);
+    });
+  } catch (error) {
+    if (!(error instanceof DryRunEnded)) throw error;
+    early = await validators.compile(error.next);
+  }
+  return operation(compileUnlessEarly(validators, early));
+}
+
+/**
+ * The beforeCommit of the real run: the early validator when the rules
+ * going live are the ones it was compiled from, else a compile of them.
+ */
+export function compileUnlessEarly(validators: ValidatorService, early: CompiledValidator): BeforeCommit<CompiledValidator> {
   return async (next) => {
-    if (early !== undefined && (await runInSlices(sameRules(early.ruleset, next)))) return withRuleset(early, next);
+    if (await runInSlices(sameRules(early.ruleset, next))) return withRuleset(early, next);
     return validators.compile(next);
   };
 }

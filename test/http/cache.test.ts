@@ -8,7 +8,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestResponse } from '../support/app.ts';
 import { metricSample } from '../support/metrics.ts';
-import { compileDrafts, compileUnlessEarly } from '../../src/validators/early-compile.ts';
+import { compileAhead } from '../../src/validators/early-compile.ts';
 
 const VALIDATE = '/api/v1/validation/validate';
 /** Validator lookups answered from memory (GET /metrics). */
@@ -94,16 +94,50 @@ describe('one service across changes and restarts', () => {
     const { expression: _old, ...content } = rule!;
     const first = await t.storage.rules.update(t.tenantId, id, rule!.version, { ...content, expression: 'amount <= 20' });
     const before = t.app.internals.validators.compileCount;
-    const early = await compileDrafts(t.storage.rules, validators, t.tenantId, 'raced');
-    expect(early!.validate({ amount: 15 }, Date.now()).isValid).toBe(true);
-    // Another admin's edit, between the early compile and the publish's transaction.
-    await t.storage.rules.update(t.tenantId, id, first.version, { ...content, expression: 'amount <= 30' });
-    const { live } = await t.storage.rules.publishContext(t.tenantId, 'raced', compileUnlessEarly(validators, early));
+    const seen: string[] = [];
+    let runs = 0;
+    const { live } = await compileAhead(validators, async (compile) => {
+      runs++;
+      // Another admin's edit, between the dry run (and its compile) and the real run.
+      if (runs === 2) await t.storage.rules.update(t.tenantId, id, first.version, { ...content, expression: 'amount <= 30' });
+      return t.storage.rules.publishContext(t.tenantId, 'raced', async (next) => {
+        seen.push(next.rules[0].expression!);
+        return compile(next);
+      });
+    });
     validators.install(live!);
+    expect(runs).toBe(2);
+    expect(seen).toEqual(['amount <= 20', 'amount <= 30']);
     expect(t.app.internals.validators.compileCount - before).toBe(2);
     expect(live!.ruleset.rules[0].expression).toBe('amount <= 30');
     expect((await validate('raced', { amount: 25 })).isValid).toBe(true);
     expect((await validate('raced', { amount: 35 })).isValid).toBe(false);
+  });
+
+  it('runs an operation with nothing to make live once: its dry run was the operation', async () => {
+    const draft = await ok(t.request('POST', '/api/v1/rules', { body: { context: 'drafts', ...limitRule(5) } }), 201);
+    const before = t.app.internals.validators.compileCount;
+    await ok(t.request('DELETE', `/api/v1/rules/${draft.id}`), 204);
+    expect(t.app.internals.validators.compileCount).toBe(before);
+    expect(await ok(t.request('GET', `/api/v1/rules/${draft.id}`))).toMatchObject({ status: 'archived' });
+  });
+
+  it('compiles a rule publish, an archive and a rollback once each, before their transactions', async () => {
+    const [first] = await publish(t, 'cycle', [limitRule(10)]);
+    const second = await ok(t.request('POST', '/api/v1/rules', { body: { context: 'cycle', ...limitRule(20), code: 'SECOND' } }), 201);
+    let before = t.app.internals.validators.compileCount;
+    await ok(t.request('POST', `/api/v1/rules/${second.id}/publish`));
+    expect(t.app.internals.validators.compileCount - before).toBe(1);
+    expect((await validate('cycle', { amount: 15 })).failures.map((f: { ruleCode: string }) => f.ruleCode)).toEqual(['LIMIT']);
+    before = t.app.internals.validators.compileCount;
+    await ok(t.request('DELETE', `/api/v1/rules/${first}`), 204);
+    expect(t.app.internals.validators.compileCount - before).toBe(1);
+    expect((await validate('cycle', { amount: 15 })).isValid).toBe(true);
+    before = t.app.internals.validators.compileCount;
+    const rolled = await ok(t.request('POST', '/api/v1/contexts/cycle/rollback', { body: { rulesetVersion: 1 } }));
+    expect(t.app.internals.validators.compileCount - before).toBe(1);
+    expect(t.app.deps.validators.peek(t.tenantId, 'cycle')!.rulesetVersion).toBe(rolled.rulesetVersion);
+    expect((await validate('cycle', { amount: 15 })).failures.map((f: { ruleCode: string }) => f.ruleCode)).toEqual(['LIMIT']);
   });
 
   it('refuses a publish whose drafts do not compile before opening its transaction, and nothing goes live', async () => {
