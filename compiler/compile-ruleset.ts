@@ -67,15 +67,14 @@ export function* planRulesetSteps(rules: RuleDefinition[], options?: CompileOpti
     } else {
       const { plan } = planned;
       let added = 0;
-      for (const [pattern, size] of plan.patterns) if (!patterns.has(pattern)) added += size;
+      for (const [pattern, patternWeight] of plan.patterns) if (!patterns.has(pattern)) added += patternWeight;
       if (weight + added > MAX_CONTEXT_PATTERN_WEIGHT) {
         errors.push(patternBudgetError(plan, weight + added));
         break;
-      } else {
-        for (const pattern of plan.patterns.keys()) patterns.add(pattern);
-        weight += added;
-        plans.push(plan);
       }
+      for (const pattern of plan.patterns.keys()) patterns.add(pattern);
+      weight += added;
+      plans.push(plan);
     }
     yield;
   }
