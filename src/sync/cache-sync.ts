@@ -166,6 +166,11 @@ export class CacheSync {
         this.#validators.invalidate(tenantId, context);
         return;
       }
+      // This process's own publish may have installed that version while the
+      // read was on its way (its notice can overtake the publish's answer):
+      // then there is nothing to compile.
+      const cached = this.#validators.cachedVersion(tenantId, context);
+      if (cached !== undefined && cached >= ruleset.rulesetVersion) return;
       // install keeps whichever version is newer, so a publish of this
       // process that lands meanwhile is never undone.
       this.#validators.install(await this.#validators.compile(ruleset));
