@@ -15,7 +15,7 @@ import type { PatternResult } from './expression/lower.ts';
 import { compileTemplate, type TemplatePart } from './expression/template.ts';
 import { isPathError, parsePath, type PathSegment } from './paths.ts';
 import { compilePattern } from './regex/index.ts';
-import { MAX_FIELD_PATTERN_WEIGHT } from './regex/pattern-size.ts';
+import { MAX_FIELD_PATTERN_WEIGHT, PatternWeights } from './regex/pattern-size.ts';
 import { compileSchema, type SchemaValidator } from './schema/index.ts';
 
 /** A parsed path with the text it was written as (reported paths keep the author's spelling). */
@@ -62,16 +62,11 @@ const SEVERITIES: ReadonlySet<unknown> = new Set(['Error', 'Warning', 'Info']);
  * Per field, not per rule: a field's result is memoized by its text alone.
  */
 function patternPolicy(limits: CompilerLimits): (pattern: string) => PatternResult {
-  const seen = new Set<string>();
-  let total = 0;
+  const field = new PatternWeights();
   return (pattern) => {
     const result = compilePattern(pattern, limits);
     if (!result.ok) return result;
-    if (!seen.has(pattern)) {
-      seen.add(pattern);
-      total += result.weight;
-    }
-    if (total > MAX_FIELD_PATTERN_WEIGHT) {
+    if (field.add(pattern, result.weight) > MAX_FIELD_PATTERN_WEIGHT) {
       return {
         ok: false,
         code: 'TOO_LONG',
@@ -152,7 +147,7 @@ export function planRule(
     const compiled = compileSchema(rule.schema, limits);
     if (compiled.ok) {
       schema = compiled.validate;
-      for (const [pattern, size] of compiled.patterns) patterns.set(pattern, size);
+      for (const [pattern, size] of compiled.patterns.entries()) patterns.set(pattern, size);
     } else {
       error('schema', { code: compiled.code, message: compiled.message });
     }

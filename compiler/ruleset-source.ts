@@ -227,8 +227,6 @@ class Declarations implements Hoist {
 
 /** One part of a large ruleset (see the top of this file), ready to instantiate. */
 export interface GeneratedPart {
-  /** The name of the part's function, `rulesN`. */
-  name: string;
   /** `(function (rt, refs) { ... return function rulesN(payload, now, failures) { ... }; })` */
   source: string;
   /** The ruleset's refs so far: everything this part reads is in it. */
@@ -397,7 +395,7 @@ export function* generateRulesetSteps(
       }, _`;`);
     }, _`)`);
     names.push(name);
-    yield { name: name.toString(), source: w.toCode().toString(), refs: naming.refs };
+    yield { source: w.toCode().toString(), refs: naming.refs };
   }
   const clock = usesNow ? naming.helper('clock') : undefined;
   const v = new CodeWriter();

@@ -89,3 +89,30 @@ function elementSize(node: AST.Element): number {
 function rangeCount(node: AST.CharacterSet | AST.CharacterClass): number {
   return charSetOf(node).pairs().length;
 }
+
+/** Distinct patterns with their weights, and the running total (each pattern counts once). */
+export class PatternWeights {
+  readonly #weights = new Map<string, number>();
+  #total = 0;
+
+  get total(): number {
+    return this.#total;
+  }
+
+  has(pattern: string): boolean {
+    return this.#weights.has(pattern);
+  }
+
+  /** Counts `pattern` unless it was already; returns the total. */
+  add(pattern: string, weight: number): number {
+    if (!this.#weights.has(pattern)) {
+      this.#weights.set(pattern, weight);
+      this.#total += weight;
+    }
+    return this.#total;
+  }
+
+  entries(): IterableIterator<[string, number]> {
+    return this.#weights.entries();
+  }
+}

@@ -14,6 +14,7 @@ import type { CompilerLimits } from '../types.ts';
 import { MAX_SCHEMA_APPLICATIONS, schemaApplications } from './schema-expansion.ts';
 import { checkSchemaKeywords, measureSchema } from './schema-policy.ts';
 import { compileOnSharedAjv } from './shared-ajv.ts';
+import { PatternWeights } from '../regex/pattern-size.ts';
 
 export { MAX_SCHEMA_FAILURES, schemaFailures, type SchemaFailure } from './schema-failures.ts';
 export { MAX_SCHEMA_APPLICATIONS, schemaApplications, type SchemaApplications } from './schema-expansion.ts';
@@ -45,13 +46,13 @@ export interface SchemaCompileError {
 export function compileSchema(
   schema: unknown,
   limits: CompilerLimits,
-): { ok: true; validate: SchemaValidator; patterns: ReadonlyMap<string, number> } | SchemaCompileError {
+): { ok: true; validate: SchemaValidator; patterns: PatternWeights } | SchemaCompileError {
   const measured = measureSchema(schema, limits);
   if (!measured.ok) return { ok: false, ...measured.violation };
   // Ajv keeps references into the schema it compiles; the tenant's object
   // must not be one of them.
   const copy = JSON.parse(measured.json) as object | boolean;
-  const patterns = new Map<string, number>();
+  const patterns = new PatternWeights();
   const violation = checkSchemaKeywords(copy, limits, patterns);
   if (violation !== undefined) return { ok: false, ...violation };
   const applications = schemaApplications(copy);

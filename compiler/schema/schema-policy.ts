@@ -18,7 +18,7 @@
  */
 import type { CompilerLimits } from '../types.ts';
 import { compilePattern } from '../regex/index.ts';
-import { MAX_FIELD_PATTERN_WEIGHT } from '../regex/pattern-size.ts';
+import { MAX_FIELD_PATTERN_WEIGHT, type PatternWeights } from '../regex/pattern-size.ts';
 
 /** A policy refusal, in the codes of `compileSchema`. */
 export interface PolicyViolation {
@@ -100,8 +100,8 @@ export function measureSchema(
 export function checkSchemaKeywords(
   schema: unknown,
   limits: Pick<CompilerLimits, 'maxPatternLength'>,
-  /** Receives every pattern that passed the policy, with its program size. */
-  patterns?: Map<string, number>,
+  /** Receives every pattern that passed the policy, with its weight; a schema's may weigh MAX_FIELD_PATTERN_WEIGHT. */
+  patterns?: PatternWeights,
 ): PolicyViolation | undefined {
   const stack: { schema: unknown; pointer: string }[] = [{ schema, pointer: '#' }];
   while (stack.length > 0) {
@@ -131,7 +131,7 @@ function checkKeywords(
   node: Record<string, unknown>,
   pointer: string,
   limits: Pick<CompilerLimits, 'maxPatternLength'>,
-  patterns: Map<string, number> | undefined,
+  patterns: PatternWeights | undefined,
 ): PolicyViolation | undefined {
   if (Object.hasOwn(node, '$id')) return refuse('INVALID_SCHEMA', `"$id" is not allowed (at ${pointer})`).violation;
   if (Object.hasOwn(node, '$data')) return refuse('INVALID_SCHEMA', `"$data" is not allowed (at ${pointer})`).violation;
@@ -186,16 +186,12 @@ function checkPattern(
   pattern: string,
   pointer: string,
   limits: Pick<CompilerLimits, 'maxPatternLength'>,
-  patterns: Map<string, number> | undefined,
+  patterns: PatternWeights | undefined,
 ): PolicyViolation | undefined {
   if (patterns?.has(pattern)) return undefined;
   const result = compilePattern(pattern, limits);
   if (result.ok) {
-    if (patterns === undefined) return undefined;
-    patterns.set(pattern, result.weight);
-    let total = 0;
-    for (const size of patterns.values()) total += size;
-    if (total <= MAX_FIELD_PATTERN_WEIGHT) return undefined;
+    if (patterns === undefined || patterns.add(pattern, result.weight) <= MAX_FIELD_PATTERN_WEIGHT) return undefined;
     return {
       code: 'TOO_LONG',
       message: `the schema's patterns weigh more than ${MAX_FIELD_PATTERN_WEIGHT} together (at ${pointer}) (a pattern weighs the steps of its program on the linear-time engine, a tenth of them on the native engine)`,
