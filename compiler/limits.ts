@@ -18,6 +18,7 @@ export const DEFAULT_LIMITS: Readonly<CompilerLimits> = Object.freeze({
   maxTemplateLength: 2000,
   maxSchemaBytes: 65536,
   maxSchemaDepth: 32,
+  maxExpectedValueBytes: 65536,
   maxPathLength: 256,
   maxPathSegments: 32,
 });

@@ -155,8 +155,12 @@ export function planRule(
   let givenExpected: { value: unknown } | undefined;
   if (rule.expectedValue !== undefined && rule.expectedValue !== null) {
     const json = jsonOf(rule.expectedValue);
+    // Every failure of the rule carries it and the validator holds it, so it is bounded like a schema.
+    const bytes = json === undefined ? 0 : Buffer.byteLength(json, 'utf8');
     if (json === undefined) invalid('expectedValue', 'expectedValue must be a JSON value with finite numbers');
-    else givenExpected = { value: JSON.parse(json) as unknown };
+    else if (bytes > limits.maxExpectedValueBytes) {
+      error('expectedValue', { code: 'TOO_LONG', message: `expectedValue is ${bytes} bytes of JSON; the limit is ${limits.maxExpectedValueBytes}` });
+    } else givenExpected = { value: JSON.parse(json) as unknown };
   }
   if (errors.length > 0) return { ok: false, errors };
 
@@ -188,19 +192,21 @@ export function planRule(
 }
 
 /**
- * Characters of a rule's text: name, expression, when, message and the
- * schema's JSON. What a compiled rule takes in memory and time grows with
- * it (about 20 bytes of heap per character at the limits). Any value is
- * measured, checked or not: what is not text counts nothing.
+ * Characters of a rule's text: name, expression, when, message, and the
+ * JSON of its schema and expected value. What a compiled rule takes in
+ * memory and time grows with it (about 20 bytes of heap per character at
+ * the limits). Any value is measured, checked or not: what is not text
+ * counts nothing.
  */
 export function ruleTextLength(rule: RuleDefinition): number {
   if (rule === null || typeof rule !== 'object') return 0;
   let length = 0;
   for (const text of [rule.name, rule.expression, rule.when, rule.message]) if (typeof text === 'string') length += text.length;
-  // Schemas are bounded by maxSchemaBytes; their JSON length is what the validator's code grows with.
-  if (rule.schema !== undefined) {
+  // Schemas and expected values are bounded on their own; their JSON length is what the validator grows with.
+  for (const value of [rule.schema, rule.expectedValue]) {
+    if (value === undefined || value === null) continue;
     try {
-      length += JSON.stringify(rule.schema)?.length ?? 0;
+      length += JSON.stringify(value)?.length ?? 0;
     } catch {
       // Not JSON: planning refuses it.
     }

@@ -33,7 +33,7 @@ import { isBoolean, type Expr } from './expression/ir.ts';
 import type { TemplatePart } from './expression/template.ts';
 import type { PathSegment } from './paths.ts';
 import type { RulePlan } from './rule-plan.ts';
-import { runtime } from './runtime.ts';
+import { MAX_FAILURES_PER_VALIDATION, runtime } from './runtime.ts';
 import { schemaFailures } from './schema/index.ts';
 import { runSteps, type Steps } from './steps.ts';
 
@@ -731,7 +731,9 @@ class RuleEmitter {
 
   pushFailure(w: CodeWriter, message: Code, path: Code, actual: Code, expected: Code): void {
     const n = this.#n;
-    w.line(_`${n.failures}.push(${this.#d.helper('failure')}(${this.#meta}, ${message}, ${path}, ${actual}, ${expected}));`);
+    const record = _`${this.#d.helper('failure')}(${this.#meta}, ${message}, ${path}, ${actual}, ${expected})`;
+    // push returns the new length: the bound costs one comparison per failure, nothing on passing rules.
+    w.line(_`if (${n.failures}.push(${record}) > ${MAX_FAILURES_PER_VALIDATION}) ${this.#d.helper('tooManyFailures')}();`);
   }
 
   isTrue(e: Expr, value: Code): Code {

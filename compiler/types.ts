@@ -59,7 +59,9 @@ export interface ValidationResult {
 /**
  * A compiled ruleset. `now` is epoch milliseconds, one value per HTTP
  * request (a batch shares it); it is what `now()` and `age()` see.
- * Never throws for any JSON payload.
+ * Never throws for any JSON payload, with one exception: a payload that
+ * fails rules more than MAX_FAILURES_PER_VALIDATION times (runtime.ts)
+ * ends the validation with a TooManyFailuresError.
  */
 export type ValidatorFn = (payload: unknown, now: number) => ValidationResult;
 
@@ -104,6 +106,7 @@ export interface CompilerLimits {
   maxTemplateLength: number;     // 2000
   maxSchemaBytes: number;        // 65536
   maxSchemaDepth: number;        // 32
+  maxExpectedValueBytes: number; // 65536
   maxPathLength: number;         // 256
   maxPathSegments: number;       // 32
 }

@@ -164,7 +164,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     ? undefined
     : installValidationFastLane(app, {
         keyCache, lastUsed, rateLimiter, validators, metrics, drain,
-        bodyLimit: config.maxBodyBytes, maxPayloadDepth: config.maxPayloadDepth,
+        bodyLimit: config.maxBodyBytes, maxPayloadDepth: config.maxPayloadDepth, maxAnswerBytes: config.maxAnswerBytes,
       });
   app.decorate('internals', { validators, keyCache, lastUsed, cacheSync, fastLane });
 

@@ -31,6 +31,8 @@ export interface Config {
   readonly maxPayloadDepth: number;
   readonly maxExpressionLength: number;
   readonly maxRulesPerContext: number;
+  /** Estimated size of one validation answer's failures; larger answers are refused (400). */
+  readonly maxAnswerBytes: number;
   /** Compiled validators kept in memory per process (LRU beyond it). */
   readonly validatorCacheSize: number;
   /** Estimated heap those validators may hold together, in MiB (LRU beyond it). */
@@ -122,6 +124,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxPayloadDepth: integer('MAX_PAYLOAD_DEPTH', 64, 1, 1000),
     maxExpressionLength: integer('MAX_EXPRESSION_LENGTH', 4096, 16, 1_000_000),
     maxRulesPerContext: integer('MAX_RULES_PER_CONTEXT', 5000, 1),
+    maxAnswerBytes: integer('MAX_ANSWER_BYTES', 16_777_216, 65_536, 268_435_456),
     validatorCacheSize: integer('VALIDATOR_CACHE_SIZE', 1000, 1),
     validatorCacheMb: integer('VALIDATOR_CACHE_MB', 1024, 1, 1_048_576),
     workers,

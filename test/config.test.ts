@@ -19,6 +19,7 @@ describe('loadConfig', () => {
       maxPayloadDepth: 64,
       maxExpressionLength: 4096,
       maxRulesPerContext: 5000,
+      maxAnswerBytes: 16_777_216,
       workers: 1,
       shutdownTimeoutMs: 10000,
       metricsTenantLabels: false,
@@ -49,6 +50,7 @@ describe('loadConfig', () => {
       MAX_RULES_PER_CONTEXT: '7',
       VALIDATOR_CACHE_SIZE: '50',
       VALIDATOR_CACHE_MB: '64',
+      MAX_ANSWER_BYTES: '1048576',
       WORKERS: '2',
       SHUTDOWN_TIMEOUT_MS: '500',
       METRICS_TENANT_LABELS: 'true',
@@ -59,7 +61,7 @@ describe('loadConfig', () => {
       { tenantId: 'globex', adminKey: 'ABCDEFGHIJKLMNOPQRSTUV_-1' },
     ]);
     expect(config).toMatchObject({
-      port: 8080, workers: 2, maxBatchItems: 5, validatorCacheSize: 50, validatorCacheMb: 64, metricsTenantLabels: true, logLevel: 'warn',
+      port: 8080, workers: 2, maxBatchItems: 5, validatorCacheSize: 50, validatorCacheMb: 64, maxAnswerBytes: 1_048_576, metricsTenantLabels: true, logLevel: 'warn',
     });
   });
 
@@ -70,6 +72,8 @@ describe('loadConfig', () => {
     [{ MAX_BATCH_ITEMS: '0' }, 'MAX_BATCH_ITEMS'],
     [{ VALIDATOR_CACHE_MB: '0' }, 'VALIDATOR_CACHE_MB'],
     [{ VALIDATOR_CACHE_MB: '1.5' }, 'VALIDATOR_CACHE_MB'],
+    [{ MAX_ANSWER_BYTES: '65535' }, 'MAX_ANSWER_BYTES'],
+    [{ MAX_ANSWER_BYTES: '268435457' }, 'MAX_ANSWER_BYTES'],
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
     [{ DATABASE_URL: 'not a url' }, 'DATABASE_URL'],
     [{ REDIS_URL: 'http://x' }, 'REDIS_URL'],

@@ -13,6 +13,7 @@ import { checkPayload, sizeOf, type PayloadSize } from '../http/payload-guard.ts
 import type { LiveRuleset } from '../storage/types.ts';
 import { assertRuleCompiles, describeCompileError } from '../rules/check-rule-content.ts';
 import { toRuleDefinition } from '../rules/to-rule-definition.ts';
+import { assertAnswerFits } from '../validators/answer-size.ts';
 import { evaluateBounded } from '../validators/bounded-evaluation.ts';
 import { costProfileOf, estimateCost } from '../validators/evaluation-cost.ts';
 import { contextNotFound, tenantOf } from './schemas/route-helpers.ts';
@@ -100,6 +101,7 @@ export const ruleTestRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
     const now = Date.now();
     const cost = estimateCost(costProfileOf(validator), sizeOf(size));
     const result = evaluateBounded(cost, 'payload', () => validator.validate(body.payload, now));
+    assertAnswerFits(result.failures, config.maxAnswerBytes, 'payload');
     // The same body, and clock, as a single validation's.
     return new SingleAnswer(result.isValid, result.totalRulesEvaluated, result.failures, request.startedAt);
   });

@@ -51,6 +51,7 @@ import {
 } from '../rate-limit/register-rate-limit.ts';
 import type { RateLimitPolicy } from '../rate-limit/tenant-policies.ts';
 import type { WindowState } from '../rate-limit/rate-limit-store.ts';
+import { assertAnswerFits } from '../validators/answer-size.ts';
 import { estimateCost, costProfileOf } from '../validators/evaluation-cost.ts';
 import { UNGUARDED_COST_LIMIT } from '../validators/evaluation-deadline.ts';
 import { singleResultResponseSchema } from './schemas/result-schemas.ts';
@@ -72,6 +73,7 @@ export interface FastLaneOptions {
   drain: ConnectionDrain;
   bodyLimit: number;
   maxPayloadDepth: number;
+  maxAnswerBytes: number;
 }
 
 /** What the fast lane did (tests check which path answered a request with it). */
@@ -93,7 +95,7 @@ type RequestListener = (request: IncomingMessage, response: ServerResponse) => v
  * const stats = installValidationFastLane(app, { keyCache, lastUsed, rateLimiter, validators, metrics, drain, bodyLimit, maxPayloadDepth });
  */
 export function installValidationFastLane(app: FastifyInstance, options: FastLaneOptions): FastLaneStats {
-  const { keyCache, lastUsed, validators, metrics, drain, bodyLimit, maxPayloadDepth } = options;
+  const { keyCache, lastUsed, validators, metrics, drain, bodyLimit, maxPayloadDepth, maxAnswerBytes } = options;
   const { store, policies } = options.rateLimiter;
   const stats: FastLaneStats = { answered: 0, handedBack: 0 };
   // The route's own schemas: a body this accepts, the route accepts; output
@@ -193,8 +195,9 @@ export function installValidationFastLane(app: FastifyInstance, options: FastLan
     let result: ValidationResult;
     try {
       result = validator.validate(payload, Date.now());
+      assertAnswerFits(result.failures, maxAnswerBytes, 'payload');
     } catch {
-      // Unexpected; Fastify's path evaluates again and reports it as it reports any error.
+      // Too many failures, too large an answer, or unexpected: Fastify's path evaluates again and refuses or reports it.
       handBack(request, response, body, startedAt);
       return;
     }

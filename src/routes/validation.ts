@@ -16,6 +16,7 @@ import { checkPayload, sizeOf, type PayloadSize } from '../http/payload-guard.ts
 import { replayBufferedBody } from '../http/request-replay.ts';
 import { costProfileOf, estimateCost } from '../validators/evaluation-cost.ts';
 import { evaluateBounded } from '../validators/bounded-evaluation.ts';
+import { AnswerBudget, answerTooLarge, assertAnswerFits } from '../validators/answer-size.ts';
 import { tenantOf } from './schemas/route-helpers.ts';
 import { CONTEXT_PATTERN } from './schemas/rule-schemas.ts';
 import { batchResultResponseSchema, singleResultResponseSchema, transactionResultResponseSchema } from './schemas/result-schemas.ts';
@@ -64,6 +65,7 @@ const validatorRole = { role: 'validator' } as const;
 export const validationRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
   const { validators, config } = deps;
   const maxDepth = config.maxPayloadDepth;
+  const maxAnswerBytes = config.maxAnswerBytes;
 
   app.post<{ Body: ValidateBody }>(SINGLE_VALIDATION_ROUTE, {
     config: validatorRole,
@@ -84,9 +86,9 @@ export const validationRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (ap
     rejectInvalid(checkPayload(payload, 'payload', maxDepth, size));
     const cached = validators.get(tenantId, context);
     if (cached === undefined) {
-      return loadValidator(validators, tenantId, context, 'context').then((loaded) => validateSingle(request, loaded, payload, sizeOf(size), now));
+      return loadValidator(validators, tenantId, context, 'context').then((loaded) => validateSingle(request, loaded, payload, sizeOf(size), now, maxAnswerBytes));
     }
-    return validateSingle(request, cached, payload, sizeOf(size), now);
+    return validateSingle(request, cached, payload, sizeOf(size), now, maxAnswerBytes);
   });
 
   app.post<{ Body: BatchBody }>('/validation/validate-batch', {
@@ -132,9 +134,9 @@ export const validationRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (ap
 
     const cached = validators.get(tenantId, context);
     if (cached === undefined) {
-      return loadValidator(validators, tenantId, context, 'context').then((loaded) => validateBatch(request, loaded, items, sizes, now));
+      return loadValidator(validators, tenantId, context, 'context').then((loaded) => validateBatch(request, loaded, items, sizes, now, maxAnswerBytes));
     }
-    return validateBatch(request, cached, items, sizes, now);
+    return validateBatch(request, cached, items, sizes, now, maxAnswerBytes);
   });
 
   app.post<{ Body: TransactionBody }>('/validation/validate-transaction', {
@@ -175,25 +177,32 @@ export const validationRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (ap
     const cached = cachedSet(validators, tenantId, contexts);
     if (cached === undefined) {
       return consistentSet(validators, deps.storage.rules, tenantId, contexts)
-        .then((set) => validateTransaction(request, set, transactionId, contexts, payload, sizeOf(size), now));
+        .then((set) => validateTransaction(request, set, transactionId, contexts, payload, sizeOf(size), now, maxAnswerBytes));
     }
-    return validateTransaction(request, cached, transactionId, contexts, payload, sizeOf(size), now);
+    return validateTransaction(request, cached, transactionId, contexts, payload, sizeOf(size), now, maxAnswerBytes);
   });
 };
+
+/** JSON of a batch item's result around its id and failures, and the comma after it. */
+const ITEM_RESULT_OVERHEAD = JSON.stringify({ id: '', isValid: false, failures: [] }).length + 1;
+/** The same for a transaction's context result. */
+const CONTEXT_RESULT_OVERHEAD = JSON.stringify({ context: '', isValid: false, failures: [] }).length + 1;
 
 /** The transaction answer, every context evaluated against `set` (one validator per context, in order). */
 function validateTransaction(
   request: FastifyRequest, set: CompiledValidator[], transactionId: string, contexts: string[],
-  payload: Record<string, unknown>, size: number, now: number,
+  payload: Record<string, unknown>, size: number, now: number, maxAnswerBytes: number,
 ): TransactionAnswer {
   let cost = 0;
   for (const validator of set) cost += estimateCost(costProfileOf(validator), size);
   const contextResults = new Array<ContextResult>(contexts.length);
   let allValid = true;
+  const budget = new AnswerBudget(maxAnswerBytes, 'short');
   evaluateBounded(cost, 'payload', () => {
     for (let i = 0; i < set.length; i++) {
       const result = set[i].validate(payload, now);
       if (!result.isValid) allValid = false;
+      if (!budget.add(result.failures, contexts[i].length + CONTEXT_RESULT_OVERHEAD)) throw answerTooLarge('payload', maxAnswerBytes);
       contextResults[i] = { context: contexts[i], isValid: result.isValid, failures: result.failures };
     }
   });
@@ -201,23 +210,31 @@ function validateTransaction(
 }
 
 /** The single-validation answer for a payload that passed the guard. */
-function validateSingle(request: FastifyRequest, validator: CompiledValidator, payload: Record<string, unknown>, size: number, now: number): SingleAnswer {
+function validateSingle(
+  request: FastifyRequest, validator: CompiledValidator, payload: Record<string, unknown>, size: number, now: number, maxAnswerBytes: number,
+): SingleAnswer {
   const cost = estimateCost(costProfileOf(validator), size);
   const result = evaluateBounded(cost, 'payload', () => validator.validate(payload, now));
+  assertAnswerFits(result.failures, maxAnswerBytes, 'payload');
   return new SingleAnswer(result.isValid, result.totalRulesEvaluated, result.failures, request.startedAt);
 }
 
 /** The batch answer for items that passed the guard (`sizes[i]` is item i's payload size). */
-function validateBatch(request: FastifyRequest, validator: CompiledValidator, items: BatchBody['items'], sizes: number[], now: number): BatchAnswer {
+function validateBatch(
+  request: FastifyRequest, validator: CompiledValidator, items: BatchBody['items'], sizes: number[], now: number, maxAnswerBytes: number,
+): BatchAnswer {
   const profile = costProfileOf(validator);
   let cost = 0;
   for (const size of sizes) cost += estimateCost(profile, size);
   const results = new Array<BatchItemResult>(items.length);
   let totalFailed = 0;
+  const budget = new AnswerBudget(maxAnswerBytes, 'short');
   evaluateBounded(cost, 'items', () => {
     for (let i = 0; i < items.length; i++) {
       const result = validator.validate(items[i].payload, now);
       if (!result.isValid) totalFailed++;
+      // Stops at the item that crosses the bound: the failures before it are all that was built.
+      if (!budget.add(result.failures, items[i].id.length + ITEM_RESULT_OVERHEAD)) throw answerTooLarge('items', maxAnswerBytes);
       results[i] = { id: items[i].id, isValid: result.isValid, failures: result.failures };
     }
   });

@@ -3,9 +3,12 @@
  * caller sees in `isValid`, `totalRulesEvaluated` and each failure record.
  */
 import { describe, expect, it } from 'vitest';
-import { compileRuleset, MAX_RULESET_TEXT_LENGTH, runtime, type FailureRecord, type RuleDefinition } from '../../compiler/index.ts';
+import {
+  compileRuleset, MAX_FAILURES_PER_VALIDATION, MAX_RULESET_TEXT_LENGTH, runtime, TooManyFailuresError, type FailureRecord, type RuleDefinition,
+} from '../../compiler/index.ts';
 import { compileRulesetSteps, planRuleset } from '../../compiler/compile-ruleset.ts';
 import { generateRuleset } from '../../compiler/ruleset-source.ts';
+import { ruleTextLength } from '../../compiler/rule-plan.ts';
 
 const NOW = Date.UTC(2024, 5, 15, 12);
 
@@ -338,7 +341,7 @@ describe('schema rules (2.5)', () => {
   });
 });
 
-describe('validate never throws', () => {
+describe('validate never throws (short of the failure bound)', () => {
   const rules: RuleDefinition[] = [
     { code: 'A', name: 'n', expression: 'a.b.c > 1 && len(s) > 0 && items.every(i => i.x.y == 1) && sum(items) > 0' },
     { code: 'B', name: 'n', fieldPath: 'a.b', required: true, message: '{{ $ }} {{ a }} {{ items.map(i => i.x) }}' },
@@ -460,5 +463,40 @@ describe('the size of a ruleset as a whole', () => {
     })]);
     // Disabled rules are not compiled, so they do not count.
     expect(compileRuleset(rules.map((rule, i) => ({ ...rule, enabled: i < fits }))).errors).toEqual([]);
+  });
+});
+
+describe('the failures of one validation', () => {
+  const rules: RuleDefinition[] = [
+    { code: 'A', name: 'a', forEach: 'items', fieldPath: 'items[].x', expression: '$item.x == 1' },
+    { code: 'B', name: 'b', forEach: 'items', fieldPath: 'items[].x', expression: '$item.x == 1' },
+  ];
+  const compiled = compileRuleset(rules);
+  const items = (count: number) => ({ items: Array.from({ length: count }, () => ({ x: 2 })) });
+
+  it('are reported up to MAX_FAILURES_PER_VALIDATION', () => {
+    const result = compiled.validate(items(MAX_FAILURES_PER_VALIDATION / 2), NOW);
+    expect(result.failures).toHaveLength(MAX_FAILURES_PER_VALIDATION);
+    expect(result.failures.at(-1)).toMatchObject({ ruleCode: 'B', fieldPath: `items[${MAX_FAILURES_PER_VALIDATION / 2 - 1}].x` });
+  });
+
+  it('end the validation with TooManyFailuresError at the one past it, in every part of a large ruleset', () => {
+    expect(() => compiled.validate(items(MAX_FAILURES_PER_VALIDATION / 2 + 1), NOW)).toThrow(TooManyFailuresError);
+    // 200 rules are built as two parts; the bound counts the failures of both.
+    const many = compileRuleset(Array.from({ length: 200 }, (_, i) => ({ code: `R${i}`, name: 'r', forEach: 'items', expression: '$item.x == 1' })));
+    expect(many.validate(items(MAX_FAILURES_PER_VALIDATION / 200), NOW).failures).toHaveLength(MAX_FAILURES_PER_VALIDATION);
+    expect(() => many.validate(items(MAX_FAILURES_PER_VALIDATION / 200 + 1), NOW)).toThrow(TooManyFailuresError);
+  });
+});
+
+describe('expectedValue', () => {
+  it('is at most maxExpectedValueBytes of JSON, and counts as rule text', () => {
+    const rule = (expectedValue: unknown): RuleDefinition => ({ code: 'E', name: 'e', fieldPath: 'a', expression: 'a == 1', expectedValue });
+    // UTF-8 bytes of the JSON, quotes included: 32,767 two-byte characters are 65,536 bytes, the most allowed.
+    expect(compileRuleset([rule('é'.repeat(32_767))]).errors).toEqual([]);
+    expect(compileRuleset([rule('é'.repeat(32_768))]).errors).toEqual([expect.objectContaining({
+      field: 'expectedValue', code: 'TOO_LONG', message: 'expectedValue is 65538 bytes of JSON; the limit is 65536',
+    })]);
+    expect(ruleTextLength(rule([1, 2, 3]))).toBe(ruleTextLength(rule(undefined)) + '[1,2,3]'.length);
   });
 });

@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { compileRuleset, type RuleDefinition } from '../../compiler/index.ts';
+import { compileRuleset, MAX_FAILURES_PER_VALIDATION, type RuleDefinition } from '../../compiler/index.ts';
 import { buildStandaloneModule, StandaloneBuildError, StandaloneModuleCache } from '../../compiler/standalone/index.ts';
 
 let dir: string;
@@ -47,6 +47,15 @@ describe('buildStandaloneModule', () => {
     for (const payload of [{}, { amount: 1, code: 'ABC' }, { code: 'aab' }, { code: 'ab' }, { code: 7 }]) {
       expect(JSON.stringify(validate(payload))).toBe(JSON.stringify(compiled.validate(payload, Date.now())));
     }
+  });
+
+  it('stops a validation past MAX_FAILURES_PER_VALIDATION with a RangeError, as the service stops it', async () => {
+    const validate = await load((await buildStandaloneModule([{ code: 'R', name: 'R', forEach: 'items', expression: '$item > 0' }])).code);
+    const items = (count: number) => ({ items: new Array<number>(count).fill(0) });
+    expect((validate(items(MAX_FAILURES_PER_VALIDATION)) as { failures: unknown[] }).failures).toHaveLength(MAX_FAILURES_PER_VALIDATION);
+    const tooMany = () => validate(items(MAX_FAILURES_PER_VALIDATION + 1));
+    expect(tooMany).toThrow(RangeError);
+    expect(tooMany).toThrow(`the payload fails rules more than ${MAX_FAILURES_PER_VALIDATION} times`);
   });
 
   it('builds a ruleset of several generated parts (patterns and schemas in each) that answers as the service does', async () => {
