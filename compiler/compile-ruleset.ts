@@ -15,7 +15,7 @@ import { planRule, ruleTextLength, type RulePlan } from './rule-plan.ts';
 import { generateRulesetSteps, type PartsFrame } from './ruleset-source.ts';
 import { runtime, type Runtime } from './runtime.ts';
 import { runSteps, type Steps } from './steps.ts';
-import { MAX_CONTEXT_PATTERN_WEIGHT } from './regex/pattern-size.ts';
+import { MAX_CONTEXT_PATTERN_WEIGHT, PatternWeights } from './regex/pattern-size.ts';
 
 type Factory = (rt: Runtime, refs: Readonly<Record<string, unknown>>) => ValidatorFn;
 /** The factory of one part of a large ruleset; its function adds to `failures` and returns how many rules it evaluated. */
@@ -51,29 +51,27 @@ export function* planRulesetSteps(rules: RuleDefinition[], options?: CompileOpti
   const limits = resolveLimits(options);
   const errors: CompileError[] = [];
   const plans: RulePlan[] = [];
-  const patterns = new Set<string>();
-  let weight = 0;
+  const patterns = new PatternWeights();
   let textLength = 0;
   for (const rule of rules) {
     if (rule !== null && typeof rule === 'object' && rule.enabled === false) continue;
-    textLength += ruleTextLength(rule);
+    const ruleLength = ruleTextLength(rule);
+    textLength += ruleLength;
     if (textLength > MAX_RULESET_TEXT_LENGTH) {
       errors.push(textBudgetError(rule, textLength));
       break;
     }
-    const planned = planRule(rule, limits);
+    const planned = planRule(rule, limits, ruleLength);
     if (!planned.ok) {
       errors.push(...planned.errors);
     } else {
       const { plan } = planned;
-      let added = 0;
-      for (const [pattern, patternWeight] of plan.patterns) if (!patterns.has(pattern)) added += patternWeight;
-      if (weight + added > MAX_CONTEXT_PATTERN_WEIGHT) {
-        errors.push(patternBudgetError(plan, weight + added));
+      const weight = patterns.totalWith(plan.patterns);
+      if (weight > MAX_CONTEXT_PATTERN_WEIGHT) {
+        errors.push(patternBudgetError(plan, weight));
         break;
       }
-      for (const pattern of plan.patterns.keys()) patterns.add(pattern);
-      weight += added;
+      patterns.addAll(plan.patterns);
       plans.push(plan);
     }
     yield;
@@ -168,14 +166,12 @@ export function* compileRulesetSteps(rules: RuleDefinition[], options?: CompileO
 
 function footprintOf(plans: readonly RulePlan[]): CompiledRuleset['footprint'] {
   let textLength = 0;
-  const patterns = new Map<string, number>();
+  const patterns = new PatternWeights();
   for (const plan of plans) {
     textLength += plan.textLength;
-    for (const [pattern, weight] of plan.patterns) patterns.set(pattern, weight);
+    patterns.addAll(plan.patterns);
   }
-  let patternWeight = 0;
-  for (const weight of patterns.values()) patternWeight += weight;
-  return { textLength, patternWeight };
+  return { textLength, patternWeight: patterns.total };
 }
 
 /** An instantiated validator and a way to read its source back. */

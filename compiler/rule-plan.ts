@@ -79,6 +79,8 @@ function patternPolicy(limits: CompilerLimits): (pattern: string) => PatternResu
 
 /**
  * Checks one rule and returns its plan, or its compile errors (never both).
+ * `textLength` is the rule's ruleTextLength, for a caller that measured it
+ * already (it stringifies the schema).
  *
  * @example
  * planRule({ code: 'A', name: 'Amount', fieldPath: 'amount', expression: '$value > 0' }, DEFAULT_LIMITS);
@@ -86,6 +88,7 @@ function patternPolicy(limits: CompilerLimits): (pattern: string) => PatternResu
 export function planRule(
   rule: RuleDefinition,
   limits: CompilerLimits,
+  textLength?: number,
 ): { ok: true; plan: RulePlan } | { ok: false; errors: CompileError[] } {
   if (rule === null || typeof rule !== 'object' || Array.isArray(rule)) {
     return { ok: false, errors: [{ ruleCode: '', field: 'code', code: 'INVALID_RULE', message: 'a rule must be an object' }] };
@@ -185,7 +188,7 @@ export function planRule(
       schema,
       givenExpected,
       expected,
-      textLength: ruleTextLength(rule),
+      textLength: textLength ?? ruleTextLength(rule),
       patterns,
     },
   };

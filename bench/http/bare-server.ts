@@ -6,9 +6,18 @@
  * lookup, validation, response serialization, timing header) is what the
  * throughput ratio prices.
  *
+ * With BARE_BUSY_US set, each request also spins for that many
+ * microseconds before answering: the latency step's CPU-matched baseline,
+ * a bare route that costs what the service costs per request, so that the
+ * service's tail can be told apart from the tail any server of its cost
+ * has on the same machine (http.bench.ts).
+ *
  * Listens on 127.0.0.1:$PORT; SIGTERM closes it.
  */
+import { performance } from 'node:perf_hooks';
 import Fastify from 'fastify';
+
+const BUSY_MS = Number(process.env.BARE_BUSY_US ?? 0) / 1000;
 
 const FIXED_ANSWER = { isValid: true, totalRulesEvaluated: 20, failures: [], executionTimeMs: 0 };
 
@@ -18,6 +27,10 @@ for (const path of ['/api/v1/validation/validate', '/api/v1/validation/validate-
   app.post(path, async (request) => {
     // The body must be parsed (and so paid for); reading it keeps that visible.
     if (typeof request.body !== 'object' || request.body === null) throw new Error('expected a JSON object');
+    if (BUSY_MS > 0) {
+      const until = performance.now() + BUSY_MS;
+      while (performance.now() < until);
+    }
     return FIXED_ANSWER;
   });
 }

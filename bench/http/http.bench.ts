@@ -13,10 +13,13 @@
  * 1. Single validation, passing payload: throughput of each in short
  *    alternating rounds; the ratio is the median of the per-round ratios,
  *    so a noisy second on a shared machine moves one round, not the figure.
- * 2. Latency at half of the service's throughput, for the service and the
- *    bare route: open-loop load at a steady rate (`fixed-rate-load.ts`),
- *    latency from the moment each request was offered, so a stalled server
- *    is charged for every request that waited behind it.
+ * 2. Latency at half of the service's throughput, for the service, the
+ *    bare route, and the bare route made to spin for the service's extra
+ *    CPU per request (step 1's figures): open-loop load at a steady rate
+ *    (`fixed-rate-load.ts`), latency from the moment each request was
+ *    offered, so a stalled server is charged for every request that waited
+ *    behind it. The CPU-matched route tells the service's own tail from the
+ *    tail any server of its cost has when this machine stalls it.
  * 3. The failing payload (12 full failure records in the answer).
  * 4. Batches of 100 and 1000 items (one in ten failing) and a transaction
  *    over 5 contexts: requests and items per second, against the bare route
@@ -108,9 +111,14 @@ export interface LatencyAtRate {
   /** The run with the median p99, of each server. */
   service: FixedRateFigures;
   bare: FixedRateFigures;
+  /** The bare route spinning `matchedBusyUs` per request: a server of the service's CPU cost that does nothing else. */
+  matched: FixedRateFigures;
+  /** The service's CPU per request less the bare route's (step 1, medians). */
+  matchedBusyUs: number;
   /** p99 of every run, in order. */
   serviceP99Ms: number[];
   bareP99Ms: number[];
+  matchedP99Ms: number[];
   target: number;
   /** Judged on the median run's p99. */
   met: boolean;
@@ -411,19 +419,29 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
       });
       // Unpinned: see cpu-pinning.ts. A first, unmeasured run each lets the servers settle at the new rate and client.
       pair.unpin();
-      for (const name of ['service', 'bare'] as const) await at(pair[name], LATENCY_WARMUP_S);
-      const runs = { service: [] as FixedRateFigures[], bare: [] as FixedRateFigures[] };
-      for (let run = 0; run < LATENCY_RUNS; run++) {
-        const order = run % 2 === 0 ? (['service', 'bare'] as const) : (['bare', 'service'] as const);
-        for (const name of order) runs[name].push(await at(pair[name], LATENCY_RUN_S));
+      const matchedBusyUs = Math.max(0, Math.round(single.serviceCpuUs - single.bareCpuUs));
+      const matched = await startChildServer({
+        name: 'CPU-matched bare route', entry: path.join(here, 'bare-server.ts'), env: { BARE_BUSY_US: String(matchedBusyUs) },
+      });
+      const servers = { service: pair.service, bare: pair.bare, matched } as const;
+      const names = ['service', 'bare', 'matched'] as const;
+      const runs = { service: [] as FixedRateFigures[], bare: [] as FixedRateFigures[], matched: [] as FixedRateFigures[] };
+      try {
+        for (const name of names) await at(servers[name], LATENCY_WARMUP_S);
+        for (let run = 0; run < LATENCY_RUNS; run++) {
+          for (const name of run % 2 === 0 ? names : [...names].reverse()) runs[name].push(await at(servers[name], LATENCY_RUN_S));
+        }
+      } finally {
+        await matched.stop();
       }
       pair.pin();
       const medianRun = (figures: FixedRateFigures[]): FixedRateFigures =>
         [...figures].sort((a, b) => a.latencyMs.p99 - b.latencyMs.p99)[Math.floor(figures.length / 2)];
       const service = medianRun(runs.service);
+      const p99s = (figures: FixedRateFigures[]): number[] => figures.map((f) => f.latencyMs.p99);
       result.latency = {
-        rate, durationS: LATENCY_RUN_S, service, bare: medianRun(runs.bare),
-        serviceP99Ms: runs.service.map((f) => f.latencyMs.p99), bareP99Ms: runs.bare.map((f) => f.latencyMs.p99),
+        rate, durationS: LATENCY_RUN_S, service, bare: medianRun(runs.bare), matched: medianRun(runs.matched), matchedBusyUs,
+        serviceP99Ms: p99s(runs.service), bareP99Ms: p99s(runs.bare), matchedP99Ms: p99s(runs.matched),
         target: httpTargets.maxP99AtHalfRateMs,
         met: service.latencyMs.p99 < httpTargets.maxP99AtHalfRateMs,
       };
@@ -473,9 +491,10 @@ export function httpTables(r: HttpBenchResult): { throughput: { header: string[]
     const figures = (f: FixedRateFigures, p99s: number[]): string => `p50 ${ms(f.latencyMs.p50)} ms, p99 ${ms(f.latencyMs.p99)} ms`
       + ` (runs ${p99s.map(ms).join(' ')}), p99.9 ${ms(f.latencyMs.p999)} ms, max ${ms(f.latencyMs.max)} ms`;
     notes.push(`at ${int(l.rate)} req/s (half the service's throughput), steady open-loop load, median of ${l.serviceP99Ms.length}`
-      + ` alternating ${l.durationS} s runs: service ${figures(l.service, l.serviceP99Ms)}; bare route ${figures(l.bare, l.bareP99Ms)}`
-      + ` (target p99 < ${l.target} ms: ${verdict(l.met)}); the load generator dispatched late by p99 ${ms(l.service.dispatchLagMs.p99)} ms`
-      + ` / ${ms(l.bare.dispatchLagMs.p99)} ms in those runs (not counted in the latency)`);
+      + ` alternating ${l.durationS} s runs: service ${figures(l.service, l.serviceP99Ms)}; bare route ${figures(l.bare, l.bareP99Ms)};`
+      + ` bare route spinning ${l.matchedBusyUs} us a request (the service's CPU cost) ${figures(l.matched, l.matchedP99Ms)}`
+      + ` (target p99 < ${l.target} ms: ${verdict(l.met)}); the load generator dispatched late by p99 ${ms(l.service.dispatchLagMs.p99)}`
+      + ` / ${ms(l.bare.dispatchLagMs.p99)} / ${ms(l.matched.dispatchLagMs.p99)} ms in those runs (not counted in the latency)`);
   }
   if (r.batchServerTime !== null) {
     const b = r.batchServerTime;

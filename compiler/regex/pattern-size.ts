@@ -112,6 +112,19 @@ export class PatternWeights {
     return this.#total;
   }
 
+  /** Counts every pattern of `patterns` not counted yet; returns the total. */
+  addAll(patterns: ReadonlyMap<string, number>): number {
+    for (const [pattern, weight] of patterns) this.add(pattern, weight);
+    return this.#total;
+  }
+
+  /** What the total would be with `patterns` counted too (nothing is counted). */
+  totalWith(patterns: ReadonlyMap<string, number>): number {
+    let total = this.#total;
+    for (const [pattern, weight] of patterns) if (!this.#weights.has(pattern)) total += weight;
+    return total;
+  }
+
   entries(): IterableIterator<[string, number]> {
     return this.#weights.entries();
   }
