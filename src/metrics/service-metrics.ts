@@ -111,7 +111,7 @@ export class ServiceMetrics {
     });
     this.#cacheMisses = new Counter({
       name: 'rules_validator_cache_misses_total',
-      help: 'Validator loads from the database on a cache miss (concurrent misses share one load).',
+      help: 'Validator loads from the database on a cache miss (concurrent misses share one load); an empty context label: no published ruleset.',
       labelNames: tenantContext,
       registers,
     });
@@ -157,7 +157,8 @@ export class ServiceMetrics {
     this.validatorCache = options.tenantLabels
       ? {
           hit: (tenantId, context) => this.#cacheHits.inc({ tenant: tenantId, context }),
-          miss: (tenantId, context) => this.#cacheMisses.inc({ tenant: tenantId, context }),
+          // An empty context label: the load found no published ruleset (see ValidatorCacheObserver.miss).
+          miss: (tenantId, context) => this.#cacheMisses.inc({ tenant: tenantId, context: context ?? '' }),
           compiled: (tenantId, context, durationMs, succeeded) => {
             this.#compiles.inc({ result: succeeded ? 'ok' : 'error', tenant: tenantId, context });
             this.#compileDuration.observe({ tenant: tenantId, context }, durationMs / 1000);

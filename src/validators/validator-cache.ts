@@ -31,6 +31,8 @@ export interface ValidatorCacheOptions {
   limits: Partial<CompilerLimits>;
   /** How long a context without a ruleset version is answered from memory. */
   unknownTtlMs?: number;
+  /** Most such contexts remembered at once (default MAX_UNKNOWN_CONTEXTS). */
+  maxUnknownContexts?: number;
   now?: () => number;
   /** Told about hits, loads and compiles (metrics). */
   observer?: ValidatorCacheObserver;
@@ -40,8 +42,13 @@ export interface ValidatorCacheOptions {
 export interface ValidatorCacheObserver {
   /** `get` found the validator in memory. */
   hit(tenantId: string, context: string): void;
-  /** A load from the database started (concurrent misses share one). */
-  miss(tenantId: string, context: string): void;
+  /**
+   * A load from the database ended (concurrent misses share one). `context`
+   * is undefined when it found no published ruleset: the name is then only
+   * what a caller sent, and labelling metrics with it would let any caller
+   * grow them without bound.
+   */
+  miss(tenantId: string, context: string | undefined): void;
   /** A ruleset was compiled, successfully or not. */
   compiled(tenantId: string, context: string, durationMs: number, succeeded: boolean): void;
 }
@@ -54,12 +61,21 @@ interface Entry {
 /** Default memory of unknown contexts; below the 1 s in which instances converge. */
 export const UNKNOWN_CONTEXT_TTL_MS = 500;
 
+/**
+ * Most unknown contexts remembered at once. Their names are whatever
+ * callers send, so without a bound (and without dropping expired ones) a
+ * caller asking for ever new names would grow the cache for as long as
+ * the process runs.
+ */
+export const MAX_UNKNOWN_CONTEXTS = 10_000;
+
 export class ValidatorCache implements ValidatorService {
   readonly #rules: Pick<RuleStore, 'liveRuleset'>;
   readonly #maxEntries: number;
   readonly #maxBytes: number;
   readonly #limits: Partial<CompilerLimits>;
   readonly #unknownTtlMs: number;
+  readonly #maxUnknown: number;
   readonly #now: () => number;
   readonly #observer: ValidatorCacheObserver | undefined;
   readonly #byTenant = new Map<string, Map<string, Entry>>();
@@ -81,6 +97,7 @@ export class ValidatorCache implements ValidatorService {
     this.#maxBytes = options.maxBytes ?? Infinity;
     this.#limits = options.limits;
     this.#unknownTtlMs = options.unknownTtlMs ?? UNKNOWN_CONTEXT_TTL_MS;
+    this.#maxUnknown = options.maxUnknownContexts ?? MAX_UNKNOWN_CONTEXTS;
     this.#now = options.now ?? Date.now;
     this.#observer = options.observer;
   }
@@ -143,8 +160,16 @@ export class ValidatorCache implements ValidatorService {
     }
     const shared = this.#inflight.get(key);
     if (shared !== undefined) return shared;
-    this.#observer?.miss(tenantId, context);
-    const pending: Promise<CompiledValidator | null> = this.#loadFromStorage(tenantId, context, key).finally(() => {
+    const pending: Promise<CompiledValidator | null> = this.#loadFromStorage(tenantId, context, key).then(
+      (validator) => {
+        this.#observer?.miss(tenantId, validator === null ? undefined : context);
+        return validator;
+      },
+      (error: unknown) => {
+        this.#observer?.miss(tenantId, undefined);
+        throw error;
+      },
+    ).finally(() => {
       // invalidate() may have replaced this load with a newer one meanwhile.
       if (this.#inflight.get(key) === pending) this.#inflight.delete(key);
     });
@@ -224,7 +249,7 @@ export class ValidatorCache implements ValidatorService {
     const ruleset = await this.#rules.liveRuleset(tenantId, context);
     const current = invalidations === this.#invalidations;
     if (ruleset === null) {
-      if (current) this.#unknown.set(key, this.#now() + this.#unknownTtlMs);
+      if (current) this.#rememberUnknown(key);
       return null;
     }
     const validator = await this.compile(ruleset);
@@ -232,6 +257,27 @@ export class ValidatorCache implements ValidatorService {
     // A newer version may have been installed meanwhile; hand out the one
     // the cache holds so callers never see a version going backwards.
     return this.#use(tenantId, context) ?? validator;
+  }
+
+  /**
+   * Remembers that `key` has no ruleset, for unknownTtlMs. Every entry gets
+   * the same time to live and is (re)inserted at the end, so the map is in
+   * expiry order: the expired ones are at its front, and so are the oldest
+   * when it is over its bound.
+   */
+  #rememberUnknown(key: string): void {
+    const now = this.#now();
+    this.#unknown.delete(key);
+    this.#unknown.set(key, now + this.#unknownTtlMs);
+    for (const [oldest, until] of this.#unknown) {
+      if (until > now && this.#unknown.size <= this.#maxUnknown) break;
+      this.#unknown.delete(oldest);
+    }
+  }
+
+  /** Contexts remembered as having no ruleset (tests, metrics). */
+  get unknownContexts(): number {
+    return this.#unknown.size;
   }
 
   /** The cached validator, stamped as recently used; not reported as a hit. */

@@ -7,7 +7,8 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestResponse } from '../support/app.ts';
-import { metricSample } from '../support/metrics.ts';
+import { metricSample, sampleOf } from '../support/metrics.ts';
+import { ValidatorCache } from '../../src/validators/validator-cache.ts';
 import { compileAhead } from '../../src/validators/early-compile.ts';
 
 const VALIDATE = '/api/v1/validation/validate';
@@ -307,5 +308,56 @@ describe('database outage', () => {
     const response = await t.request('GET', '/health/ready', { key: null, tenant: null });
     expect(response.status).toBe(503);
     expect((await t.request('GET', '/health/live')).status).toBe(200);
+  });
+});
+
+describe('contexts without a published ruleset', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp({ env: { METRICS_TENANT_LABELS: 'true' } });
+    await publish(t, 'orders', [limitRule(100)]);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  const ghost = (i: number) => t.request('POST', VALIDATE, { body: { context: `ghost-${i}`, payload: {} } });
+
+  it('are remembered for their time to live, and then forgotten even when nobody asks again', async () => {
+    const { validators } = t.app.internals;
+    for (let i = 0; i < 30; i++) expect((await ghost(i)).status).toBe(404);
+    expect(validators.unknownContexts).toBe(30);
+    // Past the 500 ms they are remembered for, the next one sweeps the expired ones out.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect((await ghost(1000)).status).toBe(404);
+    expect(validators.unknownContexts).toBe(1);
+  });
+
+  it('are held up to a bound, the oldest dropped first (real storage, a clock that stands still)', async () => {
+    const validators = new ValidatorCache({ rules: t.storage.rules, maxEntries: 10, limits: {}, maxUnknownContexts: 5, now: () => 1000 });
+    for (let i = 0; i < 8; i++) expect(await validators.load(t.tenantId, `nothing-${i}`)).toBeNull();
+    expect(validators.unknownContexts).toBe(5);
+    // The newest five are still answered from memory, with no database read behind them.
+    const loads: string[] = [];
+    const counting = new ValidatorCache({
+      rules: { liveRuleset: (tenantId, context) => (loads.push(context), t.storage.rules.liveRuleset(tenantId, context)) },
+      maxEntries: 10, limits: {}, maxUnknownContexts: 2, now: () => 1000,
+    });
+    for (const context of ['a', 'b', 'c', 'c', 'b', 'a']) await counting.load(t.tenantId, context);
+    // a, b, c read; c and b remembered; a was dropped for c, so it is read again.
+    expect(loads).toEqual(['a', 'b', 'c', 'a']);
+  });
+
+  it('count as cache misses without a context label, so callers cannot grow the metrics', async () => {
+    for (let i = 0; i < 5; i++) expect((await ghost(2000 + i)).status).toBe(404);
+    const text = (await t.request('GET', '/metrics', { key: null, tenant: null })).text;
+    expect(text).not.toContain('ghost-');
+    expect(sampleOf(text, 'rules_validator_cache_misses_total{tenant="acme",context=""}')).toBeGreaterThanOrEqual(5);
+    // A context with a ruleset keeps its label: after a restart its first request is a miss.
+    await t.restart();
+    expect((await t.request('POST', VALIDATE, { body: { context: 'orders', payload: { amount: 1 } } })).status).toBe(200);
+    const after = (await t.request('GET', '/metrics', { key: null, tenant: null })).text;
+    expect(sampleOf(after, 'rules_validator_cache_misses_total{tenant="acme",context="orders"}')).toBe(1);
   });
 });
