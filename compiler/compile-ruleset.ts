@@ -86,8 +86,8 @@ function textBudgetError(rule: RuleDefinition, total: number): CompileError {
     field: 'code',
     code: 'LIMIT_EXCEEDED',
     message:
-      `with this rule, the ruleset's rules hold ${total} characters of text (names, expressions, conditions, messages ` +
-      `and schemas); the limit is ${MAX_RULESET_TEXT_LENGTH}`,
+      `with this rule, the ruleset's rules hold ${total} characters of text (names, expressions, conditions, messages` +
+      `, schemas and expected values); the limit is ${MAX_RULESET_TEXT_LENGTH}`,
   };
 }
 

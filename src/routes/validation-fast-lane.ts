@@ -92,7 +92,7 @@ type RequestListener = (request: IncomingMessage, response: ServerResponse) => v
  * not take reach Fastify untouched.
  *
  * @example
- * const stats = installValidationFastLane(app, { keyCache, lastUsed, rateLimiter, validators, metrics, drain, bodyLimit, maxPayloadDepth });
+ * const stats = installValidationFastLane(app, { keyCache, lastUsed, rateLimiter, validators, metrics, drain, bodyLimit, maxPayloadDepth, maxAnswerBytes });
  */
 export function installValidationFastLane(app: FastifyInstance, options: FastLaneOptions): FastLaneStats {
   const { keyCache, lastUsed, validators, metrics, drain, bodyLimit, maxPayloadDepth, maxAnswerBytes } = options;
