@@ -21,6 +21,7 @@ describe('loadConfig', () => {
       maxRulesPerContext: 5000,
       maxAnswerBytes: 16_777_216,
       workers: 1,
+      requestTimeoutMs: 30_000,
       shutdownTimeoutMs: 10000,
       metricsTenantLabels: false,
       logLevel: 'info',
@@ -52,6 +53,7 @@ describe('loadConfig', () => {
       VALIDATOR_CACHE_MB: '64',
       MAX_ANSWER_BYTES: '1048576',
       WORKERS: '2',
+      REQUEST_TIMEOUT_MS: '5000',
       SHUTDOWN_TIMEOUT_MS: '500',
       METRICS_TENANT_LABELS: 'true',
       LOG_LEVEL: 'warn',
@@ -61,7 +63,7 @@ describe('loadConfig', () => {
       { tenantId: 'globex', adminKey: 'ABCDEFGHIJKLMNOPQRSTUV_-1' },
     ]);
     expect(config).toMatchObject({
-      port: 8080, workers: 2, maxBatchItems: 5, validatorCacheSize: 50, validatorCacheMb: 64, maxAnswerBytes: 1_048_576, metricsTenantLabels: true, logLevel: 'warn',
+      port: 8080, workers: 2, maxBatchItems: 5, validatorCacheSize: 50, validatorCacheMb: 64, maxAnswerBytes: 1_048_576, requestTimeoutMs: 5000, metricsTenantLabels: true, logLevel: 'warn',
     });
   });
 
@@ -74,6 +76,7 @@ describe('loadConfig', () => {
     [{ VALIDATOR_CACHE_MB: '1.5' }, 'VALIDATOR_CACHE_MB'],
     [{ MAX_ANSWER_BYTES: '65535' }, 'MAX_ANSWER_BYTES'],
     [{ MAX_ANSWER_BYTES: '268435457' }, 'MAX_ANSWER_BYTES'],
+    [{ REQUEST_TIMEOUT_MS: '99' }, 'REQUEST_TIMEOUT_MS'],
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
     [{ DATABASE_URL: 'not a url' }, 'DATABASE_URL'],
     [{ REDIS_URL: 'http://x' }, 'REDIS_URL'],
