@@ -115,6 +115,8 @@ export interface LatencyAtRate {
   matched: FixedRateFigures;
   /** The service's CPU per request less the bare route's (step 1, medians). */
   matchedBusyUs: number;
+  /** Each server's own CPU per request in its latency runs (median of the runs): how well the spin matched. */
+  cpuUs: { service: number; bare: number; matched: number };
   /** p99 of every run, in order. */
   serviceP99Ms: number[];
   bareP99Ms: number[];
@@ -426,10 +428,16 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
       const servers = { service: pair.service, bare: pair.bare, matched } as const;
       const names = ['service', 'bare', 'matched'] as const;
       const runs = { service: [] as FixedRateFigures[], bare: [] as FixedRateFigures[], matched: [] as FixedRateFigures[] };
+      const cpu = { service: [] as number[], bare: [] as number[], matched: [] as number[] };
       try {
         for (const name of names) await at(servers[name], LATENCY_WARMUP_S);
         for (let run = 0; run < LATENCY_RUNS; run++) {
-          for (const name of run % 2 === 0 ? names : [...names].reverse()) runs[name].push(await at(servers[name], LATENCY_RUN_S));
+          for (const name of run % 2 === 0 ? names : [...names].reverse()) {
+            const cpuBefore = servers[name].cpuTimeMs();
+            const figures = await at(servers[name], LATENCY_RUN_S);
+            cpu[name].push(((servers[name].cpuTimeMs() - cpuBefore) * 1000) / figures.requests);
+            runs[name].push(figures);
+          }
         }
       } finally {
         await matched.stop();
@@ -441,6 +449,7 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
       const p99s = (figures: FixedRateFigures[]): number[] => figures.map((f) => f.latencyMs.p99);
       result.latency = {
         rate, durationS: LATENCY_RUN_S, service, bare: medianRun(runs.bare), matched: medianRun(runs.matched), matchedBusyUs,
+        cpuUs: { service: median(cpu.service), bare: median(cpu.bare), matched: median(cpu.matched) },
         serviceP99Ms: p99s(runs.service), bareP99Ms: p99s(runs.bare), matchedP99Ms: p99s(runs.matched),
         target: httpTargets.maxP99AtHalfRateMs,
         met: service.latencyMs.p99 < httpTargets.maxP99AtHalfRateMs,
@@ -492,7 +501,8 @@ export function httpTables(r: HttpBenchResult): { throughput: { header: string[]
       + ` (runs ${p99s.map(ms).join(' ')}), p99.9 ${ms(f.latencyMs.p999)} ms, max ${ms(f.latencyMs.max)} ms`;
     notes.push(`at ${int(l.rate)} req/s (half the service's throughput), steady open-loop load, median of ${l.serviceP99Ms.length}`
       + ` alternating ${l.durationS} s runs: service ${figures(l.service, l.serviceP99Ms)}; bare route ${figures(l.bare, l.bareP99Ms)};`
-      + ` bare route spinning ${l.matchedBusyUs} us a request (the service's CPU cost) ${figures(l.matched, l.matchedP99Ms)}`
+      + ` bare route spinning ${l.matchedBusyUs} us a request (the service's CPU cost) ${figures(l.matched, l.matchedP99Ms)};`
+      + ` CPU per request in these runs ${int(l.cpuUs.service)} / ${int(l.cpuUs.bare)} / ${int(l.cpuUs.matched)} us`
       + ` (target p99 < ${l.target} ms: ${verdict(l.met)}); the load generator dispatched late by p99 ${ms(l.service.dispatchLagMs.p99)}`
       + ` / ${ms(l.bare.dispatchLagMs.p99)} / ${ms(l.matched.dispatchLagMs.p99)} ms in those runs (not counted in the latency)`);
   }
