@@ -8,6 +8,10 @@
  * `;charset=utf-8`, any letter case. Everything else is 415, including a
  * body without a Content-Type (no parser matches the empty type).
  *
+ * Bodies are read as sent: a Content-Encoding other than `identity` (gzip,
+ * deflate, br...) is 415 (RFC 9110 15.5.16), so a compressed body is never
+ * parsed as JSON text, nor a plain one labelled compressed taken as sent.
+ *
  * JSON text must be UTF-8 (RFC 8259 8.1). Decoding invalid bytes would turn
  * them into U+FFFD, so different byte strings would reach the rules as one
  * string; such bodies are refused instead.
@@ -31,6 +35,13 @@ export function isJsonContentType(header: string | undefined): boolean {
   if (header === undefined || !JSON_MEDIA_TYPE.test(header)) return false;
   lastAccepted = header;
   return true;
+}
+
+const IDENTITY_ENCODING = /^identity$/i;
+
+/** True when the body is sent as it is: no Content-Encoding, or `identity`. */
+export function isIdentityEncoding(header: string | undefined): boolean {
+  return header === undefined || IDENTITY_ENCODING.test(header);
 }
 
 /**
@@ -87,6 +98,10 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
     (request: FastifyRequest, body: string | Buffer, done: (error: Error | null, body?: unknown) => void) => {
       if (!isJsonContentType(request.headers['content-type'])) {
         done(new ProblemError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as Content-Type: application/json.'));
+        return;
+      }
+      if (!isIdentityEncoding(request.headers['content-encoding'])) {
+        done(new ProblemError('UNSUPPORTED_MEDIA_TYPE', 'The body\'s Content-Encoding is not supported: send it uncompressed.'));
         return;
       }
       try {

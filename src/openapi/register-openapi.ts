@@ -7,8 +7,8 @@
  * Register it before any route: @fastify/swagger learns routes from an
  * onRoute hook. The transform adds to every /api/v1 operation what no route
  * schema states: the two-header security requirement, its tag, and the
- * problem+json answers every such operation can give (401, 429, and the
- * rest as `default`).
+ * problem+json answers every such operation can give (400, 401, 429, and
+ * the rest as `default`).
  */
 import { readFileSync } from 'node:fs';
 import swagger from '@fastify/swagger';
@@ -53,6 +53,10 @@ const rateLimitHeaders = {
 
 /** Added to every /api/v1 operation. */
 const apiResponses = {
+  400: {
+    description: 'Invalid request body, parameters or headers; `errors` lists each body problem with its path.',
+    content: problemContent,
+  },
   401: { description: 'Missing, unknown or revoked key, or a tenant that is not the key\'s.', content: problemContent },
   429: {
     description: 'Rate limit exceeded: the tenant\'s budget, or the client address\'s for unauthenticated requests.',

@@ -13,7 +13,7 @@
  * How it stays the same service: it takes a request only when its headers
  * show the common case (the exact path, a key the auth hook's fast path
  * would accept for the tenant named, the exact JSON media type the body
- * parser accepted before, a Content-Length within the body limit, the
+ * parser accepted before, no Content-Encoding, a Content-Length within the body limit, the
  * tenant's budget policy known, the app not closing, request logging off).
  * It then reads the body and runs the route's own steps: the same UTF-8 and
  * JSON parser with its poisoning screen, the route's body schema, the
@@ -221,6 +221,7 @@ export function installValidationFastLane(app: FastifyInstance, options: FastLan
     const key = keyCache.recall(apiKey);
     if (key === undefined || key.tenantId !== headers['x-tenant-id']) return false;
     if (!isJsonContentType(headers['content-type']) || headers['transfer-encoding'] !== undefined) return false;
+    if (headers['content-encoding'] !== undefined) return false;
     const length = Number(headers['content-length']);
     if (!(length > 0 && length <= bodyLimit)) return false;
     const policy = policies.get(key.tenantId);

@@ -7,6 +7,7 @@
  * an unreachable database.
  */
 import { connect } from 'node:net';
+import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.ts';
 import { ERRORS, problemType, type ErrorCode } from '../../src/errors.ts';
@@ -72,8 +73,8 @@ function rawRequest(request: string | Buffer, halfClose = false): Promise<RawRes
   });
 }
 
-/** A POST to the validate endpoint with a verbatim Content-Type line (or none). */
-function postWithContentType(contentType: string | undefined, body = BODY): Promise<RawResponse> {
+/** A POST to the validate endpoint with a verbatim Content-Type line (or none), and any extra header lines. */
+function postWithContentType(contentType: string | undefined, body: string | Buffer = BODY, extraLines: string[] = []): Promise<RawResponse> {
   const lines = [
     `POST ${VALIDATE} HTTP/1.1`,
     'Host: 127.0.0.1',
@@ -81,6 +82,7 @@ function postWithContentType(contentType: string | undefined, body = BODY): Prom
     `X-Tenant-Id: ${t.tenantId}`,
     `Content-Length: ${Buffer.byteLength(body)}`,
     'Connection: close',
+    ...extraLines,
   ];
   if (contentType !== undefined) lines.push(`Content-Type: ${contentType}`);
   return rawRequest(Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), Buffer.from(body)]));
@@ -151,6 +153,31 @@ describe('Content-Type', () => {
       const response = await postWithContentType(name);
       expect(response.status, name).toBe(415);
     }
+  });
+});
+
+describe('Content-Encoding', () => {
+  // The service reads bodies as sent. A compressed body must not be parsed as
+  // JSON text, nor a plain one labelled compressed be taken as it is.
+  it.each([
+    ['a gzip body', gzipSync(BODY), 'gzip'],
+    ['a plain body labelled gzip', BODY, 'gzip'],
+    ['a plain body labelled deflate', BODY, 'deflate'],
+    ['a plain body labelled br', BODY, 'br'],
+    ['a list of codings', BODY, 'identity, gzip'],
+  ])('refuses %s with 415', async (_name, body, encoding) => {
+    const response = await postWithContentType('application/json', body, [`Content-Encoding: ${encoding}`]);
+    expect(response.status, response.body).toBe(415);
+    expect(response.headers['content-type']).toBe('application/problem+json; charset=utf-8');
+    const problem = JSON.parse(response.body);
+    expect(problem.code).toBe('UNSUPPORTED_MEDIA_TYPE');
+    expect(problem.detail).toMatch(/Content-Encoding/);
+  });
+
+  it.each(['identity', 'IDENTITY'])('reads a body labelled %j as sent', async (encoding) => {
+    const response = await postWithContentType('application/json', BODY, [`Content-Encoding: ${encoding}`]);
+    expect(response.status, response.body).toBe(404);
+    expect(JSON.parse(response.body).code).toBe('CONTEXT_NOT_FOUND');
   });
 });
 

@@ -92,6 +92,7 @@ describe('the OpenAPI document', () => {
       for (const operation of Object.values(operations)) {
         if (path.startsWith('/api/v1/')) {
           expect(operation.security, path).toEqual([{ apiKey: [], tenantId: [] }]);
+          expect(operation.responses['400'].content['application/problem+json'], path).toBeDefined();
           expect(operation.responses['401'].content['application/problem+json'], path).toBeDefined();
           expect(operation.responses['429'].headers['Retry-After'], path).toBeDefined();
         } else {
