@@ -23,6 +23,7 @@ import { registerJsonBodyParser } from './http/json-body-parser.ts';
 import { nextRequestId } from './http/request-id.ts';
 import { deferredChildLogger } from './http/request-logger.ts';
 import { registerRequestTiming } from './http/request-timing.ts';
+import { refuseUnstorableText } from './http/storable-text.ts';
 import { metricsRoutes } from './metrics/metrics-routes.ts';
 import { registerMetrics } from './metrics/register-metrics.ts';
 import { ServiceMetrics } from './metrics/service-metrics.ts';
@@ -166,9 +167,14 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const instanceMetrics = options.instanceMetrics?.(metrics.registries);
   if (instanceMetrics !== undefined) app.addHook('onClose', async () => instanceMetrics.close());
   await app.register(metricsRoutes, { metrics, instance: instanceMetrics });
-  for (const routes of [validationRoutes, rulesRoutes, contextsRoutes, apiKeysRoutes, ruleTestRoutes]) {
-    await app.register(routes, { prefix: '/api/v1', deps });
-  }
+  await app.register(validationRoutes, { prefix: '/api/v1', deps });
+  // Routes that store what they are sent: text PostgreSQL cannot keep is a 400 naming it, not a 500.
+  await app.register(async (management) => {
+    management.addHook('preValidation', refuseUnstorableText);
+    for (const routes of [rulesRoutes, contextsRoutes, apiKeysRoutes, ruleTestRoutes]) {
+      await management.register(routes, { prefix: '/api/v1', deps });
+    }
+  });
 
   // With request logging on (debug, trace), every request goes through Fastify, which logs it.
   const fastLane = verbose
