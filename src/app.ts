@@ -92,6 +92,9 @@ function connectionsCheckingInterval(requestTimeoutMs: number): number {
 /** Where pino must never print a secret. */
 const REDACTED_PATHS = ['req.headers["x-api-key"]', 'headers["x-api-key"]', 'req.headers.authorization'];
 
+/** Longer than any request line Node accepts (its header size limit, 16 KiB). */
+const MAX_PATH_SEGMENT_LENGTH = 16 * 1024;
+
 /**
  * Builds the service. Resolves once every plugin is registered (`ready`).
  *
@@ -128,6 +131,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     requestTimeout: config.requestTimeoutMs,
     // Node's own options for its server: given the timeout too, its headers timeout is no longer than it.
     http: { requestTimeout: config.requestTimeoutMs, connectionsCheckingInterval: connectionsCheckingInterval(config.requestTimeoutMs) },
+    // An over-long path segment (a 120-character rule id) would otherwise be a bare 400 from the
+    // router, before authentication; any segment that fits Node's header size limit reaches the route,
+    // which answers 401 or 404 like for any other unknown id. No route has a regex parameter to bound.
+    routerOptions: { maxParamLength: MAX_PATH_SEGMENT_LENGTH },
     return503OnClosing: false,
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,

@@ -45,6 +45,10 @@ const VALIDATION_DETAIL: Record<string, string> = {
 
 // Fastify's own errors that reach the handler, by code.
 const FASTIFY_CODES: Record<string, ProblemReply> = {
+  FST_ERR_BAD_URL: {
+    code: 'INVALID_BODY',
+    detail: 'The URL is malformed: a path segment is not valid percent-encoded UTF-8.',
+  },
   FST_ERR_CTP_BODY_TOO_LARGE: { code: 'PAYLOAD_TOO_LARGE', detail: 'The request body is larger than the limit.' },
   FST_ERR_CTP_INVALID_MEDIA_TYPE: {
     code: 'UNSUPPORTED_MEDIA_TYPE',

@@ -259,7 +259,19 @@ describe('routes', () => {
     expect(response.status).toBe(400);
     expect(response.headers['content-type']).toBe('application/problem+json; charset=utf-8');
     expect(response.headers['server-timing']).toMatch(SERVER_TIMING);
-    expect(JSON.parse(response.body)).toMatchObject({ code: 'INVALID_BODY', requestId: expect.stringMatching(UUID) });
+    expect(JSON.parse(response.body)).toMatchObject({
+      code: 'INVALID_BODY', requestId: expect.stringMatching(UUID),
+      detail: 'The URL is malformed: a path segment is not valid percent-encoded UTF-8.',
+    });
+  });
+
+  it('authenticates a request with a long path segment before anything else, like any other', async () => {
+    const long = 'a'.repeat(5000);
+    const unauthenticated = await t.request('GET', `/api/v1/rules/${long}`, { key: null });
+    expect(unauthenticated.status, unauthenticated.text).toBe(401);
+    expect(unauthenticated.body.code).toBe('UNAUTHORIZED');
+    const context = await t.request('GET', `/api/v1/contexts/${long}/validator`);
+    expect(context.status, context.text).toBe(404);
   });
 
   it('times successful responses too', async () => {

@@ -256,6 +256,7 @@ describe('GET /rules/{id}', () => {
     ['a malformed id', 'not-a-uuid'],
     ['a uuid with trailing text', '3f0c4a52-1c1b-4b8e-9a53-7a8d2c7e9f10x'],
     ['an SQL-looking id', "1' OR '1'='1"],
+    ['an id of 5,000 characters (over the router\'s default bound of 100)', 'a'.repeat(5000)],
   ])('404 for %s on every rule route, never 500', async (_name, id) => {
     const path = `/rules/${encodeURIComponent(id)}`;
     expectProblem(await api('GET', path), 404, 'NOT_FOUND');
