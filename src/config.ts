@@ -172,7 +172,7 @@ function parseTrustProxy(raw: string | undefined): boolean | number | string[] {
 function parseBootstrapTenants(raw: string | undefined): BootstrapTenant[] | undefined {
   if (raw === undefined) return undefined;
   const name = 'RULES_BOOTSTRAP_TENANTS';
-  return raw.split(',').map((pair, index) => {
+  const tenants = raw.split(',').map((pair, index) => {
     const separator = pair.indexOf(':');
     const tenantId = separator < 0 ? pair.trim() : pair.slice(0, separator).trim();
     const adminKey = separator < 0 ? '' : pair.slice(separator + 1).trim();
@@ -184,4 +184,14 @@ function parseBootstrapTenants(raw: string | undefined): BootstrapTenant[] | und
     }
     return { tenantId, adminKey };
   });
+  // A key identifies its tenant: one key for two tenants could only ever be registered for one.
+  const firstWithKey = new Map<string, number>();
+  tenants.forEach(({ tenantId, adminKey }, index) => {
+    const first = firstWithKey.get(adminKey);
+    if (first !== undefined && tenants[first].tenantId !== tenantId) {
+      throw new ConfigError(name, `entries ${first + 1} (${tenants[first].tenantId}) and ${index + 1} (${tenantId}) have the same key; give each tenant its own`);
+    }
+    firstWithKey.set(adminKey, first ?? index);
+  });
+  return tenants;
 }

@@ -87,6 +87,7 @@ describe('loadConfig', () => {
     [{ RULES_BOOTSTRAP_TENANTS: 'Acme:abcdefghijklmnopqrstuv' }, 'RULES_BOOTSTRAP_TENANTS'],
     [{ RULES_BOOTSTRAP_TENANTS: 'acme' }, 'RULES_BOOTSTRAP_TENANTS'],
     [{ RULES_BOOTSTRAP_TENANTS: 'acme:abcdefghijklmnopqrstu!' }, 'RULES_BOOTSTRAP_TENANTS'],
+    [{ RULES_BOOTSTRAP_TENANTS: 'acme:abcdefghijklmnopqrstuv,globex:abcdefghijklmnopqrstuv' }, 'RULES_BOOTSTRAP_TENANTS'],
   ])('refuses %j naming %s', (env, variable) => {
     let error: unknown;
     try {

@@ -144,6 +144,15 @@ describe('configured starts', () => {
     expect(server.stderr()).toContain('RULES_BOOTSTRAP_TENANTS');
   });
 
+  it('stops with exit 1 naming RULES_BOOTSTRAP_TENANTS when a configured key is another tenant\'s', async () => {
+    const first = await startServer({ ...databaseEnv(db), LOG_LEVEL: 'silent', RULES_BOOTSTRAP_TENANTS: `acme:${BOOTSTRAP_KEY}` });
+    await untilListening(first);
+    expect(await stop(first)).toBe(0);
+    const second = await startServer({ ...databaseEnv(db), RULES_BOOTSTRAP_TENANTS: `globex:${BOOTSTRAP_KEY}` });
+    expect(await second.exited).toBe(1);
+    expect(second.stderr()).toContain('RULES_BOOTSTRAP_TENANTS: the key of tenant globex is already registered for another tenant');
+  });
+
   it('creates bootstrap tenants with working admin keys, no demo, and logs no secrets', async () => {
     const server = await startServer({ ...databaseEnv(db), LOG_LEVEL: 'trace', RULES_BOOTSTRAP_TENANTS: `acme:${BOOTSTRAP_KEY}` });
     try {
