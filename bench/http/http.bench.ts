@@ -62,7 +62,7 @@ export const httpTargets = {
 } as const;
 
 export interface HttpBenchOptions {
-  /** Single-validation ratio only, short rounds: ~25 s including start-up, for `bench:guard`. */
+  /** Single-validation ratio only, short rounds: ~25 s including start-up (`bench:guard` measures its own, with a longer warm-up). */
   quick?: boolean;
   /** Print tables to stdout; default true. */
   print?: boolean;

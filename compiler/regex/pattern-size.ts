@@ -5,7 +5,7 @@
  *
  * Repetition counts multiply what they repeat: RE2 expands `x{1000}` into a
  * thousand copies of `x`, so the 16 characters `(\w+\s?){1000}$` become a
- * program of 6,000 instructions, about 1 MB in memory. A rule may hold a
+ * program of about 10,000 instructions, over 1 MB in memory. A rule may hold a
  * hundred patterns and a context thousands of rules, so sizes are bounded
  * per pattern (compile-pattern.ts), and weights (below) per field
  * (rule-plan.ts, schema-policy.ts), per ruleset (compile-ruleset.ts) and
