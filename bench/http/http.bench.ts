@@ -15,7 +15,9 @@
  *    so a noisy second on a shared machine moves one round, not the figure.
  * 2. Latency at half of the service's throughput, for the service, the
  *    bare route, and the bare route made to spin for the service's extra
- *    CPU per request (step 1's figures): open-loop load at a steady rate
+ *    CPU per request at that rate (measured in a run of each before, unpinned
+ *    as the latency runs are: at a partial load each request costs both
+ *    servers more than in step 1, the service more): open-loop load at a steady rate
  *    (`fixed-rate-load.ts`), latency from the moment each request was
  *    offered, so a stalled server is charged for every request that waited
  *    behind it. The CPU-matched route tells the service's own tail from the
@@ -113,7 +115,7 @@ export interface LatencyAtRate {
   bare: FixedRateFigures;
   /** The bare route spinning `matchedBusyUs` per request: a server of the service's CPU cost that does nothing else. */
   matched: FixedRateFigures;
-  /** The service's CPU per request less the bare route's (step 1, medians). */
+  /** The service's CPU per request less the bare route's, in a run of each at this rate before the measured ones. */
   matchedBusyUs: number;
   /** Each server's own CPU per request in its latency runs (median of the runs): how well the spin matched. */
   cpuUs: { service: number; bare: number; matched: number };
@@ -135,6 +137,8 @@ const LATENCY_RUNS = 5;
 /** Seconds of each fixed-rate run (42,000 requests at 7,000 req/s), and of the unmeasured one before them. */
 const LATENCY_RUN_S = 6;
 const LATENCY_WARMUP_S = 2;
+/** Seconds of the run of the service and of the bare route that measures their CPU per request at the rate, for the spin. */
+const LATENCY_CALIBRATION_S = 3;
 
 export interface BatchFigure {
   name: string;
@@ -421,7 +425,17 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
       });
       // Unpinned: see cpu-pinning.ts. A first, unmeasured run each lets the servers settle at the new rate and client.
       pair.unpin();
-      const matchedBusyUs = Math.max(0, Math.round(single.serviceCpuUs - single.bareCpuUs));
+      const cpuPerRequest = async (server: ChildServer, durationS: number): Promise<{ figures: FixedRateFigures; cpuUs: number }> => {
+        const cpuBefore = server.cpuTimeMs();
+        const figures = await at(server, durationS);
+        return { figures, cpuUs: ((server.cpuTimeMs() - cpuBefore) * 1000) / figures.requests };
+      };
+      // The spin is what the service costs beyond the bare route in these conditions, not in step 1's:
+      // a server answering one request per wake-up pays more per request than one answering flat out.
+      for (const server of [pair.service, pair.bare]) await at(server, LATENCY_WARMUP_S);
+      const serviceCalibration = await cpuPerRequest(pair.service, LATENCY_CALIBRATION_S);
+      const bareCalibration = await cpuPerRequest(pair.bare, LATENCY_CALIBRATION_S);
+      const matchedBusyUs = Math.max(0, Math.round(serviceCalibration.cpuUs - bareCalibration.cpuUs));
       const matched = await startChildServer({
         name: 'CPU-matched bare route', entry: path.join(here, 'bare-server.ts'), env: { BARE_BUSY_US: String(matchedBusyUs) },
       });
@@ -430,12 +444,11 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
       const runs = { service: [] as FixedRateFigures[], bare: [] as FixedRateFigures[], matched: [] as FixedRateFigures[] };
       const cpu = { service: [] as number[], bare: [] as number[], matched: [] as number[] };
       try {
-        for (const name of names) await at(servers[name], LATENCY_WARMUP_S);
+        await at(matched, LATENCY_WARMUP_S);
         for (let run = 0; run < LATENCY_RUNS; run++) {
           for (const name of run % 2 === 0 ? names : [...names].reverse()) {
-            const cpuBefore = servers[name].cpuTimeMs();
-            const figures = await at(servers[name], LATENCY_RUN_S);
-            cpu[name].push(((servers[name].cpuTimeMs() - cpuBefore) * 1000) / figures.requests);
+            const { figures, cpuUs } = await cpuPerRequest(servers[name], LATENCY_RUN_S);
+            cpu[name].push(cpuUs);
             runs[name].push(figures);
           }
         }
