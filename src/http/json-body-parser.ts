@@ -38,6 +38,7 @@ export function isJsonContentType(header: string | undefined): boolean {
 }
 
 const IDENTITY_ENCODING = /^identity$/i;
+const BYTE_ORDER_MARK = 0xfeff;
 
 /** True when the body is sent as it is: no Content-Encoding, or `identity`. */
 export function isIdentityEncoding(header: string | undefined): boolean {
@@ -48,8 +49,13 @@ export function isIdentityEncoding(header: string | undefined): boolean {
  * Parses a request body. An empty body is `undefined` (bodyless POSTs such
  * as publish may still send the header); route schemas decide whether a body
  * is required. Throws ProblemError 400 for bad JSON and poisoning keys.
+ *
+ * One leading byte order mark is skipped, as RFC 8259 8.1 allows a parser
+ * to: some clients (.NET, PowerShell) write one, and JSON.parse alone
+ * calls such a body invalid.
  */
-export function parseJsonBody(text: string): unknown {
+export function parseJsonBody(body: string): unknown {
+  const text = body.charCodeAt(0) === BYTE_ORDER_MARK ? body.slice(1) : body;
   if (text.length === 0) return undefined;
   let value: unknown;
   try {

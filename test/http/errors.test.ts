@@ -189,6 +189,12 @@ describe('bodies', () => {
     expect(body.errors).toBeUndefined();
   });
 
+  it('reads a body that starts with a UTF-8 byte order mark, as some clients send', async () => {
+    const response = await postWithContentType('application/json', Buffer.concat([Buffer.from([0xef, 0xbb, 0xbf]), Buffer.from(BODY)]));
+    expect(response.status, response.body).toBe(404);
+    expect(JSON.parse(response.body).code).toBe('CONTEXT_NOT_FOUND');
+  });
+
   it('accepts a body just under the limit', async () => {
     const filler = 'x'.repeat(2048 - JSON.stringify({ context: 'c', payload: { blob: '' } }).length);
     const response = await t.request('POST', VALIDATE, { body: { context: 'c', payload: { blob: filler } } });

@@ -49,6 +49,14 @@ describe('parseJsonBody', () => {
     expect(parseJsonBody('{"n\\u00e1me":"Ad\\u00e1","protocol":"https"}')).toEqual({ 'náme': 'Adá', protocol: 'https' });
   });
 
+  it('skips one leading byte order mark (RFC 8259 8.1), and only one', () => {
+    expect(parseJsonBody('\ufeff{"a":1}')).toEqual({ a: 1 });
+    expect(parseJsonBody('\ufeff')).toBeUndefined();
+    expect(() => parseJsonBody('\ufeff\ufeff{"a":1}')).toThrow(ProblemError);
+    expect(() => parseJsonBody('{"a":1}\ufeff')).toThrow(ProblemError);
+    expect(() => parseJsonBody('\ufeff{"__proto__":{}}')).toThrow(ProblemError);
+  });
+
   it.each([
     ['{"a":{"\\u005f_proto__":1}}', 'a.__proto__'],
     ['[{"constructor":{"prototype":{}}}]', '$[0].constructor.prototype'],
