@@ -13,8 +13,9 @@
  * How it stays the same service: it takes a request only when its headers
  * show the common case (the exact path, a key the auth hook's fast path
  * would accept for the tenant named, the exact JSON media type the body
- * parser accepted before, no Content-Encoding, a Content-Length within the body limit, the
- * tenant's budget policy known, the app not closing, request logging off).
+ * parser accepted before, no Content-Encoding, a Content-Length within the
+ * body limit, the tenant's budget policy known, the app not closing,
+ * request logging off).
  * It then reads the body and runs the route's own steps: the same UTF-8 and
  * JSON parser with its poisoning screen, the route's body schema, the
  * payload guard, the validator cache, the rate limit, the response schema,
