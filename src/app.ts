@@ -174,11 +174,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const instanceMetrics = options.instanceMetrics?.(metrics.registries);
   if (instanceMetrics !== undefined) app.addHook('onClose', async () => instanceMetrics.close());
   await app.register(metricsRoutes, { metrics, instance: instanceMetrics });
-  await app.register(validationRoutes, { prefix: '/api/v1', deps });
+  // POST /rules/test screens its rule for text the database cannot store itself: its payload is never stored.
+  for (const routes of [validationRoutes, ruleTestRoutes]) await app.register(routes, { prefix: '/api/v1', deps });
   // Routes that store what they are sent: text PostgreSQL cannot keep is a 400 naming it, not a 500.
   await app.register(async (management) => {
     management.addHook('preValidation', refuseUnstorableText);
-    for (const routes of [rulesRoutes, contextsRoutes, apiKeysRoutes, ruleTestRoutes]) {
+    for (const routes of [rulesRoutes, contextsRoutes, apiKeysRoutes]) {
       await management.register(routes, { prefix: '/api/v1', deps });
     }
   });

@@ -13,7 +13,8 @@
  *   `jsonb` refuses it too, and the PostgreSQL driver turns it into U+FFFD
  *   in a `text` column, storing something other than what was sent.
  *
- * Validation payloads are never stored, so their routes skip this.
+ * Validation payloads are never stored, so their routes skip this, and a
+ * rule test checks only its rule, not the payload it evaluates.
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { appendPath } from '../../compiler/paths.ts';
@@ -80,6 +81,18 @@ export function findUnstorableText(value: unknown, basePath = ''): FieldError | 
 }
 
 /**
+ * Throws 400 INVALID_BODY naming the first string in `value` (a body, or
+ * the part of one at `basePath`) that the database cannot store.
+ *
+ * @example
+ * assertStorableText(body.rule, 'rule');
+ */
+export function assertStorableText(value: unknown, basePath = ''): void {
+  const problem = findUnstorableText(value, basePath);
+  if (problem !== undefined) throw new ProblemError('INVALID_BODY', 'The request body holds text that cannot be stored.', [problem]);
+}
+
+/**
  * A `preValidation` hook: 400 INVALID_BODY naming the first string of the
  * body or query string that the database cannot store.
  *
@@ -87,8 +100,7 @@ export function findUnstorableText(value: unknown, basePath = ''): FieldError | 
  * management.addHook('preValidation', refuseUnstorableText);
  */
 export async function refuseUnstorableText(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
-  const inBody = findUnstorableText(request.body);
-  if (inBody !== undefined) throw new ProblemError('INVALID_BODY', 'The request body holds text that cannot be stored.', [inBody]);
+  assertStorableText(request.body);
   const inQuery = findUnstorableText(request.query);
   if (inQuery !== undefined) {
     throw new ProblemError('INVALID_BODY', 'The query string holds text that cannot be stored or searched for.', [inQuery]);

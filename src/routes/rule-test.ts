@@ -10,6 +10,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { AppDeps } from '../app-deps.ts';
 import { ProblemError } from '../errors.ts';
 import { checkPayload, sizeOf, type PayloadSize } from '../http/payload-guard.ts';
+import { assertStorableText } from '../http/storable-text.ts';
 import type { LiveRuleset } from '../storage/types.ts';
 import { assertRuleCompiles, describeCompileError } from '../rules/check-rule-content.ts';
 import { toRuleDefinition } from '../rules/to-rule-definition.ts';
@@ -44,6 +45,8 @@ export const ruleTestRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
 
   /** The one-rule ruleset of `{ rule, payload }`, checked as a save would check it. */
   const ruleRuleset = (tenantId: string, rule: TestRuleBody): LiveRuleset => {
+    // A rule that could not be saved does not pass its test either.
+    assertStorableText(rule, 'rule');
     const content = toRuleContent(rule);
     assertRuleCompiles(rule.code, content, { maxExpressionLength: config.maxExpressionLength, pathPrefix: 'rule' });
     return {

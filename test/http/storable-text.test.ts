@@ -88,12 +88,16 @@ describe('text the database cannot store', () => {
     expect(page.items.map((found: { code: string }) => found.code)).toEqual(['UNICODE']);
   });
 
-  it('leaves validation payloads alone: they are never stored', async () => {
+  it('leaves validation and rule-test payloads alone: they are never stored', async () => {
     await ok(t.request('POST', '/api/v1/contexts/orders/publish'));
-    const result = await ok(t.request('POST', '/api/v1/validation/validate', {
-      body: { context: 'orders', payload: { amount: 5, note: 'a\u0000b \ud800' } },
-    }));
+    const payload = { amount: 5, note: 'a\u0000b \ud800' };
+    const result = await ok(t.request('POST', '/api/v1/validation/validate', { body: { context: 'orders', payload } }));
     expect(result.isValid).toBe(true);
+    const rule = { ...RULE, code: 'NOTE', fieldPath: 'note', expression: '!matches($value, "\\u0000")', message: 'note holds a NUL' };
+    const tested = await ok(t.request('POST', '/api/v1/rules/test', { body: { rule, payload } }));
+    expect(tested.failures.map((failure: { ruleCode: string }) => failure.ruleCode)).toEqual(['NOTE']);
+    const live = await ok(t.request('POST', '/api/v1/rules/test', { body: { context: 'orders', payload } }));
+    expect(live.isValid).toBe(true);
   });
 });
 
