@@ -38,8 +38,15 @@ const mathImul = Math.imul;
 const toString = String;
 const dateNow = Date.now;
 
-/** V8's longest string is just under 2^29 UTF-16 units; longer joins would throw. */
-const MAX_STRING_LENGTH = 0x1fffffe8;
+/**
+ * The longest string `+` may build: a longer join is the invalid value.
+ * Joins multiply: a chain of 1024 `a` operands turned a 128 KB payload
+ * string into a 134 MB one, and each function applied to it ran for most
+ * of a second with nothing able to interrupt it, not even the evaluation
+ * deadline. At this bound one such call takes tens of milliseconds (and the
+ * service's cost model counts the chain, so the deadline watches it).
+ */
+export const MAX_JOIN_LENGTH = 16 * 1024 * 1024;
 const DAY_MS = 86_400_000;
 
 type Json = unknown;
@@ -150,8 +157,7 @@ export function ge(a: Json, b: Json): boolean {
 export function add(a: Json, b: Json): Json {
   if (typeof a === 'number' && typeof b === 'number') return num(a + b);
   if (typeof a === 'string' && typeof b === 'string') {
-    // A join past the engine's limit would throw; it is an invalid value instead.
-    return a.length + b.length <= MAX_STRING_LENGTH ? a + b : NaN;
+    return a.length + b.length <= MAX_JOIN_LENGTH ? a + b : NaN;
   }
   return NaN;
 }
@@ -820,16 +826,86 @@ export function text(x: Json): string {
     case 'boolean':
       return x ? 'true' : 'false';
     case 'object':
-      if (x === null) return '';
-      try {
-        return clip(jsonStringify(x));
-      } catch {
-        // Only a structure deeper than the call stack gets here.
-        return '';
-      }
+      return x === null ? '' : clip(jsonPrefix(x, MAX_MESSAGE_LENGTH));
     default:
       return '';
   }
+}
+
+/** A container being written by jsonPrefix, and how far. */
+type JsonFrame =
+  | { array: readonly Json[]; next: number }
+  | { array: undefined; object: Readonly<Record<string, Json>>; keys: string[]; next: number; written: boolean };
+
+/**
+ * `JSON.stringify(x)` of a JSON value or a value the language built
+ * (undefined and the invalid number write as JSON.stringify writes them),
+ * but only until it is longer than `limit` characters: the same text when
+ * it is not, and a prefix longer than `limit` when it is. A placeholder is
+ * cut at 2000 characters, and serializing all of `{{ l.map(x => $) }}`
+ * first (the payload once per element of `l`) took 2.8 s for a 16 KB
+ * payload. Iterative, so depth cannot overflow the call stack.
+ *
+ * @example
+ * jsonPrefix({ a: [1, 'x'] }, 100); // '{"a":[1,"x"]}'
+ */
+export function jsonPrefix(x: Json, limit: number): string {
+  let out = '';
+  const stack: JsonFrame[] = [];
+  let value: Json = x;
+  let pending = true;
+  while (out.length <= limit) {
+    if (pending) {
+      pending = false;
+      if (typeof value === 'string') out += quotedPrefix(value, limit - out.length);
+      else if (typeof value === 'number') out += isFiniteNumber(value) ? toString(value) : 'null';
+      else if (typeof value === 'boolean') out += value ? 'true' : 'false';
+      else if (typeof value !== 'object' || value === null) out += 'null';
+      else if (isArrayFn(value)) {
+        out += '[';
+        stack.push({ array: value, next: 0 });
+      } else {
+        out += '{';
+        stack.push({ array: undefined, object: value as Record<string, Json>, keys: objectKeys(value), next: 0, written: false });
+      }
+      continue;
+    }
+    const frame = stack[stack.length - 1];
+    if (frame === undefined) break;
+    if (frame.array !== undefined) {
+      if (frame.next >= frame.array.length) {
+        out += ']';
+        stack.pop();
+        continue;
+      }
+      if (frame.next > 0) out += ',';
+      value = frame.array[frame.next++];
+      pending = true;
+      continue;
+    }
+    if (frame.next >= frame.keys.length) {
+      out += '}';
+      stack.pop();
+      continue;
+    }
+    const key = frame.keys[frame.next++];
+    value = frame.object[key];
+    // Keys whose value is undefined are left out, as JSON.stringify leaves them out.
+    if (value === undefined) continue;
+    out += `${frame.written ? ',' : ''}${quotedPrefix(key, limit - out.length)}:`;
+    frame.written = true;
+    pending = true;
+  }
+  return out;
+}
+
+/**
+ * JSON.stringify of `s`, or of enough of it to be longer than `room`
+ * characters: each character writes at least one, and one more keeps a
+ * surrogate pair whole where the cut falls.
+ */
+function quotedPrefix(s: string, room: number): string {
+  return jsonStringify(s.length > room + 1 ? s.slice(0, room + 2) : s);
 }
 
 /** Deeply frozen copy of a JSON text; constants are shared by every request. */

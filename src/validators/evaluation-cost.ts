@@ -17,11 +17,15 @@
  * more n, `distinct` is quadratic, and a forEach adds one. This over-counts
  * (a callback over a small sub-array counts as n) but never under-counts.
  *
- * A rule counts once per step, except a schema rule: it counts as many
- * times as the most subschemas its schema can apply to one value
- * (compiler/schema/schema-expansion.ts), up to 10,000 for a schema that
- * shares `$defs` widely; and each placeholder of its message counts once
- * more (`{{ $ }}` renders the whole payload).
+ * A rule's weight says how many such steps it can take: one per operation
+ * that may be linear (a call, a comparison, a join), since a rule of a
+ * thousand calls of `lower(s)` reads `s` a thousand times; times the most
+ * operands one chain of `+` joins, since the string it builds is that many
+ * times longer than one of them (`len(a+a+...+a)` with 1024 terms reads
+ * 1024 copies of `a`). A schema adds as many steps as the most subschemas
+ * it can apply to one value (compiler/schema/schema-expansion.ts), up to
+ * 10,000 for a schema that shares `$defs` widely; and each placeholder of
+ * its message one more (`{{ $ }}` renders the whole payload).
  */
 import * as acorn from 'acorn';
 import { MAX_SCHEMA_APPLICATIONS, schemaApplications } from '../../compiler/index.ts';
@@ -36,6 +40,8 @@ const QUADRATIC_FUNCTIONS = new Set(['distinct']);
 
 /** When a source cannot be read (it compiled, so this is unexpected), assume the worst the language allows. */
 const UNKNOWN_DEGREE = 4;
+/** The same for its weight: an expression at the length limit (4096 characters) holds fewer than 4096 operations, each joining fewer. */
+const UNKNOWN_WEIGHT = 4096 * 4096;
 
 /**
  * The degree histogram of a ruleset.
@@ -101,24 +107,100 @@ export function estimateCost(profile: CostProfile, size: number): number {
 }
 
 /**
- * Steps per payload value of one rule's degree: 1, or what its schema can
- * apply to one value; plus one per message placeholder, each of which may
- * render the whole payload (`{{ $ }}`).
+ * Steps per payload value of one rule's degree: what its expression and
+ * `when` can take (expressionWeight), or what its schema can apply to one
+ * value; plus, per message placeholder, one for rendering (it may render
+ * the whole payload, `{{ $ }}`) and what its expression can take.
  */
 export function ruleWeight(rule: RuleDefinition): number {
-  let weight = 1;
+  let weight = 0;
+  if (rule.expression !== undefined) weight += expressionWeight(rule.expression);
+  if (rule.when !== undefined) weight += expressionWeight(rule.when);
   if (rule.schema !== undefined) {
     const applications = schemaApplications(rule.schema);
     // A schema without a bound does not compile; if one got here, count it as the largest there can be.
-    weight = applications.ok ? Math.max(1, applications.count) : MAX_SCHEMA_APPLICATIONS + 1;
+    weight += applications.ok ? Math.max(1, applications.count) : MAX_SCHEMA_APPLICATIONS + 1;
   }
-  return weight + (rule.message === undefined ? 0 : placeholderCount(rule.message));
+  if (rule.message !== undefined) {
+    for (const placeholder of placeholders(rule.message)) {
+      weight += 1 + (placeholder === undefined ? UNKNOWN_WEIGHT : nodeWeight(placeholder));
+    }
+  }
+  return Math.max(1, weight);
 }
 
-function placeholderCount(template: string): number {
-  let count = 0;
-  for (let open = template.indexOf('{{'); open >= 0; open = template.indexOf('{{', open + 2)) count++;
-  return count;
+/**
+ * Binary operators that may take time linear in their operands: deep
+ * equality, comparison of strings, and joins. Arithmetic takes numbers
+ * only, in constant time.
+ */
+const LINEAR_OPERATORS = new Set(['==', '!=', '===', '!==', '<', '<=', '>', '>=', '+']);
+
+/**
+ * Linear steps one expression can take, per payload value: its operations
+ * that may be linear, times the most operands one chain of `+` joins.
+ *
+ * @example
+ * expressionWeight('amount <= 100'); // 1
+ * expressionWeight('len(a + a + a) > 0'); // 4 operations × 3 operands = 12
+ */
+export function expressionWeight(source: string): number {
+  try {
+    // A rule that only reads a field still takes a step.
+    return Math.max(1, nodeWeight(acorn.parseExpressionAt(source, 0, { ecmaVersion: 'latest' }) as unknown as AnyNode));
+  } catch {
+    return UNKNOWN_WEIGHT;
+  }
+}
+
+function nodeWeight(node: AnyNode): number {
+  const count = { operations: 0, joined: 1 };
+  countWork(node, count);
+  return count.operations * count.joined;
+}
+
+/** Counts the operations that may be linear (iteratively: sources nest deep), and the operands of the longest `+` chain. */
+function countWork(root: AnyNode, count: { operations: number; joined: number }): void {
+  const pending: AnyNode[] = [root];
+  while (pending.length > 0) {
+    const node = pending.pop()!;
+    if (node.type === 'CallExpression' || (node.type === 'BinaryExpression' && LINEAR_OPERATORS.has(node.operator as string))) {
+      count.operations++;
+    }
+    if (isJoin(node)) count.joined = Math.max(count.joined, joinOperands(node));
+    pending.push(...children(node));
+  }
+}
+
+function isJoin(node: AnyNode): boolean {
+  return node.type === 'BinaryExpression' && node.operator === '+';
+}
+
+/** Operands of the `+` chain under `node`: the leaves once nested `+` are flattened. */
+function joinOperands(node: AnyNode): number {
+  let operands = 0;
+  const pending: AnyNode[] = [node];
+  while (pending.length > 0) {
+    const at = pending.pop()!;
+    if (isJoin(at)) pending.push(at.left as AnyNode, at.right as AnyNode);
+    else operands++;
+  }
+  return operands;
+}
+
+/** Each `{{ }}` placeholder of a template, parsed, or undefined where it cannot be read. */
+function placeholders(template: string): Array<AnyNode | undefined> {
+  const found: Array<AnyNode | undefined> = [];
+  for (let open = template.indexOf('{{'); open >= 0; open = template.indexOf('{{', open + 2)) {
+    try {
+      // parseExpressionAt stops at the end of the expression, so a `}}`
+      // inside a string literal does not end the placeholder early.
+      found.push(acorn.parseExpressionAt(template, open + 2, { ecmaVersion: 'latest' }) as unknown as AnyNode);
+    } catch {
+      found.push(undefined);
+    }
+  }
+  return found;
 }
 
 /** The degree of one rule: forEach adds one; its fields run one after another, so the largest counts. */
@@ -144,15 +226,9 @@ export function expressionDegree(source: string): number {
 /** The largest degree among a message template's `{{ }}` placeholders. */
 function templateDegree(template: string): number {
   let degree = 0;
-  for (let open = template.indexOf('{{'); open >= 0; open = template.indexOf('{{', open + 2)) {
-    try {
-      // parseExpressionAt stops at the end of the expression, so a `}}`
-      // inside a string literal does not end the placeholder early.
-      const node = acorn.parseExpressionAt(template, open + 2, { ecmaVersion: 'latest' });
-      degree = Math.max(degree, nodeDegree(node as unknown as AnyNode), 1);
-    } catch {
-      return UNKNOWN_DEGREE;
-    }
+  for (const placeholder of placeholders(template)) {
+    if (placeholder === undefined) return UNKNOWN_DEGREE;
+    degree = Math.max(degree, nodeDegree(placeholder), 1);
   }
   return degree;
 }

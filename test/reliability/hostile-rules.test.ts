@@ -15,7 +15,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loanApplicationSuite } from '../../bench/suites/loan-application.ts';
 import { checkPayload, sizeOf } from '../../src/http/payload-guard.ts';
-import { estimateCost, expressionDegree, rulesetCostProfile } from '../../src/validators/evaluation-cost.ts';
+import { estimateCost, expressionDegree, expressionWeight, rulesetCostProfile } from '../../src/validators/evaluation-cost.ts';
 import { EVALUATION_DEADLINE_MS, UNGUARDED_COST_LIMIT } from '../../src/validators/evaluation-deadline.ts';
 import { startTestApp, type TestApp, type TestResponse } from '../support/app.ts';
 import { fanOutSchema } from '../support/fan-out-schema.ts';
@@ -295,7 +295,16 @@ const SLOW_RULES: SlowRule[] = [
   { name: 'distinct() over objects (pairwise deep equality)', rule: { expression: 'distinct(a)' }, payload: `{"a":${objects(70_000)}}` },
   { name: 'schema uniqueItems over objects', rule: { fieldPath: 'a', schema: { type: 'array', uniqueItems: true, maxItems: 1000 } }, payload: `{"a":${objects(70_000)}}` },
   { name: 'sum of maps of maps', rule: { expression: 'sum(a.map(x => sum(a.map(y => y)))) >= 0' }, payload: `{"a":${numbers(450_000)}}` },
+  { name: 'a message placeholder that renders the payload once per element', rule: { expression: 'false', message: '{{ a.map(x => $) }}' }, payload: `{"a":${numbers(450_000)}}` },
+  { name: 'chains of 256 joins of one payload string, read by two functions', rule: { expression: `len(${joinChain('a', 4)}) > 0 && lower(${joinChain('a', 4)}) != "q"` }, payload: `{"a":"${'x'.repeat(900_000)}"}` },
 ];
+
+/** `a` joined to itself 4^levels times, four operands to a level (the language refuses longer flat chains). */
+function joinChain(operand: string, levels: number): string {
+  let chain = operand;
+  for (let i = 0; i < levels; i++) chain = `(${chain}+${chain}+${chain}+${chain})`;
+  return chain;
+}
 
 describe('rules that would be slow are bounded', () => {
   let other: BackgroundLoad;
@@ -441,7 +450,33 @@ describe('the cost model behind the deadline', () => {
       { code: 'C', name: 'c', expression: 'true', when: 'a.some(x => a.some(y => y))' },
       { code: 'D', name: 'd', schema: { type: 'array', uniqueItems: true } },
       { code: 'E', name: 'e', expression: 'a.every(x => a.every(y => y))', enabled: false },
-    ])).toEqual([0, 2, 3]); // B weighs 2: its placeholder may render the whole payload
+    ])).toEqual([0, 4, 5]);
+    // Degree 1: B weighs 1 for its expression, 1 for rendering its placeholder (it may render the whole payload)
+    // and 2 for the placeholder's calls. Degree 2: A 1; C 1 for its expression and 2 for the calls of its `when`; D 1.
+  });
+
+  it.each([
+    ['amount <= 100', 1],
+    ['a', 1],
+    ['a * b - c / d > 0', 1],
+    ['len(lower(s)) > 0 && len(upper(s)) > 0', 6],
+    ['s + t == u', 2 * 2],
+    ['len(a + a + a + a) > 0', 5 * 4],
+  ])('%s weighs %i: its operations that may be linear, times the operands of its longest join', (expression, weight) => {
+    expect(expressionWeight(expression)).toBe(weight);
+  });
+
+  it('a chain of 1024 joins puts a 128 KB payload string under the deadline', () => {
+    let chain = 'a';
+    for (let i = 0; i < 5; i++) chain = `(${chain}+${chain}+${chain}+${chain})`;
+    const size = { values: 0, characters: 0 };
+    expect(checkPayload({ a: 'x'.repeat(128 * 1024) }, 'payload', 64, size)).toBeUndefined();
+    expect(estimateCost(rulesetCostProfile([{ code: 'J', name: 'j', expression: `len(${chain}) > 0` }]), sizeOf(size)))
+      .toBeGreaterThan(UNGUARDED_COST_LIMIT);
+    // A thousand calls of one string function read the string a thousand times.
+    const calls = Array.from({ length: 1000 }, () => 'len(lower(a)) > 0').join(' && ');
+    expect(estimateCost(rulesetCostProfile([{ code: 'C', name: 'c', expression: calls }]), sizeOf(size)))
+      .toBeGreaterThan(UNGUARDED_COST_LIMIT);
   });
 
   it('each message placeholder weighs one more step per value', () => {
@@ -453,7 +488,8 @@ describe('the cost model behind the deadline', () => {
     for (const payload of Object.values(loanApplicationSuite.payloads)) {
       const size = { values: 0, characters: 0 };
       expect(checkPayload(payload, 'payload', 64, size)).toBeUndefined();
-      expect(estimateCost(profile, sizeOf(size))).toBeLessThan(UNGUARDED_COST_LIMIT / 10);
+      // About 235,000 for the passing payload since each operation counts (2026-11-24); 109,000 when a rule counted once.
+      expect(estimateCost(profile, sizeOf(size))).toBeLessThan(UNGUARDED_COST_LIMIT / 5);
     }
   });
 });
