@@ -13,12 +13,12 @@
 import type { CompilerLimits } from '../types.ts';
 import { MAX_SCHEMA_APPLICATIONS, schemaApplications } from './schema-expansion.ts';
 import { checkSchemaKeywords, measureSchema } from './schema-policy.ts';
-import { compileOnSharedAjv } from './shared-ajv.ts';
+import { compileOnSharedAjv, withoutRootId } from './shared-ajv.ts';
 import { PatternWeights } from '../regex/pattern-size.ts';
 
 export { MAX_SCHEMA_FAILURES, schemaFailures, type SchemaFailure } from './schema-failures.ts';
 export { MAX_SCHEMA_APPLICATIONS, schemaApplications, type SchemaApplications } from './schema-expansion.ts';
-export { createStandaloneAjv } from './shared-ajv.ts';
+export { createStandaloneAjv, withRootId } from './shared-ajv.ts';
 export { DRAFT_2020_12, MAX_UNIQUE_ITEMS } from './schema-policy.ts';
 
 /** A compiled schema: Ajv's validate function, with `errors` after a failed call. */
@@ -72,7 +72,8 @@ export function compileSchema(
 }
 
 function ajvMessage(error: unknown): string {
-  const message = error instanceof Error ? error.message : String(error);
+  // Ajv names schema locations after the id the schema was compiled under, which the tenant never wrote.
+  const message = withoutRootId(error instanceof Error ? error.message : String(error));
   // Ajv's meta-schema errors read "schema is invalid: data/properties/a/maximum
   // must be number"; its "data" is the schema itself, so say so.
   if (!message.startsWith('schema is invalid: ')) return message;

@@ -59,17 +59,43 @@ export function sharedAjv(): Ajv2020 {
 }
 
 /**
+ * The `$id` every rule schema is compiled under (tenants may not give one).
+ * Without an id, Ajv with `addUsedSchema` off cannot resolve `"$ref": "#"`,
+ * the usual way to write a recursive schema ("can't resolve reference #
+ * from id #"), though it resolves `#/$defs/...`. The id names no resource
+ * anywhere and is never registered: `addUsedSchema` is off.
+ */
+const RULE_SCHEMA_ID = 'urn:rules-service:rule-schema';
+
+/**
+ * The schema as it is compiled: an object schema gets RULE_SCHEMA_ID (on a
+ * copy of its top level), a boolean one stays as it is.
+ *
+ * @example
+ * withRootId({ type: 'object' }); // { $id: 'urn:rules-service:rule-schema', type: 'object' }
+ */
+export function withRootId(schema: object | boolean): object | boolean {
+  return typeof schema === 'object' ? { $id: RULE_SCHEMA_ID, ...schema } : schema;
+}
+
+/** `text` (an Ajv error message) without RULE_SCHEMA_ID, which the tenant never wrote: `at "#"`, not `at "urn:...#"`. */
+export function withoutRootId(text: string): string {
+  return text.split(RULE_SCHEMA_ID).join('');
+}
+
+/**
  * Compiles a schema (already checked by the policy and deep-copied) on the
  * shared instance and leaves the instance as it found it. Throws Ajv's error
  * when Ajv refuses the schema.
  */
 export function compileOnSharedAjv(schema: object | boolean): ValidateFunction {
   const ajv = sharedAjv();
+  const compiled = withRootId(schema);
   try {
-    return ajv.compile(schema);
+    return ajv.compile(compiled);
   } finally {
     // Boolean schemas are never cached by Ajv.
-    if (typeof schema === 'object') ajv.removeSchema(schema);
+    if (typeof compiled === 'object') ajv.removeSchema(compiled);
     forgetCompiledValues(ajv);
   }
 }

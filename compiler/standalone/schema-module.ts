@@ -10,7 +10,7 @@
  */
 import standaloneCodeModule from 'ajv/dist/standalone/index.js';
 import { patternEngine, type PatternMatcher } from '../regex/compile-pattern.ts';
-import { createStandaloneAjv } from '../schema/index.ts';
+import { createStandaloneAjv, withRootId } from '../schema/index.ts';
 import { literal } from './literal.ts';
 import type { PatternTable } from './pattern-table.ts';
 
@@ -42,6 +42,6 @@ export function schemaModuleSource(schema: unknown, patterns: PatternTable): str
   // use; doing that first keeps its patterns out of the module.
   ajv.validateSchema({});
   recording = true;
-  const validate = ajv.compile(schema as object | boolean);
+  const validate = ajv.compile(withRootId(schema as object | boolean));
   return standaloneCode(ajv, validate);
 }

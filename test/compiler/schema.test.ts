@@ -326,6 +326,7 @@ describe('schemas whose cost has no bound', () => {
     ['a flat object', { type: 'object', properties: { a: { type: 'string' }, b: { type: 'integer' } }, required: ['a'] }, 1],
     ['references that fan out 10 levels', fanOutSchema(10), 4094],
     ['a tree: children are items of the same node', node({ properties: { children: { type: 'array', items: { $ref: '#/$defs/n' } } } }), 2],
+    ['a tree whose children refer to the root ("$ref": "#")', { type: 'object', properties: { children: { type: 'array', items: { $ref: '#' } } } }, 2],
     ['a binary tree: left and right are different children', node({ properties: { l: { $ref: '#/$defs/n' }, r: { $ref: '#/$defs/n' } } }), 2],
     ['shared $defs used in many places', {
       $defs: { money: { type: 'number', minimum: 0 } },

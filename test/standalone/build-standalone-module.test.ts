@@ -85,6 +85,18 @@ describe('buildStandaloneModule', () => {
     }
   });
 
+  it('builds a recursive schema written with "$ref": "#", answering as the service does', async () => {
+    const tree = { type: 'object', required: ['name'], properties: { name: { type: 'string' }, children: { type: 'array', items: { $ref: '#' } } } };
+    const rules: RuleDefinition[] = [{ code: 'TREE', name: 'Tree', fieldPath: 'root', schema: tree }];
+    const validate = await load((await buildStandaloneModule(rules)).code);
+    const compiled = compileRuleset(rules);
+    expect(compiled.errors).toEqual([]);
+    const payload = { root: { name: 'a', children: [{ name: 'b', children: [{ children: [] }] }] } };
+    const answer = compiled.validate(payload, 0);
+    expect(answer.failures.map((failure) => failure.fieldPath)).toEqual(['root.children[0].children[0].name']);
+    expect(JSON.stringify(validate(payload))).toBe(JSON.stringify(answer));
+  });
+
   it('refuses a ruleset with a rule that does not compile, naming it', async () => {
     const attempt = buildStandaloneModule([
       { code: 'GOOD', name: 'Good', expression: 'a > 1' },
