@@ -719,7 +719,8 @@ class RuleEmitter {
       const expected = plan.givenExpected === undefined ? _`${n.f}.expectedValue` : this.expectedCode();
       const message = plan.message === undefined
         ? _`${`${plan.name}: `} + ${n.f}.message`
-        : this.template(plan.message, actual, expected);
+        // `$value` is the offending value; at the payload root that is the value checked, though actualValue is null there.
+        : this.template(plan.message, _`(${n.f}.fieldPath === "" ? ${value} : ${n.f}.actualValue)`, expected);
       this.pushFailure(w, message, _`${n.f}.fieldPath`, actual, expected);
     });
     if (expression !== undefined) {

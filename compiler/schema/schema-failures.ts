@@ -7,6 +7,12 @@ import { appendPath } from '../paths.ts';
 /** The failure fields a schema error contributes to a failure record. */
 export interface SchemaFailure {
   fieldPath: string;
+  /**
+   * The value at fieldPath; null when missing, and when the error is at the
+   * payload root (fieldPath `""`: product.md 2.1 has no actualValue when there
+   * is no fieldPath, and the whole payload in every such record only made
+   * answers larger). The rule's message still names the value as `$value`.
+   */
   actualValue: unknown;
   expectedValue: unknown;
   message: string;
@@ -76,7 +82,7 @@ function failureOf(error: Record<string, unknown>, basePath: string, root: unkno
   }
   return {
     fieldPath,
-    actualValue: current === undefined ? null : current,
+    actualValue: current === undefined || fieldPath === '' ? null : current,
     expectedValue: expectedValue === undefined ? null : expectedValue,
     message: typeof error.message === 'string' ? error.message : 'is invalid',
   };

@@ -128,6 +128,15 @@ describe('missing fields and required (2.2)', () => {
     expect(result.failures[0].fieldPath).toBe('');
   });
 
+  it('so is a schema failure at the payload root, whose message still names the value as $value', () => {
+    const rule = { code: 'S', name: 's', schema: { type: 'object', maxProperties: 1, properties: { x: { type: 'string' } } }, message: 'got {{ $value }}' };
+    const result = validate([rule], { x: 1, y: 2 });
+    expect(result.failures.map(({ fieldPath, actualValue, message }) => ({ fieldPath, actualValue, message }))).toEqual([
+      { fieldPath: '', actualValue: null, message: 'got {"x":1,"y":2}' },
+      { fieldPath: 'x', actualValue: 1, message: 'got 1' },
+    ]);
+  });
+
   it('values that are present but falsy are not missing', () => {
     const rule = { code: 'R', name: 'n', fieldPath: 'a', required: true, expression: 'false' };
     for (const a of [0, '', false, [], {}]) {
