@@ -105,14 +105,30 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
     reply: FastifyReply,
     done: HookHandlerDoneFunction,
     tenantId: string,
-    max: number,
+    policy: RateLimitPolicy,
     state: WindowState | undefined,
+    rechecked = false,
   ): void => {
     // No state: the store cannot count right now; fail open.
     if (state === undefined) {
       done();
       return;
     }
+    if (state.count > policy.max && !rechecked) {
+      // Refused on a policy past its TTL (a tenant idle since an override change): read it first.
+      const current = policies.current(tenantId);
+      if (current !== policy) {
+        const reconsider = (fresh: RateLimitPolicy): void => {
+          // Same window: the hit already counted there; another window: count it there.
+          if (fresh.key === policy.key) admitTenant(request, reply, done, tenantId, fresh, state, true);
+          else spendTenant(request, reply, done, tenantId, fresh, true);
+        };
+        if (current instanceof Promise) current.then(reconsider, () => admitTenant(request, reply, done, tenantId, policy, state, true));
+        else reconsider(current);
+        return;
+      }
+    }
+    const max = policy.max;
     const resetSeconds = secondsUntil(state.resetAt);
     setHeaders(reply, max, state.count, resetSeconds);
     if (state.count <= max) {
@@ -127,13 +143,15 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
     });
   };
 
-  const spendTenant = (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction, tenantId: string, policy: RateLimitPolicy): void => {
+  const spendTenant = (
+    request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction, tenantId: string, policy: RateLimitPolicy, rechecked = false,
+  ): void => {
     const state = store.hit(policy.key, policy.windowMs);
     if (state instanceof Promise) {
-      state.then((resolved) => admitTenant(request, reply, done, tenantId, policy.max, resolved), done);
+      state.then((resolved) => admitTenant(request, reply, done, tenantId, policy, resolved, rechecked), done);
       return;
     }
-    admitTenant(request, reply, done, tenantId, policy.max, state);
+    admitTenant(request, reply, done, tenantId, policy, state, rechecked);
   };
 
   app.addHook('onRequest', (request, reply, done) => {

@@ -4,6 +4,13 @@
  * most once per TTL per tenant and never on the request path once known: a
  * stale entry is still used while one background read refreshes it, so an
  * override change reaches every instance within about one TTL.
+ *
+ * A refusal is the exception (`current`): it waits for a read when the
+ * policy it would rest on is past its TTL. After an idle spell the cached
+ * policy may be from before an override change, and a tenant whose budget
+ * was raised got one more 429 (with the old window's Retry-After) however
+ * long ago the change was made. Refusals are rare, so the read costs the
+ * hot path nothing.
  */
 import type { TenantStore } from '../storage/types.ts';
 
@@ -82,6 +89,17 @@ export class TenantPolicies {
       void this.#load(tenantId);
     }
     return entry.policy;
+  }
+
+  /**
+   * The tenant's policy no older than its TTL: from memory while it is
+   * fresh, else a promise of a read (shared with one under way). For
+   * decisions that must not rest on a stale policy, such as a refusal.
+   */
+  current(tenantId: string): RateLimitPolicy | Promise<RateLimitPolicy> {
+    const entry = this.#entries.get(tenantId);
+    if (entry !== undefined && entry.expiresAt > this.#now()) return entry.policy;
+    return this.#load(tenantId);
   }
 
   /** Forgets every cached policy (tests, or after an override was changed here). */

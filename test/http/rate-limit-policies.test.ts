@@ -65,6 +65,18 @@ describe('TenantPolicies', () => {
     expect(refreshed).toEqual({ max: 3, windowMs: 2_000, key: 'p:rl:t:acme:2000' });
   });
 
+  it('gives a refusal the current policy: from memory while fresh, read again past the TTL', async () => {
+    const known = policies.get('acme');
+    expect(policies.current('acme')).toBe(known);
+    await storage.tenants.setRateLimit('acme', { max: 4, windowMs: 2_000 });
+    clock += 5_001;
+    const current = policies.current('acme');
+    expect(current).toBeInstanceOf(Promise);
+    expect(await current).toEqual({ max: 4, windowMs: 2_000, key: 'p:rl:t:acme:2000' });
+    // The read refreshed the cache for everyone.
+    expect(policies.get('acme')).toEqual({ max: 4, windowMs: 2_000, key: 'p:rl:t:acme:2000' });
+  });
+
   it('keeps the last known policy through a database outage, with one warning', async () => {
     expect(await policies.get('globex')).toMatchObject({ max: 10 });
     await storage.close();
@@ -73,7 +85,7 @@ describe('TenantPolicies', () => {
     policies.get('globex');
     await new Promise((resolve) => setTimeout(resolve, 50));
     clock += 5_001;
-    expect(policies.get('acme')).toMatchObject({ max: 3 });
+    expect(policies.get('acme')).toMatchObject({ max: 4 });
     expect(policies.get('globex')).toMatchObject({ max: 10 });
     // A tenant never seen before gets the default.
     expect(await policies.get('initech')).toMatchObject({ max: 10, key: 'p:rl:t:initech:1000' });
