@@ -635,24 +635,30 @@ class RuleEmitter {
     const eachAt = field === undefined ? -1 : field.segments.findIndex((s) => 'each' in s);
     w.line(_`const ${n.list} = ${this.read(n.payload, listPath)};`);
     w.block(_`if (${this.#d.helper('isArray')}(${n.list}))`, () => {
-      w.line(_`${n.evaluated}++;`);
-      // A fieldPath outside the array is the same for every element.
-      if (field !== undefined && eachAt < 0) w.line(_`const ${n.value} = ${this.read(n.payload, field.segments)};`);
-      w.block(_`for (let ${n.index} = 0; ${n.index} < ${n.list}.length; ${n.index}++)`, () => {
-        w.line(_`const ${n.item} = ${n.list}[${n.index}];`);
-        if (field !== undefined && eachAt >= 0) {
-          w.line(_`const ${n.value} = ${this.read(n.item, field.segments.slice(eachAt + 1))};`);
-        }
-        if (plan.when !== undefined) w.line(_`if (!(${this.isTrue(plan.when, this.valueName())})) continue;`);
-        let path: Code;
-        if (field === undefined) path = lit('');
-        else if (eachAt < 0) path = lit(field.text);
-        else {
-          const [before, after] = splitAtEach(field.text);
-          path = _`${`${before}[`} + ${n.index} + ${`]${after}`}`;
-        }
-        this.core(w, path, true);
-      });
+      // A fieldPath outside the array is the same for every element: missing and not
+      // required, the whole rule is skipped, and not counted (product.md 2.1).
+      const shared = field !== undefined && eachAt < 0;
+      if (shared) w.line(_`const ${n.value} = ${this.read(n.payload, field.segments)};`);
+      const elements = (): void => {
+        w.line(_`${n.evaluated}++;`);
+        w.block(_`for (let ${n.index} = 0; ${n.index} < ${n.list}.length; ${n.index}++)`, () => {
+          w.line(_`const ${n.item} = ${n.list}[${n.index}];`);
+          if (field !== undefined && eachAt >= 0) {
+            w.line(_`const ${n.value} = ${this.read(n.item, field.segments.slice(eachAt + 1))};`);
+          }
+          if (plan.when !== undefined) w.line(_`if (!(${this.isTrue(plan.when, this.valueName())})) continue;`);
+          let path: Code;
+          if (field === undefined) path = lit('');
+          else if (eachAt < 0) path = lit(field.text);
+          else {
+            const [before, after] = splitAtEach(field.text);
+            path = _`${`${before}[`} + ${n.index} + ${`]${after}`}`;
+          }
+          this.core(w, path, true);
+        });
+      };
+      if (shared && !plan.required) w.block(_`if (${n.value} !== undefined && ${n.value} !== null)`, elements);
+      else elements();
     });
   }
 

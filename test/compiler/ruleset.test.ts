@@ -242,6 +242,22 @@ describe('totalRulesEvaluated (2.1)', () => {
     expect(result.totalRulesEvaluated).toBe(4);
     expect(result.failures.map((f) => f.ruleCode)).toEqual(['D', 'F', 'F', 'F', 'H', 'H']);
   });
+
+  it('does not count a forEach rule whose field outside the array is missing, unless it is required', () => {
+    const rules: RuleDefinition[] = [
+      { code: 'SHARED', name: 'n', forEach: 'list', fieldPath: 'total', expression: 'false' },
+      { code: 'SHARED_REQUIRED', name: 'n', forEach: 'list', fieldPath: 'total', required: true },
+      { code: 'PER_ELEMENT', name: 'n', forEach: 'list', fieldPath: 'list[].qty', expression: 'false' },
+    ];
+    const missing = validate(rules, { list: [{}, {}] });
+    // SHARED is skipped as a rule without forEach would be; SHARED_REQUIRED fails per element;
+    // PER_ELEMENT ran on its array, though every element lacks the field.
+    expect(missing.totalRulesEvaluated).toBe(2);
+    expect(missing.failures.map((f) => f.ruleCode)).toEqual(['SHARED_REQUIRED', 'SHARED_REQUIRED']);
+    const present = validate(rules, { list: [{ qty: 1 }], total: 5 });
+    expect(present.totalRulesEvaluated).toBe(3);
+    expect(present.failures.map((f) => f.ruleCode)).toEqual(['PER_ELEMENT', 'SHARED']);
+  });
 });
 
 describe('message templates (3.6)', () => {
