@@ -63,7 +63,15 @@ function compileUncached(
 ): TemplateResult {
   if (typeof template !== 'string') return { ok: false, error: { code: 'SYNTAX_ERROR', message: 'message must be a string' } };
   if (template.length > limits.maxTemplateLength) {
-    return { ok: false, error: { code: 'TOO_LONG', message: `message is longer than ${limits.maxTemplateLength} characters` } };
+    return {
+      ok: false,
+      error: {
+        code: 'TOO_LONG',
+        message: `message is longer than ${limits.maxTemplateLength} characters`,
+        // Where it passes the bound, as for an expression that is too long.
+        ...positionAt(template, limits.maxTemplateLength),
+      },
+    };
   }
   const parts: TemplatePart[] = [];
   let pos = 0;

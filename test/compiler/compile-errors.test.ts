@@ -192,6 +192,11 @@ describe('rule-level checks (2, 2.2-2.4)', () => {
     expect(relevant[0].message).toMatch(message);
   });
 
+  it('says where a message passes its length bound, as for an expression', () => {
+    const [error] = checkRule({ ...base, expression: 'true', message: `${'x'.repeat(1990)}\n${'y'.repeat(20)}` } as RuleDefinition);
+    expect(error).toMatchObject({ field: 'message', code: 'TOO_LONG', line: 2, column: 10 });
+  });
+
   it('reports every broken field of a rule, not just the first', () => {
     const errors = checkRule({ ...base, expression: 'new X', when: 'this', message: '{{ a = 1 }}' });
     expect(errors.map((e) => [e.field, e.code])).toEqual([
