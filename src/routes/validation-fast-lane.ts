@@ -221,8 +221,9 @@ export function installValidationFastLane(app: FastifyInstance, options: FastLan
     // The auth hook's fast path: this exact key was presented before, is known, and names its own tenant.
     const key = keyCache.recall(apiKey);
     if (key === undefined || key.tenantId !== headers['x-tenant-id']) return false;
-    if (!isJsonContentType(headers['content-type']) || headers['transfer-encoding'] !== undefined) return false;
-    if (headers['content-encoding'] !== undefined) return false;
+    if (!isJsonContentType(headers['content-type'])) return false;
+    // A body sent chunked or encoded (gzip...) is Fastify's: Content-Length framing and identity bytes only here.
+    if (headers['transfer-encoding'] !== undefined || headers['content-encoding'] !== undefined) return false;
     const length = Number(headers['content-length']);
     if (!(length > 0 && length <= bodyLimit)) return false;
     const policy = policies.get(key.tenantId);
