@@ -5,30 +5,17 @@
  * template, and rendered only when the rule fails.
  */
 import type { CompilerLimits } from '../types.ts';
-import { shiftedBy, type ExpressionError, type Position } from './errors.ts';
+import { shiftedBy, type ExpressionError } from './errors.ts';
 import type { Expr } from './ir.ts';
 import type { LowerOptions } from './lower.ts';
 import { compileExpression, patternSizeOf } from './compile-expression.ts';
 import { BoundedMemo } from './bounded-memo.ts';
+import { positionOf } from './parse.ts';
 import { MAX_FIELD_PATTERN_WEIGHT } from '../regex/pattern-size.ts';
 
 export type TemplatePart = { kind: 'text'; text: string } | { kind: 'expr'; expr: Expr };
 
 export type TemplateResult = { ok: true; parts: TemplatePart[] } | { ok: false; error: ExpressionError };
-
-/** Position of `offset` in `text`, 1-based. */
-function positionAt(text: string, offset: number): Position {
-  let line = 1;
-  let lineStart = 0;
-  for (let i = 0; i < offset; i++) {
-    const ch = text[i];
-    if (ch === '\n' || ch === '\u2028' || ch === '\u2029' || (ch === '\r' && text[i + 1] !== '\n')) {
-      line++;
-      lineStart = i + 1;
-    }
-  }
-  return { line, column: offset - lineStart + 1 };
-}
 
 /**
  * Splits and checks a template.
@@ -69,7 +56,7 @@ function compileUncached(
         code: 'TOO_LONG',
         message: `message is longer than ${limits.maxTemplateLength} characters`,
         // Where it passes the bound, as for an expression that is too long.
-        ...positionAt(template, limits.maxTemplateLength),
+        ...positionOf(template, limits.maxTemplateLength),
       },
     };
   }
@@ -82,19 +69,19 @@ function compileUncached(
     if (close < 0) {
       return {
         ok: false,
-        error: { code: 'SYNTAX_ERROR', message: 'a placeholder `{{` is not closed with `}}`', ...positionAt(template, open) },
+        error: { code: 'SYNTAX_ERROR', message: 'a placeholder `{{` is not closed with `}}`', ...positionOf(template, open) },
       };
     }
     if (open > pos) parts.push({ kind: 'text', text: template.slice(pos, open) });
     const source = template.slice(open + 2, close);
     const compiled = compileExpression(source, limits, {
       ...options,
-      map: shiftedBy(positionAt(template, open + 2)),
+      map: shiftedBy(positionOf(template, open + 2)),
     }, 'placeholder');
     if (!compiled.ok) {
       const error = compiled.error;
       // An empty placeholder has no position of its own: point at its `{{`.
-      return { ok: false, error: error.line === undefined ? { ...error, ...positionAt(template, open) } : error };
+      return { ok: false, error: error.line === undefined ? { ...error, ...positionOf(template, open) } : error };
     }
     parts.push({ kind: 'expr', expr: compiled.expr });
     pos = close + 2;
