@@ -13,7 +13,7 @@ import { createServer } from 'node:net';
 export interface ChildServerOptions {
   /** Shown in errors. */
   name: string;
-  /** A TypeScript entry point, run with `node --import tsx`. */
+  /** The entry point: a TypeScript file runs with `node --import tsx`, a JavaScript file (the service's bundle) with plain node. */
   entry: string;
   /** The child's whole environment, besides PORT, HOST and PATH. */
   env: Record<string, string>;
@@ -86,7 +86,8 @@ const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 export async function startChildServer(options: ChildServerOptions): Promise<ChildServer> {
   installExitHook();
   const port = await freePort();
-  const nodeArgs = [...(options.nodeFlags ?? []), '--import', 'tsx', options.entry];
+  const loader = options.entry.endsWith('.ts') ? ['--import', 'tsx'] : [];
+  const nodeArgs = [...(options.nodeFlags ?? []), ...loader, options.entry];
   const [command, ...args] = [...(options.wrapper ?? []), process.execPath, ...nodeArgs];
   const child = spawn(command, args, {
     env: { PATH: process.env.PATH ?? '', ...options.env, PORT: String(port), HOST: '127.0.0.1' },

@@ -1,13 +1,13 @@
 /**
  * HTTP benchmark of the validation hot path (`npm run bench:http`).
  *
- * Two child processes: the real service (`src/server.ts`, PGlite in a temp
- * folder, the loan rules created and published through the HTTP API) and a
- * bare Fastify route that parses the same body and answers a fixed JSON
- * (`bare-server.ts`). The load runs in this process (autocannon for
- * throughput, `fixed-rate-load.ts` for latency), against one server
- * at a time, alternating (service, bare, bare, service, ...), with the same
- * connections and body. Every figure is a ratio against the bare route
+ * Two child processes: the real service (its bundle, as `npm start` runs
+ * it; PGlite in a temp folder, the loan rules created and published through
+ * the HTTP API) and a bare Fastify route that parses the same body and
+ * answers a fixed JSON (`bare-server.ts`). The load runs in this process
+ * (autocannon for throughput, `fixed-rate-load.ts` for latency), against
+ * one server at a time, alternating (service, bare, bare, service, ...),
+ * with the same connections and body. Every figure is a ratio against the bare route
  * measured in the same run, or against the engine's in-process time:
  *
  * 1. Single validation, passing payload: throughput of each in short

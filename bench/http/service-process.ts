@@ -1,6 +1,7 @@
 /**
- * The real service (`src/server.ts`) in a child process for the HTTP
- * benchmarks: embedded PGlite in a temp RULES_DATA_DIR (or the given
+ * The real service in a child process for the HTTP benchmarks, run as
+ * `npm start` runs it (the bundle of src/build, built once per benchmark
+ * process): embedded PGlite in a temp RULES_DATA_DIR (or the given
  * PostgreSQL database), one bootstrapped tenant with a fresh admin key,
  * logs at `warn`, and limits opened up so that neither the rate limiter
  * nor the body limit answers for the service under load.
@@ -9,10 +10,16 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { BUNDLE_NODE_FLAGS, bundleService } from '../../src/build/bundle-service.ts';
 import { startChildServer, type ChildServer } from './child-server.ts';
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+let bundled: Promise<string> | undefined;
+
+/** The service's bundle, built on first use (a benchmark measures what `npm start` runs). */
+function serviceEntry(): Promise<string> {
+  bundled ??= bundleService().then(({ entry }) => entry);
+  return bundled;
+}
 
 /** Body limit for the benchmark service: a 1000-item batch of ~1 KB payloads is over the 1 MiB default. */
 export const BENCH_MAX_BODY_BYTES = 16 * 1024 * 1024;
@@ -59,9 +66,9 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
   try {
     child = await startChildServer({
       name: `service${options.workers === undefined ? '' : ` (WORKERS=${options.workers})`}`,
-      entry: path.join(root, 'src', 'server.ts'),
+      entry: await serviceEntry(),
       readyPath: '/health/ready',
-      nodeFlags: options.nodeFlags,
+      nodeFlags: [...BUNDLE_NODE_FLAGS, ...(options.nodeFlags ?? [])],
       wrapper: options.wrapper,
       startTimeoutMs: options.startTimeoutMs,
       env: {

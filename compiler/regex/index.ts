@@ -9,24 +9,31 @@
  * RegExp (`linear-time-check.ts`), or the pattern is rewritten for RE2
  * (`re2-syntax.ts`) and runs on re2js, whose matching is linear in the input.
  */
-import { fileURLToPath } from 'node:url';
+import { compilerSourceFile } from '../source-files.ts';
 import { patternEngine, type PatternMatcher } from './compile-pattern.ts';
 
 export { compilePattern, patternEngine } from './compile-pattern.ts';
 export type { CompiledPattern, PatternMatcher, RefusedPattern } from './compile-pattern.ts';
 export { proveLinear } from './linear-time-check.ts';
 
+let engineModuleCode: string | undefined;
+
 /**
  * ajv's `code.regExp` engine: `patternEngine` plus `code`, which tells ajv's
  * standalone output where to import the engine from (a module without Node
- * built-ins, so the bundle also runs in browsers).
+ * built-ins, so the bundle also runs in browsers). `code` is found on first
+ * read (source-files.ts): ajv reads it for every pattern it compiles, and
+ * only standalone output uses it.
  *
  * @example
  * new Ajv({ code: { regExp: ajvRegExpEngine } });
  */
-export const ajvRegExpEngine = Object.assign(
+export const ajvRegExpEngine = Object.defineProperty(
   (pattern: string, flags: string): PatternMatcher => patternEngine(pattern, flags),
+  'code',
   {
-    code: `require(${JSON.stringify(fileURLToPath(new URL('./compile-pattern.ts', import.meta.url)))}).patternEngine`,
+    enumerable: true,
+    get: (): string =>
+      (engineModuleCode ??= `require(${JSON.stringify(compilerSourceFile('regex/compile-pattern.ts'))}).patternEngine`),
   },
-);
+) as ((pattern: string, flags: string) => PatternMatcher) & { readonly code: string };

@@ -16,20 +16,15 @@
  * `now()` and `age()` see `Date.now()` at the moment `validate` is called.
  */
 import { build, type Plugin } from 'esbuild';
-import { fileURLToPath } from 'node:url';
 import { planRulesetSteps } from '../compile-ruleset.ts';
 import { generateSourceSteps, type RefOrigin } from '../ruleset-source.ts';
+import { compilerSourceFile, sourceRoot } from '../source-files.ts';
 import { runStepsAtOnce, type StepRunner } from '../steps.ts';
 import type { CompileError, CompileOptions, RuleDefinition } from '../types.ts';
 import { literal } from './literal.ts';
 import { PatternTable } from './pattern-table.ts';
 import { PATTERNS_MODULE, schemaModuleSource } from './schema-module.ts';
 
-/** Where the bundled sources live; esbuild resolves packages from here. */
-const ROOT = fileURLToPath(new URL('../..', import.meta.url));
-const RUNTIME = fileURLToPath(new URL('../runtime.ts', import.meta.url));
-const SCHEMA_FAILURES = fileURLToPath(new URL('../schema/schema-failures.ts', import.meta.url));
-const RE2_MATCHER = fileURLToPath(new URL('./bundled/re2-matcher.ts', import.meta.url));
 
 const NAMESPACE = 'rules-standalone';
 const ENTRY = `${NAMESPACE}:entry`;
@@ -90,13 +85,13 @@ export async function buildStandaloneModule(
   const generated = await run(generateSourceSteps(plans));
   const patterns = new PatternTable();
   const modules = new Map<string, string>();
-  const imports: string[] = [`import { runtime } from ${literal(RUNTIME)};`];
+  const imports: string[] = [`import { runtime } from ${literal(compilerSourceFile('runtime.ts'))};`];
   const refs: string[] = [];
   for (const [name, origin] of Object.entries(generated.origins)) {
     refs.push(`  ${literal(name)}: ${refExpression(name, origin, patterns, modules, imports)},`);
   }
   if (patterns.size > 0) imports.push(`import { matcher } from ${literal(PATTERNS_MODULE)};`);
-  modules.set(PATTERNS_MODULE, patterns.source(RE2_MATCHER));
+  modules.set(PATTERNS_MODULE, patterns.source(compilerSourceFile('standalone/bundled/re2-matcher.ts')));
   modules.set(ENTRY, entrySource(imports, refs, generated.source));
 
   const result = await build({
@@ -107,7 +102,8 @@ export async function buildStandaloneModule(
     platform: 'neutral',
     target: 'es2022',
     mainFields: ['module', 'main'],
-    absWorkingDir: ROOT,
+    // esbuild resolves packages (re2js) from the checkout's node_modules.
+    absWorkingDir: sourceRoot(),
     legalComments: 'none',
     minify: options.minify === true,
     banner: { js: header(options.about) },
@@ -143,7 +139,7 @@ function refExpression(
       return name;
     }
     case 'schemaFailures':
-      imports.push(`import { schemaFailures } from ${literal(SCHEMA_FAILURES)};`);
+      imports.push(`import { schemaFailures } from ${literal(compilerSourceFile('schema/schema-failures.ts'))};`);
       return 'schemaFailures';
   }
 }
@@ -193,7 +189,7 @@ function virtualModules(modules: ReadonlyMap<string, string>): Plugin {
       b.onLoad({ filter: /.*/, namespace: NAMESPACE }, (args) => {
         const contents = modules.get(`${NAMESPACE}:${args.path}`);
         if (contents === undefined) return { errors: [{ text: `unknown virtual module ${args.path}` }] };
-        return { contents, loader: 'js', resolveDir: ROOT };
+        return { contents, loader: 'js', resolveDir: sourceRoot() };
       });
     },
   };

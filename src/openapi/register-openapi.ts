@@ -10,16 +10,17 @@
  * problem+json answers every such operation can give (400, 401, 429, and
  * the rest as `default`).
  */
-import { readFileSync } from 'node:fs';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import type { FastifyInstance } from 'fastify';
+// A JSON import, not a file read: the bundle (src/build) carries the version inside it.
+import packageJson from '../../package.json' with { type: 'json' };
 import { AUTHENTICATED_PREFIX } from '../auth/auth-hook.ts';
 
 /** Where the interactive docs live; the document is at `${DOCS_PREFIX}/json`. */
 export const DOCS_PREFIX = '/docs';
 
-const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+const { version } = packageJson;
 
 /** RFC 9457 body of every error (src/errors.ts). */
 const problemSchema = {

@@ -15,6 +15,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase, type FreshDatabase } from '../support/database.ts';
+import { serviceArgs } from '../support/service-bundle.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const KEY = 'shutdown_test_key_0123456789abcdef';
@@ -98,7 +99,7 @@ beforeAll(async () => {
   port = await freePort();
   const inherited = { ...process.env };
   for (const name of ['DATABASE_URL', 'RULES_DATA_DIR', 'RULES_BOOTSTRAP_TENANTS', 'LOG_LEVEL', 'WORKERS', 'RATE_LIMIT_MAX']) delete inherited[name];
-  child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  child = spawn(process.execPath, serviceArgs(), {
     cwd: ROOT,
     env: {
       ...inherited,

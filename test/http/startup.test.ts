@@ -1,17 +1,20 @@
 /**
- * The real process (`node --import tsx src/server.ts`), as an operator runs
- * it: the first run on an empty database prints a curl command that works
+ * The real process (the bundle `npm start` runs: `node --enable-source-maps
+ * dist/server.js`), as an operator runs it: the first run on an empty database prints a curl command that works
  * when pasted into a shell, later runs do not, bootstrap keys work, a bad
  * configuration stops the start naming the variable, and SIGTERM drains
  * requests in flight (answered with Connection: close) before exiting 0.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { connect, createServer, type Socket } from 'node:net';
-import { dirname, resolve } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase, type FreshDatabase } from '../support/database.ts';
+import { serviceArgs } from '../support/service-bundle.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const BOOTSTRAP_KEY = 'bootstrap_key_0123456789abcdef';
@@ -41,7 +44,7 @@ async function startServer(env: Record<string, string>): Promise<Server> {
   const port = env.PORT === undefined ? await freePort() : Number(env.PORT);
   const inherited = { ...process.env };
   for (const name of ['RULES_BOOTSTRAP_TENANTS', 'DATABASE_URL', 'RULES_DATA_DIR', 'LOG_LEVEL', 'WORKERS']) delete inherited[name];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, serviceArgs(), {
     cwd: ROOT,
     env: { ...inherited, PORT: String(port), HOST: '127.0.0.1', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -178,6 +181,59 @@ describe('configured starts', () => {
       expect(server.stdout()).not.toContain('PAYLOAD-MARKER-123');
     } finally {
       expect(await stop(server)).toBe(0);
+    }
+  });
+
+  // The bundle shares one import.meta.url among all its modules: what finds
+  // files from it (the compiler's sources for standalone modules, the package
+  // version) must still find them.
+  it('serves from the bundle the standalone module of a context with patterns, and the package version in its OpenAPI document', async () => {
+    const server = await startServer({ ...databaseEnv(db), LOG_LEVEL: 'warn', RULES_BOOTSTRAP_TENANTS: `acme:${BOOTSTRAP_KEY}` });
+    const dir = await mkdtemp(join(tmpdir(), 'rules-bundle-'));
+    try {
+      await untilListening(server);
+      const api = async (method: string, path: string, body?: unknown): Promise<{ status: number; text: string }> => {
+        const response = await fetch(`http://127.0.0.1:${server.port}/api/v1${path}`, {
+          method,
+          headers: { 'x-api-key': BOOTSTRAP_KEY, 'x-tenant-id': 'acme', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+          body: body === undefined ? undefined : JSON.stringify(body),
+        });
+        return { status: response.status, text: await response.text() };
+      };
+      const rules = [
+        // A schema pattern (Ajv's regex engine) and a matches() that needs RE2 (not provably linear natively).
+        { code: 'ZIP', name: 'Zip', fieldPath: 'zip', schema: { type: 'string', pattern: '^[0-9]{5}$' } },
+        { code: 'SLUG', name: 'Slug', fieldPath: 'slug', expression: 'matches($value, "^(?:[a-z0-9]+-?)*[a-z0-9]$")' },
+      ];
+      for (const rule of rules) {
+        const created = await api('POST', '/rules', { context: 'bundle', ...rule });
+        expect(created.status, created.text).toBe(201);
+      }
+      expect((await api('POST', '/contexts/bundle/publish')).status).toBe(200);
+      const module = await api('GET', '/contexts/bundle/validator?format=module');
+      expect(module.status, module.text).toBe(200);
+      const file = join(dir, 'validator.mjs');
+      await writeFile(file, module.text);
+      const { validate } = (await import(pathToFileURL(file).href)) as { validate: (payload: unknown) => unknown };
+      const payloads = [{ zip: '12345', slug: 'a-b' }, { zip: '1234x', slug: 'a--b' }, { zip: 12345, slug: '-a' }];
+      const failing = [];
+      for (const payload of payloads) {
+        const answered = await api('POST', '/validation/validate', { context: 'bundle', payload });
+        expect(answered.status, answered.text).toBe(200);
+        const { executionTimeMs, ...result } = JSON.parse(answered.text) as Record<string, unknown>;
+        expect(typeof executionTimeMs).toBe('number');
+        expect(JSON.stringify(validate(payload))).toBe(JSON.stringify(result));
+        failing.push((result.failures as { ruleCode: string }[]).map((f) => f.ruleCode));
+      }
+      // Equal priorities run in code order.
+      expect(failing).toEqual([[], ['SLUG', 'ZIP'], ['SLUG', 'ZIP']]);
+
+      const docs = await fetch(`http://127.0.0.1:${server.port}/docs/json`);
+      const { version } = JSON.parse(await readFile(join(ROOT, 'package.json'), 'utf8')) as { version: string };
+      expect(((await docs.json()) as { info: { version: string } }).info.version).toBe(version);
+    } finally {
+      expect(await stop(server)).toBe(0);
+      await rm(dir, { recursive: true, force: true });
     }
   });
 

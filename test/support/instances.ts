@@ -1,6 +1,6 @@
 /**
  * Real server processes for tests of several instances on one database:
- * `node --import tsx src/server.ts`, as `npm start` runs it, on a free port,
+ * the bundle `npm start` runs (`node --enable-source-maps dist/server.js`), as `npm start` runs it, on a free port,
  * with its output collected and a small fetch-based client.
  *
  * @example
@@ -12,6 +12,7 @@ import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { serviceArgs } from './service-bundle.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -66,7 +67,7 @@ export async function startInstance(options: InstanceOptions): Promise<Instance>
   const port = await freePort();
   const inherited = { ...process.env };
   for (const name of SERVICE_VARIABLES) delete inherited[name];
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, serviceArgs(), {
     cwd: ROOT,
     env: {
       ...inherited,

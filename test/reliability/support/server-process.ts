@@ -1,5 +1,5 @@
 /**
- * The real server (`node --import tsx src/server.ts`) as a child process,
+ * The real server (the bundle `npm start` runs (`node --enable-source-maps dist/server.js`)) as a child process,
  * for tests that kill it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -7,6 +7,7 @@ import { createServer } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sleep } from './measure.ts';
+import { serviceArgs } from '../../support/service-bundle.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -38,7 +39,7 @@ export async function startServerProcess(env: Record<string, string>, port?: num
   for (const name of Object.keys(inherited)) {
     if (/^(RULES_|DATABASE_URL|LOG_LEVEL|WORKERS|MAX_|RATE_LIMIT_|REDIS_URL|VALIDATOR_CACHE_|METRICS_)/.test(name)) delete inherited[name];
   }
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/server.ts'], {
+  const child = spawn(process.execPath, serviceArgs(), {
     cwd: ROOT,
     env: { ...inherited, PORT: String(listenOn), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],

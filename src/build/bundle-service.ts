@@ -1,0 +1,64 @@
+/**
+ * The service as one JavaScript file: `src/server.ts` and everything it
+ * imports from `src/`, `compiler/` and `migrations/`, bundled by esbuild;
+ * packages stay imports of `node_modules`. `npm start` runs the bundle.
+ *
+ * Why a bundle and not `node --import tsx src/server.ts`: the same code ran
+ * 9-10 % more single validations per second from the bundle, in paired
+ * rounds on the same machine (bench/README.md, "From a bundle"). Transpiling
+ * at every start also cost seconds of start-up.
+ *
+ * The bundle must be written inside the checkout: packages resolve from the
+ * checkout's `node_modules`, and standalone modules are bundled from the
+ * compiler's sources, which compiler/source-files.ts finds by walking up.
+ */
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { build } from 'esbuild';
+
+/** The checkout this file belongs to. */
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+
+/** Where `npm run build` writes the bundle, and `npm start` runs it from. */
+export const DEFAULT_OUT_DIR = path.join(ROOT, 'dist');
+
+/** Node's flags for running the bundle: stack traces name the TypeScript sources, as under tsx. */
+export const BUNDLE_NODE_FLAGS: readonly string[] = ['--enable-source-maps'];
+
+export interface BundledService {
+  /** The file to run: `node --enable-source-maps <entry>`. */
+  entry: string;
+  /** Wall-clock build time in milliseconds. */
+  buildMs: number;
+}
+
+/**
+ * Bundles the service into `outDir` (default `dist/`): `server.js` and its
+ * source map.
+ *
+ * @example
+ * const { entry } = await bundleService();
+ * spawn(process.execPath, [...BUNDLE_NODE_FLAGS, entry]);
+ */
+export async function bundleService(outDir: string = DEFAULT_OUT_DIR): Promise<BundledService> {
+  const started = performance.now();
+  const inside = path.relative(ROOT, path.resolve(outDir));
+  if (inside === '' || inside.startsWith('..') || path.isAbsolute(inside)) {
+    throw new Error(`the bundle must be written to a folder inside ${ROOT} (packages and the compiler's sources are found from there), not ${outDir}`);
+  }
+  await build({
+    absWorkingDir: ROOT,
+    entryPoints: { server: path.join(ROOT, 'src', 'server.ts') },
+    outdir: outDir,
+    bundle: true,
+    platform: 'node',
+    format: 'esm',
+    target: 'node20',
+    packages: 'external',
+    sourcemap: true,
+    // Names as written: a closure's name is not worth a `__name` call per closure made.
+    keepNames: false,
+    logLevel: 'silent',
+  });
+  return { entry: path.join(outDir, 'server.js'), buildMs: performance.now() - started };
+}
