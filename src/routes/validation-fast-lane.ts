@@ -148,8 +148,8 @@ export function installValidationFastLane(app: FastifyInstance, options: FastLan
    * Once the budget was counted: the answer, or Fastify's when over budget
    * (its rate-limit hook answers 429) or closing (its drain hook adds
    * Connection: close). A function of the installation, not a closure per
-   * request: tsx names every closure it compiles (esbuild's keepNames), at
-   * a cost per closure made.
+   * request: a closure costs an allocation per request, and under tsx (the
+   * tests run the sources through it) also a `__name` call.
    */
   const conclude = (
     request: IncomingMessage, response: ServerResponse, body: Buffer, startedAt: number, tenantId: string,
