@@ -1,8 +1,8 @@
 import { defineConfig } from 'vitest/config';
 
-// Tests talk to real databases and real server processes (PGlite's start takes
-// seconds on a loaded machine): generous timeouts, and no
-// more parallel files than this 2-core machine can carry without starving
+// Tests talk to real databases and real server processes (PGlite's start
+// takes seconds on a loaded machine): generous timeouts, and no more
+// parallel files than this 2-core machine can carry without starving
 // the servers under test.
 export default defineConfig({
   test: {

@@ -7,8 +7,8 @@
  * service runs from a bundle (`dist/server.js`, see src/build), where every
  * module shares the bundle's `import.meta.url`. Walking up from this
  * module's URL finds the checkout both from the sources (`compiler/`) and
- * from the bundle (`dist/`, one level below the checkout). The search runs
- * once, on first use: compiling a rule never needs it.
+ * from the bundle (`dist/`, or any folder inside the checkout). The search
+ * runs once, on first use: compiling a rule never needs it.
  */
 import { existsSync } from 'node:fs';
 import { dirname, join } from 'node:path';

@@ -25,7 +25,6 @@ import { literal } from './literal.ts';
 import { PatternTable } from './pattern-table.ts';
 import { PATTERNS_MODULE, schemaModuleSource } from './schema-module.ts';
 
-
 const NAMESPACE = 'rules-standalone';
 const ENTRY = `${NAMESPACE}:entry`;
 const SCHEMA_PREFIX = `${NAMESPACE}:schema/`;

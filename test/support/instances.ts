@@ -1,7 +1,7 @@
 /**
  * Real server processes for tests of several instances on one database:
- * the bundle `npm start` runs (`node --enable-source-maps dist/server.js`), as `npm start` runs it, on a free port,
- * with its output collected and a small fetch-based client.
+ * the bundle `npm start` runs (`node --enable-source-maps dist/server.js`),
+ * on a free port, with its output collected and a small fetch-based client.
  *
  * @example
  * const a = await startInstance({ databaseUrl, env: { RULES_BOOTSTRAP_TENANTS: `acme:${key}` } });

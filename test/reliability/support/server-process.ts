@@ -1,6 +1,6 @@
 /**
- * The real server (the bundle `npm start` runs (`node --enable-source-maps dist/server.js`)) as a child process,
- * for tests that kill it.
+ * The real server, as `npm start` runs it (`node --enable-source-maps
+ * dist/server.js`), as a child process, for tests that kill it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
