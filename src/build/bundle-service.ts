@@ -13,6 +13,8 @@
  * checkout's `node_modules`, and standalone modules are bundled from the
  * compiler's sources, which compiler/source-files.ts finds by walking up.
  */
+import { randomBytes } from 'node:crypto';
+import { mkdir, rename, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
@@ -47,7 +49,7 @@ export async function bundleService(outDir: string = DEFAULT_OUT_DIR): Promise<B
   if (inside === '' || inside.startsWith('..') || path.isAbsolute(inside)) {
     throw new Error(`the bundle must be written to a folder inside ${ROOT} (packages and the compiler's sources are found from there), not ${outDir}`);
   }
-  await build({
+  const result = await build({
     absWorkingDir: ROOT,
     entryPoints: { server: path.join(ROOT, 'src', 'server.ts') },
     outdir: outDir,
@@ -61,6 +63,18 @@ export async function bundleService(outDir: string = DEFAULT_OUT_DIR): Promise<B
     // of the throughput (see above), and nothing reads those names.
     keepNames: false,
     logLevel: 'silent',
+    write: false,
   });
+  // Each file is written beside its place and renamed over it: instances
+  // started together from one checkout (several `npm start`, or the tests)
+  // build at the same moment, and none may load a file half written by
+  // another. The map goes first, so a new bundle never meets an old map.
+  await mkdir(outDir, { recursive: true });
+  const files = [...result.outputFiles].sort((a, b) => Number(b.path.endsWith('.map')) - Number(a.path.endsWith('.map')));
+  for (const file of files) {
+    const partial = `${file.path}.${process.pid}.${randomBytes(4).toString('hex')}.partial`;
+    await writeFile(partial, file.contents);
+    await rename(partial, file.path);
+  }
   return { entry: path.join(outDir, 'server.js'), buildMs: performance.now() - started };
 }

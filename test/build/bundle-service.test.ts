@@ -5,7 +5,7 @@
  * where it may be written, and what it is made of.
  */
 import { existsSync } from 'node:fs';
-import { readFile, rm } from 'node:fs/promises';
+import { readdir, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
@@ -37,5 +37,23 @@ describe('bundleService', () => {
     expect(code).toContain('//# sourceMappingURL=server.js.map');
     const map = JSON.parse(await readFile(`${entry}.map`, 'utf8')) as { sources: string[] };
     expect(map.sources).toContain('../../src/server.ts');
+  });
+
+  it('never leaves a half-written bundle to read while several builds run at once, nor partial files after', async () => {
+    await bundleService(OUT);
+    const entry = path.join(OUT, 'server.js');
+    const whole = await readFile(entry, 'utf8');
+    let building = true;
+    const builds = Promise.all([1, 2, 3, 4].map(() => bundleService(OUT))).finally(() => (building = false));
+    let reads = 0;
+    while (building) {
+      const text = await readFile(entry, 'utf8');
+      expect(text.length).toBe(whole.length);
+      expect(text.endsWith('//# sourceMappingURL=server.js.map\n')).toBe(true);
+      reads++;
+    }
+    await builds;
+    expect(reads).toBeGreaterThan(0);
+    expect((await readdir(OUT)).sort()).toEqual(['server.js', 'server.js.map']);
   });
 });
