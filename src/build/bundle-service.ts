@@ -4,10 +4,9 @@
  * packages stay imports of `node_modules`. `npm start` runs the bundle.
  *
  * Why a bundle and not `node --import tsx src/server.ts`: the same code ran
- * 8-10 % more single validations per second from the bundle, in paired
- * rounds on the same machine (bench/README.md, "From a bundle"). The gain
- * is the absence of esbuild's `keepNames`, which tsx applies: a bundle
- * built with it measured the same as tsx.
+ * 2-14 % (median 9 %) more single validations per second from the bundle,
+ * in five paired runs on the same machine (bench/README.md, "From a
+ * bundle"). Why is not settled; it is not tsx's loader.
  *
  * The bundle must be written inside the checkout: packages resolve from the
  * checkout's `node_modules`, and standalone modules are bundled from the
@@ -59,8 +58,9 @@ export async function bundleService(outDir: string = DEFAULT_OUT_DIR): Promise<B
     target: 'node20',
     packages: 'external',
     sourcemap: true,
-    // No `__name(fn, "name")` around every function and class: it cost 8-10 %
-    // of the throughput (see above), and nothing reads those names.
+    // No `__name(fn, "name")` around every function and class (tsx adds
+    // them): nothing reads those names, and they may be part of what the
+    // bundle gains over tsx (bench/README.md, "From a bundle").
     keepNames: false,
     logLevel: 'silent',
     write: false,
