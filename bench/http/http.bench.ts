@@ -7,8 +7,9 @@
  * answers a fixed JSON (`bare-server.ts`). The load runs in this process
  * (autocannon for throughput, `fixed-rate-load.ts` for latency), against
  * one server at a time, alternating (service, bare, bare, service, ...),
- * with the same connections and body. Every figure is a ratio against the bare route
- * measured in the same run, or against the engine's in-process time:
+ * with the same connections and body. Every figure is a ratio against the
+ * bare route measured in the same run, or against the engine's in-process
+ * time:
  *
  * 1. Single validation, passing payload: throughput of each in short
  *    alternating rounds; the ratio is the median of the per-round ratios,

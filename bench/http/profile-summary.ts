@@ -39,8 +39,9 @@ function where(url: string, line: number): string {
 export async function summarizeProfiles(dir: string, since: number, count: number): Promise<ProfileTop[]> {
   let files: string[];
   try {
-    // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile: thread 0 is the main thread; the
-    // others are loader workers (tsx's module hooks, where a server runs under tsx) that do nothing under load.
+    // CPU.<date>.<time>.<pid>.<thread>.<seq>.cpuprofile: thread 0 is the main
+    // thread; the others are loader workers (tsx's module hooks, where a
+    // server runs under tsx) that do nothing under load.
     files = (await readdir(dir)).filter((f) => /^CPU\.\d+\.\d+\.\d+\.0\.\d+\.cpuprofile$/.test(f));
   } catch {
     return [];

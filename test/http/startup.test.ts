@@ -1,7 +1,8 @@
 /**
  * The real process (the bundle `npm start` runs: `node --enable-source-maps
- * dist/server.js`), as an operator runs it: the first run on an empty database prints a curl command that works
- * when pasted into a shell, later runs do not, bootstrap keys work, a bad
+ * dist/server.js`), as an operator runs it: the first run on an empty
+ * database prints a curl command that works when pasted into a shell,
+ * later runs do not, bootstrap keys work, a bad
  * configuration stops the start naming the variable, and SIGTERM drains
  * requests in flight (answered with Connection: close) before exiting 0.
  */
