@@ -24,6 +24,11 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '.
 /** Where `npm run build` writes the bundle, and `npm start` runs it from. */
 export const DEFAULT_OUT_DIR = path.join(ROOT, 'dist');
 
+/** The file `bundleService` writes in `outDir` and node runs. */
+export function bundleEntry(outDir: string = DEFAULT_OUT_DIR): string {
+  return path.join(outDir, 'server.js');
+}
+
 /** Node's flags for running the bundle: stack traces name the TypeScript sources, as under tsx. */
 export const BUNDLE_NODE_FLAGS: readonly string[] = ['--enable-source-maps'];
 
@@ -70,11 +75,11 @@ export async function bundleService(outDir: string = DEFAULT_OUT_DIR): Promise<B
   // build at the same moment, and none may load a file half written by
   // another. The map goes first, so a new bundle never meets an old map.
   await mkdir(outDir, { recursive: true });
-  const files = [...result.outputFiles].sort((a, b) => Number(b.path.endsWith('.map')) - Number(a.path.endsWith('.map')));
-  for (const file of files) {
+  const isMap = (file: { path: string }): boolean => file.path.endsWith('.map');
+  for (const file of [...result.outputFiles.filter(isMap), ...result.outputFiles.filter((file) => !isMap(file))]) {
     const partial = `${file.path}.${process.pid}.${randomBytes(4).toString('hex')}.partial`;
     await writeFile(partial, file.contents);
     await rename(partial, file.path);
   }
-  return { entry: path.join(outDir, 'server.js'), buildMs: performance.now() - started };
+  return { entry: bundleEntry(outDir), buildMs: performance.now() - started };
 }

@@ -6,13 +6,9 @@
  * @example
  * spawn(process.execPath, serviceArgs(), { cwd: ROOT, env });
  */
-import path from 'node:path';
-import { BUNDLE_NODE_FLAGS, DEFAULT_OUT_DIR } from '../../src/build/bundle-service.ts';
+import { BUNDLE_NODE_FLAGS, bundleEntry } from '../../src/build/bundle-service.ts';
 
-/** The bundle's entry, as `npm start` runs it. */
-export const SERVICE_ENTRY = path.join(DEFAULT_OUT_DIR, 'server.js');
-
-/** Node's arguments for starting the server (after `process.execPath`). */
+/** Node's arguments for starting the server (after `process.execPath`), as `npm start` runs it. */
 export function serviceArgs(): string[] {
-  return [...BUNDLE_NODE_FLAGS, SERVICE_ENTRY];
+  return [...BUNDLE_NODE_FLAGS, bundleEntry()];
 }
