@@ -22,7 +22,10 @@
  *    (`fixed-rate-load.ts`), latency from the moment each request was
  *    offered, so a stalled server is charged for every request that waited
  *    behind it. The CPU-matched route tells the service's own tail from the
- *    tail any server of its cost has when this machine stalls it.
+ *    tail any server of its cost has when this machine stalls it. A fourth
+ *    server, Node's own HTTP server answering without parsing
+ *    (`floor-server.ts`), shows the machine's floor: the tail of a server
+ *    that does next to nothing per request.
  * 3. The failing payload (12 full failure records in the answer).
  * 4. Batches of 100 and 1000 items (one in ten failing) and a transaction
  *    over 5 contexts: requests and items per second, against the bare route
@@ -116,14 +119,17 @@ export interface LatencyAtRate {
   bare: FixedRateFigures;
   /** The bare route spinning `matchedBusyUs` per request: a server of the service's CPU cost that does nothing else. */
   matched: FixedRateFigures;
+  /** Node's HTTP server answering a fixed JSON without parsing the body (floor-server.ts): the tail this machine gives any server. */
+  floor: FixedRateFigures;
   /** The service's CPU per request less the bare route's, in a run of each at this rate before the measured ones. */
   matchedBusyUs: number;
   /** Each server's own CPU per request in its latency runs (median of the runs): how well the spin matched. */
-  cpuUs: { service: number; bare: number; matched: number };
+  cpuUs: { service: number; bare: number; matched: number; floor: number };
   /** p99 of every run, in order. */
   serviceP99Ms: number[];
   bareP99Ms: number[];
   matchedP99Ms: number[];
+  floorP99Ms: number[];
   target: number;
   /** Judged on the median run's p99. */
   met: boolean;
@@ -437,15 +443,20 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
       const serviceCalibration = await cpuPerRequest(pair.service, LATENCY_CALIBRATION_S);
       const bareCalibration = await cpuPerRequest(pair.bare, LATENCY_CALIBRATION_S);
       const matchedBusyUs = Math.max(0, Math.round(serviceCalibration.cpuUs - bareCalibration.cpuUs));
-      const matched = await startChildServer({
-        name: 'CPU-matched bare route', entry: path.join(here, 'bare-server.ts'), env: { BARE_BUSY_US: String(matchedBusyUs) },
-      });
-      const servers = { service: pair.service, bare: pair.bare, matched } as const;
-      const names = ['service', 'bare', 'matched'] as const;
-      const runs = { service: [] as FixedRateFigures[], bare: [] as FixedRateFigures[], matched: [] as FixedRateFigures[] };
-      const cpu = { service: [] as number[], bare: [] as number[], matched: [] as number[] };
+      const [matched, floor] = await Promise.all([
+        startChildServer({
+          name: 'CPU-matched bare route', entry: path.join(here, 'bare-server.ts'), env: { BARE_BUSY_US: String(matchedBusyUs) },
+        }),
+        startChildServer({ name: 'floor server', entry: path.join(here, 'floor-server.ts'), env: {} }),
+      ]);
+      const servers = { service: pair.service, bare: pair.bare, matched, floor } as const;
+      const names = ['service', 'bare', 'matched', 'floor'] as const;
+      const runs = {
+        service: [] as FixedRateFigures[], bare: [] as FixedRateFigures[], matched: [] as FixedRateFigures[], floor: [] as FixedRateFigures[],
+      };
+      const cpu = { service: [] as number[], bare: [] as number[], matched: [] as number[], floor: [] as number[] };
       try {
-        await at(matched, LATENCY_WARMUP_S);
+        for (const server of [matched, floor]) await at(server, LATENCY_WARMUP_S);
         for (let run = 0; run < LATENCY_RUNS; run++) {
           for (const name of run % 2 === 0 ? names : [...names].reverse()) {
             const { figures, cpuUs } = await cpuPerRequest(servers[name], LATENCY_RUN_S);
@@ -454,7 +465,7 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
           }
         }
       } finally {
-        await matched.stop();
+        await Promise.all([matched.stop(), floor.stop()]);
       }
       pair.pin();
       const medianRun = (figures: FixedRateFigures[]): FixedRateFigures =>
@@ -462,9 +473,10 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
       const service = medianRun(runs.service);
       const p99s = (figures: FixedRateFigures[]): number[] => figures.map((f) => f.latencyMs.p99);
       result.latency = {
-        rate, durationS: LATENCY_RUN_S, service, bare: medianRun(runs.bare), matched: medianRun(runs.matched), matchedBusyUs,
-        cpuUs: { service: median(cpu.service), bare: median(cpu.bare), matched: median(cpu.matched) },
-        serviceP99Ms: p99s(runs.service), bareP99Ms: p99s(runs.bare), matchedP99Ms: p99s(runs.matched),
+        rate, durationS: LATENCY_RUN_S, service, bare: medianRun(runs.bare), matched: medianRun(runs.matched),
+        floor: medianRun(runs.floor), matchedBusyUs,
+        cpuUs: { service: median(cpu.service), bare: median(cpu.bare), matched: median(cpu.matched), floor: median(cpu.floor) },
+        serviceP99Ms: p99s(runs.service), bareP99Ms: p99s(runs.bare), matchedP99Ms: p99s(runs.matched), floorP99Ms: p99s(runs.floor),
         target: httpTargets.maxP99AtHalfRateMs,
         met: service.latencyMs.p99 < httpTargets.maxP99AtHalfRateMs,
       };
@@ -516,9 +528,11 @@ export function httpTables(r: HttpBenchResult): { throughput: { header: string[]
     notes.push(`at ${int(l.rate)} req/s (half the service's throughput), steady open-loop load, median of ${l.serviceP99Ms.length}`
       + ` alternating ${l.durationS} s runs: service ${figures(l.service, l.serviceP99Ms)}; bare route ${figures(l.bare, l.bareP99Ms)};`
       + ` bare route spinning ${l.matchedBusyUs} us a request (the service's CPU cost) ${figures(l.matched, l.matchedP99Ms)};`
-      + ` CPU per request in these runs ${int(l.cpuUs.service)} / ${int(l.cpuUs.bare)} / ${int(l.cpuUs.matched)} us`
+      + ` the machine's floor (node:http, no parsing) ${figures(l.floor, l.floorP99Ms)};`
+      + ` CPU per request in these runs ${int(l.cpuUs.service)} / ${int(l.cpuUs.bare)} / ${int(l.cpuUs.matched)} / ${int(l.cpuUs.floor)} us`
       + ` (target p99 < ${l.target} ms: ${verdict(l.met)}); the load generator dispatched late by p99 ${ms(l.service.dispatchLagMs.p99)}`
-      + ` / ${ms(l.bare.dispatchLagMs.p99)} / ${ms(l.matched.dispatchLagMs.p99)} ms in those runs (not counted in the latency)`);
+      + ` / ${ms(l.bare.dispatchLagMs.p99)} / ${ms(l.matched.dispatchLagMs.p99)} / ${ms(l.floor.dispatchLagMs.p99)} ms in those runs`
+      + ' (not counted in the latency)');
   }
   if (r.batchServerTime !== null) {
     const b = r.batchServerTime;
