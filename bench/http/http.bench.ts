@@ -451,10 +451,9 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
       ]);
       const servers = { service: pair.service, bare: pair.bare, matched, floor } as const;
       const names = ['service', 'bare', 'matched', 'floor'] as const;
-      const runs = {
-        service: [] as FixedRateFigures[], bare: [] as FixedRateFigures[], matched: [] as FixedRateFigures[], floor: [] as FixedRateFigures[],
-      };
-      const cpu = { service: [] as number[], bare: [] as number[], matched: [] as number[], floor: [] as number[] };
+      type Name = (typeof names)[number];
+      const runs = Object.fromEntries(names.map((name) => [name, [] as FixedRateFigures[]])) as Record<Name, FixedRateFigures[]>;
+      const cpu = Object.fromEntries(names.map((name) => [name, [] as number[]])) as Record<Name, number[]>;
       try {
         for (const server of [matched, floor]) await at(server, LATENCY_WARMUP_S);
         for (let run = 0; run < LATENCY_RUNS; run++) {
