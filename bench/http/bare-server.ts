@@ -16,10 +16,9 @@
  */
 import { performance } from 'node:perf_hooks';
 import Fastify from 'fastify';
+import { FIXED_ANSWER } from './fixed-answer.ts';
 
 const BUSY_MS = Number(process.env.BARE_BUSY_US ?? 0) / 1000;
-
-const FIXED_ANSWER = { isValid: true, totalRulesEvaluated: 20, failures: [], executionTimeMs: 0 };
 
 const app = Fastify({ logger: false, bodyLimit: 64 * 1024 * 1024 });
 app.get('/health/live', async () => ({ status: 'ok' }));

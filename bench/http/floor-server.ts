@@ -9,16 +9,17 @@
  * Listens on 127.0.0.1:$PORT; SIGTERM closes it.
  */
 import { createServer } from 'node:http';
+import { FIXED_ANSWER } from './fixed-answer.ts';
 
-const FIXED_ANSWER = JSON.stringify({ isValid: true, totalRulesEvaluated: 20, failures: [], executionTimeMs: 0 });
-const HEADERS = { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(FIXED_ANSWER) };
+const ANSWER_TEXT = JSON.stringify(FIXED_ANSWER);
+const HEADERS = { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(ANSWER_TEXT) };
 
 const server = createServer((request, response) => {
   // Drained, not kept: the body arrives and is paid for as on any server, but nothing is parsed.
   request.resume();
   request.on('end', () => {
     response.writeHead(200, HEADERS);
-    response.end(FIXED_ANSWER);
+    response.end(ANSWER_TEXT);
   });
 });
 

@@ -10,17 +10,22 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { startChildServer } from '../../bench/http/child-server.ts';
+import { FIXED_ANSWER } from '../../bench/http/fixed-answer.ts';
 
 const entry = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bench/http/floor-server.ts');
 
-function post(baseUrl: string, agent: Agent, body: string): Promise<{ status: number; type: string | undefined; text: string }> {
+interface Answer { status: number; type: string | undefined; text: string; reusedSocket: boolean }
+
+function post(baseUrl: string, agent: Agent, body: string): Promise<Answer> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(`${baseUrl}/api/v1/validation/validate`, {
       method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
     }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, type: res.headers['content-type'], text: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () => resolve({
+        status: res.statusCode ?? 0, type: res.headers['content-type'], text: Buffer.concat(chunks).toString('utf8'), reusedSocket: req.reusedSocket,
+      }));
     });
     req.on('error', reject);
     req.end(body);
@@ -39,8 +44,10 @@ describe('floor server', () => {
       for (const answer of answers) {
         expect(answer.status).toBe(200);
         expect(answer.type).toBe('application/json; charset=utf-8');
-        expect(JSON.parse(answer.text)).toEqual({ isValid: true, totalRulesEvaluated: 20, failures: [], executionTimeMs: 0 });
+        expect(JSON.parse(answer.text)).toEqual(FIXED_ANSWER);
       }
+      // The second request went over the first one's connection, as the load generator's do.
+      expect(answers.map((answer) => answer.reusedSocket)).toEqual([false, true]);
     } finally {
       agent.destroy();
       await server.stop();

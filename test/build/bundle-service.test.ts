@@ -40,8 +40,7 @@ describe('bundleService', () => {
   });
 
   it('never leaves a half-written bundle to read while several builds run at once, nor partial files after', async () => {
-    await bundleService(OUT);
-    const entry = path.join(OUT, 'server.js');
+    const { entry } = await bundleService(OUT);
     const whole = await readFile(entry, 'utf8');
     let building = true;
     const builds = Promise.all([1, 2, 3, 4].map(() => bundleService(OUT))).finally(() => (building = false));
