@@ -1,10 +1,10 @@
 /**
  * HTTP benchmark of the validation hot path (`npm run bench:http`).
  *
- * Two child processes: the real service (its bundle, as `npm start` runs
- * it; PGlite in a temp folder, the loan rules created and published through
- * the HTTP API) and a bare Fastify route that parses the same body and
- * answers a fixed JSON (`bare-server.ts`). The load runs in this process
+ * Child processes: the real service (its bundle, as `npm start` runs it;
+ * PGlite in a temp folder, the loan rules created and published through
+ * the HTTP API), three times in a full run, and a bare Fastify route that
+ * parses the same body and answers a fixed JSON (`bare-server.ts`). The load runs in this process
  * (autocannon for throughput, `fixed-rate-load.ts` for latency), against
  * one server at a time, alternating (service, bare, bare, service, ...),
  * with the same connections and body. Every figure is a ratio against the
@@ -14,7 +14,9 @@
  * 1. Single validation, passing payload: throughput of each in short
  *    alternating rounds; the ratio is the median of the per-round ratios,
  *    so a noisy second on a shared machine moves one round, not the figure.
- * 2. Latency at half of the service's throughput, for the service, the
+ *    The rounds rotate over the service processes: processes of one build
+ *    settle at different speeds (SERVICE_PROCESSES).
+ * 2. Latency at half of the first service process's throughput, for it, the
  *    bare route, and the bare route made to spin for the service's extra
  *    CPU per request at that rate (measured in a run of each before, unpinned
  *    as the latency runs are: at a partial load each request costs both
@@ -80,6 +82,8 @@ export interface HttpBenchOptions {
 
 /** One alternating round: the service and the bare route, same body and connections. */
 export interface PairedRound {
+  /** Which of the pair's service processes ran this round (index into `HttpPair.services`). */
+  serviceProcess: number;
   serviceRps: number;
   bareRps: number;
   ratio: number;
@@ -107,10 +111,17 @@ export interface PairedThroughput {
   serviceCpuUs: number;
   bareCpuUs: number;
   cpuRatio: number;
+  /**
+   * Each service process's own medians (rounds rotate over the processes):
+   * a process's figure stays where it started, so these show how far
+   * processes of the same build differ (bench/README.md, "One process is
+   * one draw").
+   */
+  byProcess: { process: number; rounds: number; serviceRps: number; ratio: number; serviceCpuUs: number }[];
 }
 
 export interface LatencyAtRate {
-  /** Requests per second, half of the service's median throughput. */
+  /** Requests per second, half of the median throughput of the service process measured here (the first). */
   rate: number;
   /** Seconds per run; each server ran `serviceP99Ms.length` times, alternating. */
   durationS: number;
@@ -198,12 +209,22 @@ export interface HttpBenchResult {
 export const SINGLE_PATH = '/api/v1/validation/validate';
 const BATCH_PATH = '/api/v1/validation/validate-batch';
 const TRANSACTION_PATH = '/api/v1/validation/validate-transaction';
+/**
+ * Service processes in a full run. Processes of the same build settle at
+ * throughputs up to ~20 % apart and keep them (bench/README.md, "One
+ * process is one draw"), so a ratio from one process is one draw; the single
+ * validation's 6 rounds give each of 3 processes two.
+ */
+const SERVICE_PROCESSES = 3;
 /** The transaction contexts: the loan rules published under five names. */
 const TRANSACTION_CONTEXTS = [suite.context, ...[2, 3, 4, 5].map((n) => `${suite.context}-${n}`)];
 
 /** The service and the bare route, both running, and the request bodies they are measured with. */
 export interface HttpPair {
+  /** The first service process: the one the latency and batch steps measure. */
   service: ServiceProcess;
+  /** Every service process, same build and rules; throughput rounds rotate over them. */
+  services: ServiceProcess[];
   bare: ChildServer;
   /** Where the servers and the load generator run (cpu-pinning.ts). */
   pinning: string;
@@ -215,34 +236,42 @@ export interface HttpPair {
 }
 
 /**
- * Starts the service (and publishes the loan context under `contexts`) and
- * the bare route, both as child processes.
+ * Starts `serviceProcesses` service processes (default 1; each with its own
+ * database, tenant and key, the loan context published under `contexts`)
+ * and the bare route, all as child processes.
  */
-export async function startHttpPair(options: { contexts?: readonly string[]; nodeFlags?: string[] } = {}): Promise<HttpPair> {
-  const [service, bare] = await Promise.allSettled([
-    startService({ nodeFlags: options.nodeFlags }),
+export async function startHttpPair(
+  options: { contexts?: readonly string[]; nodeFlags?: string[]; serviceProcesses?: number } = {},
+): Promise<HttpPair> {
+  const serviceCount = options.serviceProcesses ?? 1;
+  const started = await Promise.allSettled([
     startChildServer({ name: 'bare route', entry: path.join(here, 'bare-server.ts'), env: {} }),
+    ...Array.from({ length: serviceCount }, () => startService({ nodeFlags: options.nodeFlags })),
   ]);
-  if (service.status === 'rejected' || bare.status === 'rejected') {
-    if (service.status === 'fulfilled') await service.value.stop();
-    if (bare.status === 'fulfilled') await bare.value.stop();
-    throw service.status === 'rejected' ? service.reason : (bare as PromiseRejectedResult).reason;
+  const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
+  if (failed !== undefined) {
+    await Promise.all(started.map((s) => (s.status === 'fulfilled' ? s.value.stop() : undefined)));
+    throw failed.reason;
   }
+  const [bare, ...services] = started.map((s) => (s as PromiseFulfilledResult<ChildServer>).value) as [ChildServer, ...ServiceProcess[]];
   const pinning = cpuPinning();
-  const pids = [service.value.pid, bare.value.pid];
+  const pids = [...services.map((s) => s.pid), bare.pid];
   const pair: HttpPair = {
-    service: service.value,
-    bare: bare.value,
+    service: services[0],
+    services,
+    bare,
     pinning: pinning.description,
     pin: () => pinning.pin(pids),
     unpin: () => pinning.unpin(pids),
     async stop() {
       pinning.unpin([]);
-      await Promise.all([service.value.stop(), bare.value.stop()]);
+      await Promise.all([...services, bare].map((server) => server.stop()));
     },
   };
   try {
-    for (const context of options.contexts ?? [suite.context]) await publishContext(pair.service, context, suite.rules);
+    for (const service of services) {
+      for (const context of options.contexts ?? [suite.context]) await publishContext(service, context, suite.rules);
+    }
     pair.pin();
   } catch (error) {
     await pair.stop();
@@ -265,7 +294,8 @@ function batchItems(count: number): { id: string; payload: unknown }[] {
 
 /**
  * Throughput of the service and the bare route on the same body, in
- * alternating rounds (ABBA), after one short warm-up of each.
+ * alternating rounds (ABBA), after one short warm-up of each server.
+ * Round r measures service process r mod n.
  */
 export async function pairedThroughput(
   pair: HttpPair, requestPath: string, body: string,
@@ -276,19 +306,23 @@ export async function pairedThroughput(
     const figures = await runLoad({ url: server.baseUrl + requestPath, headers, body, connections: options.connections, durationS });
     return { ...figures, cpuUs: ((server.cpuTimeMs() - cpuBefore) * 1000) / figures.requests };
   };
-  const headers = pair.service.headers;
+  // The bare route ignores the key; each service process knows only its own.
   if (options.warmupS > 0) {
-    await load(pair.service, options.warmupS, headers);
-    await load(pair.bare, options.warmupS, headers);
+    for (const service of pair.services) await load(service, options.warmupS, service.headers);
+    await load(pair.bare, options.warmupS, pair.service.headers);
   }
   const rounds: PairedRound[] = [];
   const p99s = { service: [] as number[], bare: [] as number[] };
   for (let round = 0; round < options.rounds; round++) {
+    const serviceProcess = round % pair.services.length;
+    const serviceServer = pair.services[serviceProcess];
+    const headers = serviceServer.headers;
     const serviceFirst = round % 2 === 0;
-    const first = await load(serviceFirst ? pair.service : pair.bare, options.durationS, headers);
-    const second = await load(serviceFirst ? pair.bare : pair.service, options.durationS, headers);
+    const first = await load(serviceFirst ? serviceServer : pair.bare, options.durationS, headers);
+    const second = await load(serviceFirst ? pair.bare : serviceServer, options.durationS, headers);
     const [service, bare] = serviceFirst ? [first, second] : [second, first];
     rounds.push({
+      serviceProcess,
       serviceRps: service.requestsPerSec, bareRps: bare.requestsPerSec, ratio: service.requestsPerSec / bare.requestsPerSec,
       serviceCpuUs: service.cpuUs, bareCpuUs: bare.cpuUs,
     });
@@ -305,6 +339,18 @@ export async function pairedThroughput(
     serviceCpuUs: median(rounds.map((r) => r.serviceCpuUs)),
     bareCpuUs: median(rounds.map((r) => r.bareCpuUs)),
     cpuRatio: median(rounds.map((r) => r.serviceCpuUs / r.bareCpuUs)),
+    byProcess: pair.services.flatMap((_, index) => {
+      const own = rounds.filter((r) => r.serviceProcess === index);
+      // Fewer rounds than processes (the two-round steps) leave some processes out.
+      if (own.length === 0) return [];
+      return [{
+        process: index,
+        rounds: own.length,
+        serviceRps: median(own.map((r) => r.serviceRps)),
+        ratio: median(own.map((r) => r.ratio)),
+        serviceCpuUs: median(own.map((r) => r.serviceCpuUs)),
+      }];
+    }),
   };
 }
 
@@ -411,7 +457,9 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
   const connections = options.connections ?? 10;
   const nodeFlags = options.profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`];
   const profileStart = Date.now();
-  const pair = await startHttpPair({ contexts: quick ? [suite.context] : TRANSACTION_CONTEXTS, nodeFlags });
+  const pair = await startHttpPair({
+    contexts: quick ? [suite.context] : TRANSACTION_CONTEXTS, nodeFlags, serviceProcesses: quick ? 1 : SERVICE_PROCESSES,
+  });
   let result: HttpBenchResult;
   try {
     await checkAnswers(pair, { batch: !quick, transaction: !quick });
@@ -426,7 +474,8 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
       latency: null, failing: null, batches: [], batchServerTime: null, profile: null,
     };
     if (!quick) {
-      const rate = single.serviceRps / 2;
+      // Half of what the measured process (the first) answered flat out: processes differ (SERVICE_PROCESSES).
+      const rate = single.byProcess[0].serviceRps / 2;
       const at = (server: ChildServer, durationS: number): Promise<FixedRateFigures> => runFixedRate({
         url: server.baseUrl + SINGLE_PATH, headers: pair.service.headers, body, connections, durationS, rate,
       });
@@ -519,12 +568,16 @@ export function httpTables(r: HttpBenchResult): { throughput: { header: string[]
     `single validation: service / bare route = ${fixed(r.single.ratio, 2)} (median of ${r.single.rounds.length} alternating`
       + ` ${r.single.durationS} s rounds; target >= ${r.single.target}: ${verdict(r.single.met)})`,
   ];
+  if (r.single.byProcess.length > 1) {
+    notes.push(`single validation by service process (rounds rotate over ${r.single.byProcess.length}): `
+      + r.single.byProcess.map((p) => `#${p.process} ${fixed(p.ratio, 2)} (${int(p.serviceRps)} req/s, ${int(p.serviceCpuUs)} us/req)`).join(', '));
+  }
   if (r.latency !== null) {
     const l = r.latency;
     const ms = (n: number): string => fixed(n, 1);
     const figures = (f: FixedRateFigures, p99s: number[]): string => `p50 ${ms(f.latencyMs.p50)} ms, p99 ${ms(f.latencyMs.p99)} ms`
       + ` (runs ${p99s.map(ms).join(' ')}), p99.9 ${ms(f.latencyMs.p999)} ms, max ${ms(f.latencyMs.max)} ms`;
-    notes.push(`at ${int(l.rate)} req/s (half the service's throughput), steady open-loop load, median of ${l.serviceP99Ms.length}`
+    notes.push(`at ${int(l.rate)} req/s (half the throughput of service process #0), steady open-loop load, median of ${l.serviceP99Ms.length}`
       + ` alternating ${l.durationS} s runs: service ${figures(l.service, l.serviceP99Ms)}; bare route ${figures(l.bare, l.bareP99Ms)};`
       + ` bare route spinning ${l.matchedBusyUs} us a request (the service's CPU cost) ${figures(l.matched, l.matchedP99Ms)};`
       + ` the machine's floor (node:http, no parsing) ${figures(l.floor, l.floorP99Ms)};`
