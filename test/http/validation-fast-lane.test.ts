@@ -62,6 +62,18 @@ function stableBody(response: TestResponse): string {
   return response.text.replace(/"executionTimeMs":\d+/, '"executionTimeMs":0').replace(/"requestId":"[^"]*"/, '"requestId":""');
 }
 
+/** Writes `text` on a new connection and returns everything the server sent until it closed it. */
+function rawExchange(baseUrl: string, text: string): Promise<string> {
+  const { port } = new URL(baseUrl);
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const socket = net.connect(Number(port), '127.0.0.1', () => socket.write(text));
+    socket.on('data', (chunk: Buffer) => chunks.push(chunk));
+    socket.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    socket.on('error', reject);
+  });
+}
+
 /** Sends the request to both paths and returns the two answers, fast lane first. */
 async function bothPaths(t: TestApp, options: TestRequestOptions): Promise<{ fast: TestResponse; fastify: TestResponse }> {
   const fast = await t.request('POST', VALIDATE, options);
@@ -165,6 +177,29 @@ describe('validation fast lane', () => {
     // A JSON type the body parser accepts, written differently: the fast lane takes it too.
     await ok(t.request('POST', VALIDATE, { body, headers: { 'content-type': 'Application/JSON; charset=UTF-8' } }));
     expect(stats(t)).toEqual({ answered: before.answered + 1, handedBack: before.handedBack });
+  });
+
+  it('reads header names in any letter case, and answers repeated headers as Fastify does', async () => {
+    const body = JSON.stringify({ context: 'loan', payload: { amount: 1, name: 'Ada' } });
+    const send = (url: string, headerLines: string[]): Promise<string> => rawExchange(t.baseUrl, `POST ${url} HTTP/1.1\r\nHost: 127.0.0.1\r\n`
+      + `${headerLines.join('\r\n')}\r\nContent-Length: ${body.length}\r\nConnection: close\r\n\r\n${body}`);
+    const before = stats(t);
+    const answer = await send(VALIDATE, ['Content-Type: application/json', `X-API-Key: ${t.adminKey}`, `X-Tenant-ID: ${t.tenantId}`]);
+    expect(answer).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(answer).toContain('"isValid":true');
+    expect(stats(t)).toEqual({ answered: before.answered + 1, handedBack: before.handedBack });
+
+    // Node joins a repeated X-API-Key into one value ("k, k"), which is no key: 401 on both paths.
+    const twice = ['content-type: application/json', `x-api-key: ${t.adminKey}`, `X-Api-Key: ${t.adminKey}`, `x-tenant-id: ${t.tenantId}`];
+    const [fast, fastify] = [await send(VALIDATE, twice), await send(VALIDATE_VIA_FASTIFY, twice)];
+    expect(fast).toMatch(/^HTTP\/1\.1 401 /);
+    const problem = (answer: string): string => answer.slice(answer.indexOf('\r\n\r\n')).replace(/"requestId":"[^"]*"/, '"requestId":""');
+    expect(problem(fast)).toBe(problem(fastify));
+    expect(problem(fast)).toContain('"code":"UNAUTHORIZED"');
+    // Node keeps the first of two Content-Types: the fast lane takes it, as Fastify would.
+    const twoTypes = ['content-type: application/json', 'content-type: text/plain', `x-api-key: ${t.adminKey}`, `x-tenant-id: ${t.tenantId}`];
+    expect(await send(VALIDATE, twoTypes)).toMatch(/^HTTP\/1\.1 200 OK\r\n/);
+    expect(stats(t)).toEqual({ answered: before.answered + 2, handedBack: before.handedBack });
   });
 
   it('refuses a revoked key at once', async () => {
