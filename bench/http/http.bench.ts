@@ -4,7 +4,8 @@
  * Child processes: the real service (its bundle, as `npm start` runs it;
  * PGlite in a temp folder, the loan rules created and published through
  * the HTTP API), three times in a full run, and a bare Fastify route that
- * parses the same body and answers a fixed JSON (`bare-server.ts`). The load runs in this process
+ * parses the same body and answers a fixed JSON (`bare-server.ts`). The
+ * load runs in this process
  * (autocannon for throughput, `fixed-rate-load.ts` for latency), against
  * one server at a time, alternating (service, bare, bare, service, ...),
  * with the same connections and body. Every figure is a ratio against the
