@@ -4,13 +4,14 @@
  * figure (bench/README.md, "One process is one draw"). Two bare routes
  * stand in for two service processes here (they answer any key), so the
  * machinery runs in seconds; no figure is asserted, only where the rounds
- * went and how they were summed up.
+ * went and how they were summed up. Every process is measured, so every
+ * process's answers are checked before any load.
  */
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { startChildServer, type ChildServer } from '../../bench/http/child-server.ts';
-import { pairedThroughput, singleBody, SINGLE_PATH, type HttpPair } from '../../bench/http/http.bench.ts';
+import { checkAnswers, pairedThroughput, singleBody, SINGLE_PATH, startHttpPair, type HttpPair } from '../../bench/http/http.bench.ts';
 import { median } from '../../bench/http/report-table.ts';
 import type { ServiceProcess } from '../../bench/http/service-process.ts';
 
@@ -56,4 +57,19 @@ describe('paired throughput over several service processes', () => {
       await Promise.all(servers.map((server) => server.stop()));
     }
   }, 60_000);
+
+  it('checks every process\'s answers before any load, not only the first one\'s', async () => {
+    // A real service first, then a bare route posing as a second process: its fixed
+    // passing answer to the failing payload is a wrong answer the check must name.
+    const pair = await startHttpPair();
+    const impostor = await startChildServer({ name: 'impostor', entry: bareEntry, env: {} });
+    try {
+      await checkAnswers(pair, { batch: false, transaction: false });
+      const withImpostor: HttpPair = { ...pair, services: [pair.service, asService(impostor, 'key-1')] };
+      await expect(checkAnswers(withImpostor, { batch: false, transaction: false }))
+        .rejects.toThrow('the failing single validation (service process #1) wrongly');
+    } finally {
+      await Promise.all([pair.stop(), impostor.stop()]);
+    }
+  }, 120_000);
 });
