@@ -14,7 +14,8 @@
  * to find out why. Needs perf (Debian package `linux-perf`).
  *
  * Options: `--processes=N`, `--seconds=S` (each load, default 6),
- * `--top=K` (rows of each difference table, default 15).
+ * `--top=K` (rows of each difference table, default 15), `--failing`
+ * (the failing payload instead of the passing one).
  */
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -35,7 +36,7 @@ const AREAS: CodeArea[] = ['kernel', 'node binary', 'JIT code', 'libc', 'other']
 export interface TimeProfileOptions {
   processes?: number;
   seconds?: number;
-  top?: number;
+  payload?: 'passing' | 'failing';
 }
 
 /** One server's profiled load. */
@@ -82,7 +83,7 @@ export function areaUs(profile: ServerProfile): Record<CodeArea, number> {
 export async function runTimeProfile(options: TimeProfileOptions = {}): Promise<ServerProfile[]> {
   const processes = options.processes ?? 2;
   const seconds = options.seconds ?? 6;
-  const body = singleBody();
+  const body = singleBody(options.payload);
   const bare = await startChildServer({ name: 'bare route', entry: path.join(here, 'bare-server.ts'), env: {}, nodeFlags: PERF_NODE_FLAGS });
   const services: ServiceProcess[] = [];
   const pinning = cpuPinning();
@@ -118,8 +119,8 @@ export async function runTimeProfile(options: TimeProfileOptions = {}): Promise<
   }
 }
 
-function printProfiles(profiles: ServerProfile[], top: number): void {
-  console.log(`\nTime per single validation by code area (perf, cpu-clock): ${suite.name}, pinned, one closed-loop load each\n`);
+function printProfiles(profiles: ServerProfile[], top: number, payload: string): void {
+  console.log(`\nTime per single validation by code area (perf, cpu-clock): ${suite.name}, ${payload} payload, pinned, one closed-loop load each\n`);
   const areas = profiles.map(areaUs);
   console.log(textTable({
     header: ['us per request', ...profiles.map((p) => p.name)],
@@ -157,5 +158,6 @@ if (invokedDirectly) {
     return arg === undefined ? undefined : Number(arg.slice(name.length + 3));
   };
   const top = option('top') ?? 15;
-  printProfiles(await runTimeProfile({ processes: option('processes'), seconds: option('seconds') }), top);
+  const payload = process.argv.includes('--failing') ? 'failing' : 'passing';
+  printProfiles(await runTimeProfile({ processes: option('processes'), seconds: option('seconds'), payload }), top, payload);
 }
