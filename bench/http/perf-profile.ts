@@ -102,18 +102,19 @@ export async function profileWhile<T>(pid: number, dataFile: string, during: () 
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     recorder.once('exit', (code, signal) => resolve({ code, signal }));
   });
-  // perf attaches within a few ms; a sample or two of the load's start is not missed.
+  // Give perf time to attach, so that the load's first requests are sampled too.
   await new Promise((resolve) => setTimeout(resolve, 300));
-  let result: T;
   try {
-    result = await during();
-  } finally {
-    recorder.kill('SIGINT');
-  }
-  // perf writes its data and exits on SIGINT, sometimes by the signal itself.
-  const { code, signal } = await exited;
-  if (code !== 0 && signal !== 'SIGINT') throw new Error(`perf record on process ${pid} exited with ${code ?? signal}: ${stderr}`);
-  try {
+    let result: T;
+    try {
+      result = await during();
+    } finally {
+      recorder.kill('SIGINT');
+      await exited;
+    }
+    // perf writes its data and exits on SIGINT, sometimes by the signal itself.
+    const { code, signal } = await exited;
+    if (code !== 0 && signal !== 'SIGINT') throw new Error(`perf record on process ${pid} exited with ${code ?? signal}: ${stderr}`);
     const { stdout } = await run('perf', ['report', '-i', dataFile, '--no-children', '--sort', 'dso,sym', '-g', 'none', '--stdio', '-t', '|'], { maxBuffer: 64 * 1024 * 1024 });
     return { entries: parsePerfReport(stdout), result };
   } finally {
