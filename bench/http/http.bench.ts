@@ -239,14 +239,15 @@ export interface HttpPair {
 /**
  * Starts `serviceProcesses` service processes (default 1; each with its own
  * database, tenant and key, the loan context published under `contexts`)
- * and the bare route, all as child processes.
+ * and the bare route, all as child processes. `nodeFlags` are the service
+ * processes' own (a profiler), `bareNodeFlags` the bare route's.
  */
 export async function startHttpPair(
-  options: { contexts?: readonly string[]; nodeFlags?: string[]; serviceProcesses?: number } = {},
+  options: { contexts?: readonly string[]; nodeFlags?: string[]; bareNodeFlags?: string[]; serviceProcesses?: number } = {},
 ): Promise<HttpPair> {
   const serviceCount = options.serviceProcesses ?? 1;
   const started = await Promise.allSettled([
-    startChildServer({ name: 'bare route', entry: path.join(here, 'bare-server.ts'), env: {} }),
+    startChildServer({ name: 'bare route', entry: path.join(here, 'bare-server.ts'), env: {}, nodeFlags: options.bareNodeFlags }),
     ...Array.from({ length: serviceCount }, () => startService({ nodeFlags: options.nodeFlags })),
   ]);
   const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');

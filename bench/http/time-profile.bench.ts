@@ -18,24 +18,23 @@
  * (the failing payload instead of the passing one).
  */
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pathToFileURL } from 'node:url';
 import os from 'node:os';
 import { loanApplicationSuite as suite } from '../suites/loan-application.ts';
-import { startChildServer, type ChildServer } from './child-server.ts';
-import { cpuPinning } from './cpu-pinning.ts';
-import { SINGLE_PATH, singleBody } from './http.bench.ts';
+import type { ChildServer } from './child-server.ts';
+import { SINGLE_PATH, singleBody, startHttpPair } from './http.bench.ts';
 import { runLoad } from './load.ts';
 import { type CodeArea, PERF_NODE_FLAGS, perfAvailable, profileWhile, type ProfileEntry, removeJitMap } from './perf-profile.ts';
 import { fixed, int, textTable } from './report-table.ts';
-import { publishContext } from './rules-api.ts';
-import { startService, type ServiceProcess } from './service-process.ts';
 
-const here = path.dirname(fileURLToPath(import.meta.url));
 const AREAS: CodeArea[] = ['kernel', 'node binary', 'JIT code', 'libc', 'other'];
 
 export interface TimeProfileOptions {
   processes?: number;
+  /** Each profiled load (default 6). */
   seconds?: number;
+  /** Each server's warm-up load before any profile (default 4). */
+  warmupS?: number;
   payload?: 'passing' | 'failing';
 }
 
@@ -75,32 +74,27 @@ export function areaUs(profile: ServerProfile): Record<CodeArea, number> {
 }
 
 /**
- * Profiles the bare route and the service processes.
+ * Profiles the bare route and the service processes (started, published
+ * and pinned by http.bench.ts's startHttpPair).
  *
  * @example
  * const profiles = await runTimeProfile({ processes: 3 });
  */
 export async function runTimeProfile(options: TimeProfileOptions = {}): Promise<ServerProfile[]> {
   const processes = options.processes ?? 2;
+  if (!(Number.isInteger(processes) && processes >= 1)) throw new Error(`--processes must be a whole number of at least 1, not ${processes}`);
   const seconds = options.seconds ?? 6;
   const body = singleBody(options.payload);
-  const bare = await startChildServer({ name: 'bare route', entry: path.join(here, 'bare-server.ts'), env: {}, nodeFlags: PERF_NODE_FLAGS });
-  const services: ServiceProcess[] = [];
-  const pinning = cpuPinning();
+  const pair = await startHttpPair({ serviceProcesses: processes, nodeFlags: PERF_NODE_FLAGS, bareNodeFlags: PERF_NODE_FLAGS });
+  const servers: { name: string; server: ChildServer; headers: Record<string, string> }[] = [
+    ...pair.services.map((s, i) => ({ name: `service #${i}`, server: s as ChildServer, headers: s.headers })),
+    // The bare route ignores the key.
+    { name: 'bare route', server: pair.bare, headers: pair.service.headers },
+  ];
   try {
-    for (let i = 0; i < processes; i++) {
-      const service = await startService({ nodeFlags: PERF_NODE_FLAGS });
-      services.push(service);
-      await publishContext(service, suite.context, suite.rules);
-    }
-    const servers: { name: string; server: ChildServer; headers: Record<string, string> }[] = [
-      ...services.map((s, i) => ({ name: `service #${i}`, server: s as ChildServer, headers: s.headers })),
-      { name: 'bare route', server: bare, headers: services[0]?.headers ?? { 'content-type': 'application/json' } },
-    ];
-    pinning.pin(servers.map((s) => s.server.pid));
     const load = (s: (typeof servers)[number], durationS: number) =>
       runLoad({ url: s.server.baseUrl + SINGLE_PATH, headers: s.headers, body, connections: 10, durationS });
-    for (const s of servers) await load(s, 4);
+    for (const s of servers) await load(s, options.warmupS ?? 4);
     const profiles: ServerProfile[] = [];
     for (const s of servers) {
       const cpuBefore = s.server.cpuTimeMs();
@@ -111,11 +105,8 @@ export async function runTimeProfile(options: TimeProfileOptions = {}): Promise<
     }
     return profiles;
   } finally {
-    pinning.unpin([]);
-    await Promise.all([...services, bare].map(async (s) => {
-      await s.stop();
-      await removeJitMap(s.pid);
-    }));
+    await pair.stop();
+    await Promise.all(servers.map((s) => removeJitMap(s.server.pid)));
   }
 }
 

@@ -1,10 +1,10 @@
 /**
  * The time profiles of `npm run bench:profile` (bench/http/perf-profile.ts,
  * time-profile.bench.ts): perf's report read into code areas and
- * functions, and the tables built from two profiles. The last test runs
- * perf for real on a child process that spins in a named function, and
- * checks that the profile finds it by name; it is skipped, saying so, on a
- * machine where perf cannot sample.
+ * functions, and the tables built from two profiles. The last tests run
+ * perf for real, on a child process that spins in a named function and on
+ * the service and the bare route under load; they are skipped, saying so,
+ * on a machine where perf cannot sample.
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
@@ -12,7 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { areaOf, parsePerfReport, PERF_NODE_FLAGS, perfAvailable, profileWhile, removeJitMap } from '../../bench/http/perf-profile.ts';
-import { areaUs, differences, type ServerProfile } from '../../bench/http/time-profile.bench.ts';
+import { areaUs, differences, runTimeProfile, type ServerProfile } from '../../bench/http/time-profile.bench.ts';
 
 // Lines as `perf report --no-children --sort dso,sym -g none --stdio -t '|'` printed them on the benchmark VM.
 const REPORT = `# To display the perf.data header info, please use --header/--header-only options.
@@ -104,4 +104,21 @@ describe('perf on a real process', () => {
     }
     expect(existsSync(`/tmp/perf-${child.pid}.map`)).toBe(false);
   }, 30_000);
+
+  it.skipIf(!canSample)('profiles the real service and the bare route, each in its own code, the areas adding up to its CPU per request', async () => {
+    const [service, bare] = await runTimeProfile({ processes: 1, seconds: 1, warmupS: 1 });
+    expect([service.name, bare.name]).toEqual(['service #0', 'bare route']);
+    const jit = (p: ServerProfile, where: RegExp): number =>
+      p.entries.filter((e) => e.area === 'JIT code' && where.test(e.symbol)).reduce((sum, e) => sum + e.share, 0);
+    for (const p of [service, bare]) {
+      expect(p.requestsPerSec).toBeGreaterThan(0);
+      const total = Object.values(areaUs(p)).reduce((sum, us) => sum + us, 0);
+      expect(total / p.cpuUsPerRequest).toBeGreaterThan(0.9);
+      expect(total / p.cpuUsPerRequest).toBeLessThan(1.01);
+    }
+    // The service runs its bundle (the fast lane answers); the bare route runs Fastify's routing, never the bundle.
+    expect(jit(service, /dist\/server\.js/)).toBeGreaterThan(0.01);
+    expect(jit(bare, /dist\/server\.js/)).toBe(0);
+    expect(jit(bare, /node_modules\/fastify\//)).toBeGreaterThan(0.005);
+  }, 120_000);
 });
