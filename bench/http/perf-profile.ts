@@ -46,25 +46,31 @@ export function areaOf(dso: string): CodeArea {
 }
 
 /**
- * The rows of `perf report --no-children --sort dso,sym -g none -t '|'`
- * (`  11.55% |[kernel.kallsyms]  |[k] pvm_irq_enable`); comment and blank
- * lines are skipped. Symbols keep their text but lose C++ argument lists,
- * so that one function's clones and overloads add up.
+ * The rows of `perf report --no-children -n --sort dso,sym -g none -t '|'`
+ * (`  11.55% | 2310 |[kernel.kallsyms]  |[k] pvm_irq_enable`); comment and
+ * blank lines are skipped. Shares come from the sample counts, not from
+ * the printed percentages: those are rounded to 0.01 %, and over the
+ * thousand-odd rows of a server's profile the rounding added up to a few
+ * per cent. Symbols keep their text but lose C++ argument lists, so that
+ * one function's clones and overloads add up.
  */
 export function parsePerfReport(text: string): ProfileEntry[] {
-  const bySymbol = new Map<string, ProfileEntry>();
+  const rows: { area: CodeArea; symbol: string; samples: number }[] = [];
   for (const line of text.split('\n')) {
     if (line.startsWith('#') || line.trim() === '') continue;
-    const [overhead, dso, symbolField] = line.split('|');
+    const [, samplesField, dso, symbolField] = line.split('|');
     if (symbolField === undefined) continue;
-    const share = Number.parseFloat(overhead) / 100;
-    if (!Number.isFinite(share)) continue;
-    const area = areaOf(dso.trim());
-    const symbol = simplify(symbolField.trim().replace(/^\[.\] /, ''));
+    const samples = Number(samplesField.trim());
+    if (!Number.isInteger(samples)) continue;
+    rows.push({ area: areaOf(dso.trim()), symbol: simplify(symbolField.trim().replace(/^\[.\] /, '')), samples });
+  }
+  const total = rows.reduce((sum, row) => sum + row.samples, 0);
+  const bySymbol = new Map<string, ProfileEntry>();
+  for (const { area, symbol, samples } of rows) {
     const key = `${area}\0${symbol}`;
     const entry = bySymbol.get(key);
-    if (entry === undefined) bySymbol.set(key, { area, symbol, share });
-    else entry.share += share;
+    if (entry === undefined) bySymbol.set(key, { area, symbol, share: samples / total });
+    else entry.share += samples / total;
   }
   return [...bySymbol.values()].sort((a, b) => b.share - a.share);
 }
@@ -115,7 +121,7 @@ export async function profileWhile<T>(pid: number, dataFile: string, during: () 
     // perf writes its data and exits on SIGINT, sometimes by the signal itself.
     const { code, signal } = await exited;
     if (code !== 0 && signal !== 'SIGINT') throw new Error(`perf record on process ${pid} exited with ${code ?? signal}: ${stderr}`);
-    const { stdout } = await run('perf', ['report', '-i', dataFile, '--no-children', '--sort', 'dso,sym', '-g', 'none', '--stdio', '-t', '|'], { maxBuffer: 64 * 1024 * 1024 });
+    const { stdout } = await run('perf', ['report', '-i', dataFile, '--no-children', '-n', '--sort', 'dso,sym', '-g', 'none', '--stdio', '-t', '|'], { maxBuffer: 64 * 1024 * 1024 });
     return { entries: parsePerfReport(stdout), result };
   } finally {
     await rm(dataFile, { force: true });
