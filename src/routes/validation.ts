@@ -15,7 +15,7 @@ import { ProblemError, type FieldError } from '../errors.ts';
 import { checkPayload, sizeOf, type PayloadSize } from '../http/payload-guard.ts';
 import { replayBufferedBody } from '../http/request-replay.ts';
 import { costProfileOf, estimateCost } from '../validators/evaluation-cost.ts';
-import { evaluateBounded } from '../validators/bounded-evaluation.ts';
+import { evaluateBounded, evaluateEachBounded } from '../validators/bounded-evaluation.ts';
 import { AnswerBudget, answerTooLarge, assertAnswerFits } from '../validators/answer-size.ts';
 import { tenantOf } from './schemas/route-helpers.ts';
 import { CONTEXT_PATTERN } from './schemas/rule-schemas.ts';
@@ -193,18 +193,15 @@ function validateTransaction(
   request: FastifyRequest, set: CompiledValidator[], transactionId: string, contexts: string[],
   payload: Record<string, unknown>, size: number, now: number, maxAnswerBytes: number,
 ): TransactionAnswer {
-  let cost = 0;
-  for (const validator of set) cost += estimateCost(costProfileOf(validator), size);
+  const costs = set.map((validator) => estimateCost(costProfileOf(validator), size));
   const contextResults = new Array<ContextResult>(contexts.length);
   let allValid = true;
   const budget = new AnswerBudget(maxAnswerBytes, 'short');
-  evaluateBounded(cost, 'payload', () => {
-    for (let i = 0; i < set.length; i++) {
-      const result = set[i].validate(payload, now);
-      if (!result.isValid) allValid = false;
-      if (!budget.add(result.failures, contexts[i].length + CONTEXT_RESULT_OVERHEAD)) throw answerTooLarge('payload', maxAnswerBytes);
-      contextResults[i] = { context: contexts[i], isValid: result.isValid, failures: result.failures };
-    }
+  evaluateEachBounded(costs, 'payload', (i) => {
+    const result = set[i].validate(payload, now);
+    if (!result.isValid) allValid = false;
+    if (!budget.add(result.failures, contexts[i].length + CONTEXT_RESULT_OVERHEAD)) throw answerTooLarge('payload', maxAnswerBytes);
+    contextResults[i] = { context: contexts[i], isValid: result.isValid, failures: result.failures };
   });
   return new TransactionAnswer(transactionId, allValid ? 'Approved' : 'Rejected', contextResults, request.startedAt);
 }
@@ -224,19 +221,16 @@ function validateBatch(
   request: FastifyRequest, validator: CompiledValidator, items: BatchBody['items'], sizes: number[], now: number, maxAnswerBytes: number,
 ): BatchAnswer {
   const profile = costProfileOf(validator);
-  let cost = 0;
-  for (const size of sizes) cost += estimateCost(profile, size);
+  const costs = sizes.map((size) => estimateCost(profile, size));
   const results = new Array<BatchItemResult>(items.length);
   let totalFailed = 0;
   const budget = new AnswerBudget(maxAnswerBytes, 'short');
-  evaluateBounded(cost, 'items', () => {
-    for (let i = 0; i < items.length; i++) {
-      const result = validator.validate(items[i].payload, now);
-      if (!result.isValid) totalFailed++;
-      // Stops at the item that crosses the bound: the failures before it are all that was built.
-      if (!budget.add(result.failures, items[i].id.length + ITEM_RESULT_OVERHEAD)) throw answerTooLarge('items', maxAnswerBytes);
-      results[i] = { id: items[i].id, isValid: result.isValid, failures: result.failures };
-    }
+  evaluateEachBounded(costs, 'items', (i) => {
+    const result = validator.validate(items[i].payload, now);
+    if (!result.isValid) totalFailed++;
+    // Stops at the item that crosses the bound: the failures before it are all that was built.
+    if (!budget.add(result.failures, items[i].id.length + ITEM_RESULT_OVERHEAD)) throw answerTooLarge('items', maxAnswerBytes);
+    results[i] = { id: items[i].id, isValid: result.isValid, failures: result.failures };
   });
   return new BatchAnswer(results, items.length, totalFailed, request.startedAt);
 }

@@ -6,7 +6,7 @@
  */
 import { MAX_FAILURES_PER_VALIDATION, TooManyFailuresError } from '../../compiler/index.ts';
 import { ProblemError } from '../errors.ts';
-import { EvaluationTimeoutError, evaluateWithin } from './evaluation-deadline.ts';
+import { EvaluationTimeoutError, evaluateEachWithin, evaluateWithin } from './evaluation-deadline.ts';
 
 /**
  * Evaluates within the deadline when the estimated cost is large; a
@@ -22,16 +22,37 @@ export function evaluateBounded<T>(cost: number, path: string, evaluate: () => T
   try {
     return evaluateWithin(cost, evaluate);
   } catch (error) {
-    if (error instanceof EvaluationTimeoutError) {
-      throw new ProblemError('INVALID_BODY', 'The payload is too large to evaluate against the rules of this context.', [
-        { path, message: `took longer than ${error.deadlineMs} ms to evaluate; send a smaller payload` },
-      ]);
-    }
-    if (error instanceof TooManyFailuresError) {
-      throw new ProblemError('INVALID_BODY', 'The payload fails too many rules to answer.', [
-        { path, message: `fails rules more than ${MAX_FAILURES_PER_VALIDATION} times in one validation; send a smaller payload` },
-      ]);
-    }
-    throw error;
+    throw refusalOf(error, path);
   }
+}
+
+/**
+ * `evaluateBounded` for a request of several evaluations (batch items,
+ * transaction contexts): `evaluate(i)` for each, `costs[i]` its estimated
+ * cost, one deadline for all (evaluation-deadline.ts `evaluateEachWithin`).
+ *
+ * @example
+ * evaluateEachBounded(costs, 'items', (i) => { results[i] = validator.validate(items[i].payload, now); });
+ */
+export function evaluateEachBounded(costs: readonly number[], path: string, evaluate: (index: number) => void): void {
+  try {
+    evaluateEachWithin(costs, evaluate);
+  } catch (error) {
+    throw refusalOf(error, path);
+  }
+}
+
+/** The 400 for an evaluation stopped at the deadline or the failure bound; anything else as it was. */
+function refusalOf(error: unknown, path: string): unknown {
+  if (error instanceof EvaluationTimeoutError) {
+    return new ProblemError('INVALID_BODY', 'The payload is too large to evaluate against the rules of this context.', [
+      { path, message: `took longer than ${error.deadlineMs} ms to evaluate; send a smaller payload` },
+    ]);
+  }
+  if (error instanceof TooManyFailuresError) {
+    return new ProblemError('INVALID_BODY', 'The payload fails too many rules to answer.', [
+      { path, message: `fails rules more than ${MAX_FAILURES_PER_VALIDATION} times in one validation; send a smaller payload` },
+    ]);
+  }
+  return error;
 }

@@ -12,6 +12,7 @@
  * Validators keep no state across calls that termination could leave half
  * written, and an evaluation that was stopped produces no result at all.
  */
+import { performance } from 'node:perf_hooks';
 import { createContext, Script } from 'node:vm';
 
 /** Longest time one request may spend evaluating rules. */
@@ -66,4 +67,46 @@ export function runWithDeadline<T>(evaluate: () => T, deadlineMs = EVALUATION_DE
  */
 export function evaluateWithin<T>(estimatedCost: number, evaluate: () => T): T {
   return estimatedCost <= UNGUARDED_COST_LIMIT ? evaluate() : runWithDeadline(evaluate);
+}
+
+/**
+ * Runs `evaluate(0)` to `evaluate(costs.length - 1)` in order, all within
+ * one deadline, where `costs[i]` is evaluation i's estimated cost; throws
+ * EvaluationTimeoutError once they have run for `deadlineMs`.
+ *
+ * - All of them together small: called directly, as `evaluateWithin` would.
+ * - Each small, together large (a batch of ordinary items): called
+ *   directly, the clock read between evaluations. None can run long alone,
+ *   so the request stops at most one small evaluation (a few milliseconds,
+ *   the bound every unguarded single validation has) past the deadline,
+ *   and pays no watchdog thread.
+ * - Any one large: all of them under one watchdog, stopped at the deadline.
+ *
+ * @example
+ * evaluateEachWithin(items.map((item) => estimateCost(profile, item.size)), (i) => { results[i] = validator.validate(items[i].payload, now); });
+ */
+export function evaluateEachWithin(costs: readonly number[], evaluate: (index: number) => void, deadlineMs = EVALUATION_DEADLINE_MS): void {
+  let total = 0;
+  let largest = 0;
+  for (const cost of costs) {
+    total += cost;
+    if (cost > largest) largest = cost;
+  }
+  const count = costs.length;
+  if (largest > UNGUARDED_COST_LIMIT) {
+    runWithDeadline(() => {
+      for (let i = 0; i < count; i++) evaluate(i);
+    }, deadlineMs);
+    return;
+  }
+  if (total <= UNGUARDED_COST_LIMIT) {
+    for (let i = 0; i < count; i++) evaluate(i);
+    return;
+  }
+  const stopAt = performance.now() + deadlineMs;
+  for (let i = 0; i < count; i++) {
+    // Checked before each evaluation but the first: once the last one is done, its answer stands.
+    if (i > 0 && performance.now() > stopAt) throw new EvaluationTimeoutError(deadlineMs);
+    evaluate(i);
+  }
 }

@@ -1,0 +1,84 @@
+/**
+ * The evaluation deadline of requests of several evaluations (batch items,
+ * transaction contexts): which evaluations run under the `vm` watchdog,
+ * and that a request is stopped at the deadline either way.
+ */
+import { describe, expect, it } from 'vitest';
+import {
+  EvaluationTimeoutError, UNGUARDED_COST_LIMIT, evaluateEachWithin, evaluateWithin,
+} from '../../src/validators/evaluation-deadline.ts';
+
+/** True when the caller runs inside the watchdog's script (its filename is on the stack). */
+function underWatchdog(): boolean {
+  return (new Error().stack ?? '').includes('at evaluation-deadline');
+}
+
+function busyFor(ms: number): void {
+  const until = performance.now() + ms;
+  while (performance.now() < until) { /* spin */ }
+}
+
+const SMALL = Math.floor(UNGUARDED_COST_LIMIT / 4);
+
+describe('evaluateEachWithin', () => {
+  it('runs evaluations that are small together in order, directly', () => {
+    const seen: Array<[number, boolean]> = [];
+    evaluateEachWithin([SMALL, SMALL, SMALL], (i) => seen.push([i, underWatchdog()]));
+    expect(seen).toEqual([[0, false], [1, false], [2, false]]);
+  });
+
+  it('runs a batch of small evaluations that is large together directly too, without the watchdog thread', () => {
+    const costs = Array.from({ length: 100 }, () => SMALL);
+    const seen: boolean[] = [];
+    evaluateEachWithin(costs, () => seen.push(underWatchdog()));
+    expect(seen).toHaveLength(100);
+    expect(seen.every((watched) => !watched)).toBe(true);
+  });
+
+  it('stops such a batch between evaluations once the deadline has passed, every evaluation run whole', () => {
+    const costs = Array.from({ length: 200 }, () => SMALL);
+    let started = 0;
+    let finished = 0;
+    const run = (): void => evaluateEachWithin(costs, () => {
+      started++;
+      busyFor(10);
+      finished++;
+    }, 100);
+    expect(run).toThrow(EvaluationTimeoutError);
+    expect(started).toBeGreaterThanOrEqual(10);
+    expect(started).toBeLessThan(200);
+    expect(finished).toBe(started);
+  });
+
+  it('lets the last evaluation finish even when the deadline passes during it', () => {
+    const seen: number[] = [];
+    evaluateEachWithin([UNGUARDED_COST_LIMIT, UNGUARDED_COST_LIMIT], (i) => {
+      if (i === 1) busyFor(80);
+      seen.push(i);
+    }, 40);
+    expect(seen).toEqual([0, 1]);
+  });
+
+  it('puts every evaluation under the watchdog when one is large, and the watchdog stops even an endless one', () => {
+    const seen: Array<[number, boolean]> = [];
+    const run = (): void => evaluateEachWithin([SMALL, UNGUARDED_COST_LIMIT + 1], (i) => {
+      seen.push([i, underWatchdog()]);
+      if (i === 1) for (;;) { /* never returns: only the watchdog ends it */ }
+    }, 50);
+    expect(run).toThrow(EvaluationTimeoutError);
+    expect(seen).toEqual([[0, true], [1, true]]);
+  });
+
+  it('has nothing to run for no evaluations', () => {
+    let calls = 0;
+    evaluateEachWithin([], () => calls++);
+    expect(calls).toBe(0);
+  });
+});
+
+describe('evaluateWithin', () => {
+  it('calls a small evaluation directly and a large one under the watchdog', () => {
+    expect(evaluateWithin(UNGUARDED_COST_LIMIT, underWatchdog)).toBe(false);
+    expect(evaluateWithin(UNGUARDED_COST_LIMIT + 1, underWatchdog)).toBe(true);
+  });
+});
