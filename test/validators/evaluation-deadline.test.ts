@@ -45,7 +45,8 @@ describe('evaluateEachWithin', () => {
       finished++;
     }, 100);
     expect(run).toThrow(EvaluationTimeoutError);
-    expect(started).toBeGreaterThanOrEqual(10);
+    // 200 evaluations take 2 s; a loaded machine may run fewer than ten in the 100 ms, never all of them.
+    expect(started).toBeGreaterThan(1);
     expect(started).toBeLessThan(200);
     expect(finished).toBe(started);
   });
@@ -53,9 +54,9 @@ describe('evaluateEachWithin', () => {
   it('lets the last evaluation finish even when the deadline passes during it', () => {
     const seen: number[] = [];
     evaluateEachWithin([UNGUARDED_COST_LIMIT, UNGUARDED_COST_LIMIT], (i) => {
-      if (i === 1) busyFor(80);
+      if (i === 1) busyFor(250);
       seen.push(i);
-    }, 40);
+    }, 200);
     expect(seen).toEqual([0, 1]);
   });
 
