@@ -74,8 +74,7 @@ export function evaluateWithin<T>(estimatedCost: number, evaluate: () => T): T {
  * one deadline, where `costs[i]` is evaluation i's estimated cost; throws
  * EvaluationTimeoutError once they have run for `deadlineMs`.
  *
- * - All of them together small: called directly, as `evaluateWithin` would.
- * - Each small, together large (a batch of ordinary items): called
+ * - Each one small (a batch of ordinary items, however many): called
  *   directly, the clock read between evaluations. None can run long alone,
  *   so the request stops at most one small evaluation (a few milliseconds,
  *   the bound every unguarded single validation has) past the deadline,
@@ -86,21 +85,11 @@ export function evaluateWithin<T>(estimatedCost: number, evaluate: () => T): T {
  * evaluateEachWithin(items.map((item) => estimateCost(profile, item.size)), (i) => { results[i] = validator.validate(items[i].payload, now); });
  */
 export function evaluateEachWithin(costs: readonly number[], evaluate: (index: number) => void, deadlineMs = EVALUATION_DEADLINE_MS): void {
-  let total = 0;
-  let largest = 0;
-  for (const cost of costs) {
-    total += cost;
-    if (cost > largest) largest = cost;
-  }
   const count = costs.length;
-  if (largest > UNGUARDED_COST_LIMIT) {
+  if (costs.some((cost) => cost > UNGUARDED_COST_LIMIT)) {
     runWithDeadline(() => {
       for (let i = 0; i < count; i++) evaluate(i);
     }, deadlineMs);
-    return;
-  }
-  if (total <= UNGUARDED_COST_LIMIT) {
-    for (let i = 0; i < count; i++) evaluate(i);
     return;
   }
   const stopAt = performance.now() + deadlineMs;
