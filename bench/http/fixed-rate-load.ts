@@ -61,6 +61,34 @@ export interface FixedRateFigures {
   dispatchLagMs: LatencyPercentiles;
 }
 
+// Every run's latencies, kept beside its figures rather than in them: the
+// figures go into the results file, these are a number per request.
+const latenciesOf = new WeakMap<FixedRateFigures, Float64Array>();
+
+/**
+ * Percentiles over every request of several runs, as if they were one: a
+ * p99 of all requests rather than of one run. A run with a long stall
+ * weighs in with all its slow requests, where the median run leaves it out.
+ *
+ * @example
+ * const runs = [await runFixedRate(options), await runFixedRate(options)];
+ * pooledLatency(runs).p99;
+ */
+export function pooledLatency(runs: readonly FixedRateFigures[]): LatencyPercentiles {
+  const parts = runs.map((run) => {
+    const latencies = latenciesOf.get(run);
+    if (latencies === undefined) throw new Error('pooledLatency takes figures returned by runFixedRate');
+    return latencies;
+  });
+  const all = new Float64Array(parts.reduce((total, part) => total + part.length, 0));
+  let offset = 0;
+  for (const part of parts) {
+    all.set(part, offset);
+    offset += part.length;
+  }
+  return percentiles(all);
+}
+
 /** Nearest-rank percentiles of a filled typed array (sorted in place). */
 function percentiles(values: Float64Array): LatencyPercentiles {
   values.sort();
@@ -267,7 +295,7 @@ export async function runFixedRate(options: FixedRateOptions): Promise<FixedRate
   clearTimeout(deadline);
   for (const connection of connections) connection.socket.destroy();
   if (outcome instanceof Error) throw outcome;
-  return {
+  const figures: FixedRateFigures = {
     offeredRate: options.rate,
     requests: answered,
     achievedRate: answered / ((end - start) / 1000),
@@ -275,4 +303,6 @@ export async function runFixedRate(options: FixedRateOptions): Promise<FixedRate
     latencyMs: percentiles(latencies),
     dispatchLagMs: percentiles(lags),
   };
+  latenciesOf.set(figures, latencies);
+  return figures;
 }

@@ -49,7 +49,7 @@ import type { ValidationResult } from '../../compiler/types.ts';
 import { compileOrThrow } from '../engines/compiled.ts';
 import { loanApplicationSuite as suite } from '../suites/loan-application.ts';
 import { startChildServer, type ChildServer } from './child-server.ts';
-import { runFixedRate, type FixedRateFigures } from './fixed-rate-load.ts';
+import { pooledLatency, runFixedRate, type FixedRateFigures } from './fixed-rate-load.ts';
 import { runLoad, type LoadFigures } from './load.ts';
 import { summarizeProfiles } from './profile-summary.ts';
 import { fixed, int, median, percentile, textTable, verdict } from './report-table.ts';
@@ -142,6 +142,12 @@ export interface LatencyAtRate {
   bareP99Ms: number[];
   matchedP99Ms: number[];
   floorP99Ms: number[];
+  /**
+   * p99 over every request of each server's runs together. Reported, not
+   * judged: one long stall of this VM in one run lifts it for every server
+   * that meets one (bench/README.md, "Results").
+   */
+  pooledP99Ms: { service: number; bare: number; matched: number; floor: number };
   target: number;
   /** Judged on the median run's p99. */
   met: boolean;
@@ -531,6 +537,10 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
         floor: medianRun(runs.floor), matchedBusyUs,
         cpuUs: { service: median(cpu.service), bare: median(cpu.bare), matched: median(cpu.matched), floor: median(cpu.floor) },
         serviceP99Ms: p99s(runs.service), bareP99Ms: p99s(runs.bare), matchedP99Ms: p99s(runs.matched), floorP99Ms: p99s(runs.floor),
+        pooledP99Ms: {
+          service: pooledLatency(runs.service).p99, bare: pooledLatency(runs.bare).p99,
+          matched: pooledLatency(runs.matched).p99, floor: pooledLatency(runs.floor).p99,
+        },
         target: httpTargets.maxP99AtHalfRateMs,
         met: service.latencyMs.p99 < httpTargets.maxP99AtHalfRateMs,
       };
@@ -588,7 +598,9 @@ export function httpTables(r: HttpBenchResult): { throughput: { header: string[]
       + ` bare route spinning ${l.matchedBusyUs} us a request (the service's CPU cost) ${figures(l.matched, l.matchedP99Ms)};`
       + ` the machine's floor (node:http, no parsing) ${figures(l.floor, l.floorP99Ms)};`
       + ` CPU per request in these runs ${int(l.cpuUs.service)} / ${int(l.cpuUs.bare)} / ${int(l.cpuUs.matched)} / ${int(l.cpuUs.floor)} us`
-      + ` (target p99 < ${l.target} ms: ${verdict(l.met)}); the load generator dispatched late by p99 ${ms(l.service.dispatchLagMs.p99)}`
+      + ` (target p99 < ${l.target} ms: ${verdict(l.met)}); p99 over all ${l.serviceP99Ms.length} runs' requests together`
+      + ` ${ms(l.pooledP99Ms.service)} / ${ms(l.pooledP99Ms.bare)} / ${ms(l.pooledP99Ms.matched)} / ${ms(l.pooledP99Ms.floor)} ms (not judged);`
+      + ` the load generator dispatched late by p99 ${ms(l.service.dispatchLagMs.p99)}`
       + ` / ${ms(l.bare.dispatchLagMs.p99)} / ${ms(l.matched.dispatchLagMs.p99)} / ${ms(l.floor.dispatchLagMs.p99)} ms in those runs`
       + ' (not counted in the latency)');
   }

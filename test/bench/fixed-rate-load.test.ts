@@ -11,7 +11,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../../bench/http/child-server.ts';
-import { runFixedRate } from '../../bench/http/fixed-rate-load.ts';
+import { pooledLatency, runFixedRate, type FixedRateFigures } from '../../bench/http/fixed-rate-load.ts';
 
 type Handler = (request: IncomingMessage, body: string, response: ServerResponse) => void;
 
@@ -140,5 +140,31 @@ describe('runFixedRate', () => {
   it('sends traffic only to 127.0.0.1', async () => {
     await expect(runFixedRate({ url: 'http://localhost:9/x', headers: {}, body: '{}', rate: 10, durationS: 1, connections: 1 }))
       .rejects.toThrow(/only against 127\.0\.0\.1/);
+  });
+});
+
+describe('pooledLatency', () => {
+  it('takes the percentiles over every request of the runs together, where a slow run weighs in with all its requests', async () => {
+    const fast = await serve((_request, _body, response) => answer(response));
+    const slow = await serve((_request, _body, response) => setTimeout(() => answer(response), 40));
+    const quick = await runFixedRate({ url: fast, headers: {}, body: '{}', rate: 200, durationS: 0.5, connections: 4 });
+    const delayed = await runFixedRate({ url: slow, headers: {}, body: '{}', rate: 200, durationS: 0.5, connections: 10 });
+
+    const pooled = pooledLatency([quick, delayed]);
+
+    // 100 requests each: the slow run's 100 (all at least 40 ms) fill the top half, so the p99 is one of them;
+    // the p50 is the 100th fastest, no slower than the fast run's slowest.
+    expect(pooled.p99).toBeGreaterThanOrEqual(40);
+    expect(pooled.p50).toBeLessThanOrEqual(quick.latencyMs.max);
+    expect(pooled.max).toBe(Math.max(quick.latencyMs.max, delayed.latencyMs.max));
+    expect(pooledLatency([delayed])).toEqual(delayed.latencyMs);
+  });
+
+  it('keeps the latencies out of the figures (they go into the results file) and takes only figures of its own runs', async () => {
+    const url = await serve((_request, _body, response) => answer(response));
+    const figures = await runFixedRate({ url, headers: {}, body: '{}', rate: 100, durationS: 0.1, connections: 1 });
+
+    expect(Object.keys(figures).sort()).toEqual(['achievedRate', 'dispatchLagMs', 'durationS', 'latencyMs', 'offeredRate', 'requests']);
+    expect(() => pooledLatency([{ ...figures } as FixedRateFigures])).toThrow('pooledLatency takes figures returned by runFixedRate');
   });
 });
