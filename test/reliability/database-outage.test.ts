@@ -146,8 +146,13 @@ describe.skipIf(!process.env.DATABASE_URL).each<[CutMode, string]>([
     // And writes work again end to end.
     const rule = await s.request('POST', '/api/v1/rules', { body: { context: 'uncached', code: 'AFTER', name: 'after', expression: 'false' } });
     expect(rule.status, rule.text).toBe(201);
-    expect((await s.request('POST', '/api/v1/contexts/uncached/publish')).status).toBe(200);
-    expect((await validate('uncached', { amount: 1 })).body.failures.map((f: { ruleCode: string }) => f.ruleCode)).toEqual(['AFTER']);
+    const published = await s.request('POST', '/api/v1/contexts/uncached/publish');
+    expect(published.status, published.text).toBe(200);
+    const after = await validate('uncached', { amount: 1 });
+    // Seen once in a CI rehearsal under full-suite load (blackhole): no failures, as if the cache still held the
+    // version before the publish. The message says which version the publish made and which one the cache holds.
+    const cached = s.app.internals.validators.peek(s.tenantId, 'uncached')?.rulesetVersion;
+    expect(after.body.failures.map((f: { ruleCode: string }) => f.ruleCode), `published ${published.text}; cached version ${cached}`).toEqual(['AFTER']);
   });
 
   it('the cached traffic never failed through the outage and the recovery', async () => {
