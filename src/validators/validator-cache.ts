@@ -7,7 +7,10 @@
  *
  * - Single flight: concurrent misses for one context share one load.
  * - Versions only move forward: `install` ignores a validator older than
- *   the one cached, so a slow load cannot undo a publish.
+ *   the one cached, so a slow load cannot undo a publish. Nor older than
+ *   one evicted while a load of its context was in flight: that load may
+ *   have read the database before the publish whose validator it would
+ *   otherwise replace (floors, below).
  * - Bounded: beyond `maxEntries` validators, or `maxBytes` of their
  *   estimated heap (compile-validator.ts `estimatedBytes`), the least
  *   recently used go, down to the one just installed (served even when it
@@ -90,6 +93,16 @@ export class ValidatorCache implements ValidatorService {
   // the invalidation said is stale, so its result is returned but not cached.
   #invalidations = 0;
   #compiles = 0;
+  // Loads from the database in flight, by cache key (`load` shares one,
+  // `recompile` runs its own).
+  readonly #loading = new Map<string, number>();
+  // The version of an entry removed while a load of its context was in
+  // flight: `install` refuses anything older until those loads end.
+  // Eviction is not an invalidation (counting it as one would stop every
+  // concurrent load from caching while the cache churns at its bound), so
+  // without this a load that read version N before a publish could cache N
+  // after the publish's N+1 was installed and then evicted.
+  readonly #floors = new Map<string, number>();
 
   constructor(options: ValidatorCacheOptions) {
     this.#rules = options.rules;
@@ -216,6 +229,7 @@ export class ValidatorCache implements ValidatorService {
     }
     const existing = contexts.get(context);
     if (existing !== undefined && existing.validator.rulesetVersion > validator.rulesetVersion) return;
+    if (this.#floors.size > 0 && (this.#floors.get(cacheKey(tenantId, context)) ?? 0) > validator.rulesetVersion) return;
     warmUp(validator);
     if (existing !== undefined) {
       this.#bytes += validator.estimatedBytes - existing.validator.estimatedBytes;
@@ -245,6 +259,21 @@ export class ValidatorCache implements ValidatorService {
   }
 
   async #loadFromStorage(tenantId: string, context: string, key: string): Promise<CompiledValidator | null> {
+    this.#loading.set(key, (this.#loading.get(key) ?? 0) + 1);
+    try {
+      return await this.#readAndCompile(tenantId, context, key);
+    } finally {
+      const loads = this.#loading.get(key)! - 1;
+      if (loads > 0) {
+        this.#loading.set(key, loads);
+      } else {
+        this.#loading.delete(key);
+        this.#floors.delete(key);
+      }
+    }
+  }
+
+  async #readAndCompile(tenantId: string, context: string, key: string): Promise<CompiledValidator | null> {
     const invalidations = this.#invalidations;
     const ruleset = await this.#rules.liveRuleset(tenantId, context);
     const current = invalidations === this.#invalidations;
@@ -296,6 +325,10 @@ export class ValidatorCache implements ValidatorService {
     this.#size--;
     this.#bytes -= entry.validator.estimatedBytes;
     if (contexts.size === 0) this.#byTenant.delete(tenantId);
+    if (this.#loading.size > 0) {
+      const key = cacheKey(tenantId, context);
+      if (this.#loading.has(key)) this.#floors.set(key, Math.max(this.#floors.get(key) ?? 0, entry.validator.rulesetVersion));
+    }
   }
 
   #evictLeastRecentlyUsed(): void {

@@ -311,6 +311,57 @@ describe('database outage', () => {
   });
 });
 
+describe('a load racing a publish at the cache bound', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    for (const context of ['race', 'other']) await publish(t, context, [limitRule(10)]);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('never caches what it read before a publish whose validator was installed and then evicted', async () => {
+    // Real storage; the first read of "race" is held after it returns, as a
+    // slow compile or a busy event loop would hold it.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    let reads = 0;
+    const validators = new ValidatorCache({
+      rules: {
+        async liveRuleset(tenantId, context) {
+          const ruleset = await t.storage.rules.liveRuleset(tenantId, context);
+          if (context === 'race' && reads++ === 0) await held;
+          return ruleset;
+        },
+      },
+      maxEntries: 1,
+      limits: {},
+    });
+    const slowLoad = validators.load(t.tenantId, 'race');
+    while (reads === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+
+    // Version 2 goes live and is installed, as the publish route does; then
+    // another context's load evicts it (one validator fits).
+    await ok(t.request('POST', '/api/v1/rules', { body: { context: 'race', ...limitRule(5), code: 'LIMIT5' } }), 201);
+    const { live } = await compileAhead(validators, (compile) => t.storage.rules.publishContext(t.tenantId, 'race', compile));
+    validators.install(live!);
+    expect(validators.peek(t.tenantId, 'race')?.rulesetVersion).toBe(2);
+    await validators.load(t.tenantId, 'other');
+    expect(validators.peek(t.tenantId, 'race')).toBeUndefined();
+
+    release();
+    // The held load answers its own caller with what it read...
+    expect((await slowLoad)?.rulesetVersion).toBe(1);
+    // ...but leaves nothing older than version 2 behind for later requests.
+    expect(validators.peek(t.tenantId, 'race')).toBeUndefined();
+    const next = await validators.load(t.tenantId, 'race');
+    expect(next?.rulesetVersion).toBe(2);
+    expect(next?.validate({ amount: 7 }, Date.now()).failures.map((failure) => failure.ruleCode)).toEqual(['LIMIT5']);
+  });
+});
+
 describe('contexts without a published ruleset', () => {
   let t: TestApp;
 
