@@ -9,6 +9,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import { PGliteDialect } from 'kysely-pglite-dialect';
 import pg from 'pg';
 import { lockDataDir } from './data-dir-lock.ts';
+import { discardingConnectionsInDoubt } from './in-doubt-pool.ts';
 import type { DatabaseSchema } from './schema.ts';
 
 /** Where the data lives; databaseUrl wins when set. */
@@ -86,6 +87,7 @@ export async function openDatabase(options: DatabaseOptions): Promise<OpenDataba
   pool.on('connect', (client) => {
     client.on('error', () => {});
   });
-  const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool }) });
+  // A connection whose query timed out is destroyed, not reused (in-doubt-pool.ts).
+  const db = new Kysely<DatabaseSchema>({ dialect: new PostgresDialect({ pool: discardingConnectionsInDoubt(pool) }) });
   return { kind: 'postgres', db, close: () => db.destroy() };
 }

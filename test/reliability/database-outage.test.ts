@@ -12,6 +12,7 @@
  * PGlite runs inside the process and cannot go away by itself; closing it
  * is final, and that case is covered by test/http/cache.test.ts.
  */
+import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { CutMode } from '../support/proxy.ts';
 import { BackgroundLoad, report, sleep } from './support/measure.ts';
@@ -150,9 +151,38 @@ describe.skipIf(!process.env.DATABASE_URL).each<[CutMode, string]>([
     expect(published.status, published.text).toBe(200);
     const after = await validate('uncached', { amount: 1 });
     // Seen once in a CI rehearsal under full-suite load (blackhole): no failures, as if the cache still held the
-    // version before the publish. The message says which version the publish made and which one the cache holds.
+    // version before the publish. The likely cause, since fixed, is the one the next test checks for: a pooled
+    // connection left inside a repeatable-read transaction begun during the partition, whose old snapshot the
+    // publish then read its drafts from. The message says which version the publish made and which one the cache holds.
     const cached = s.app.internals.validators.peek(s.tenantId, 'uncached')?.rulesetVersion;
     expect(after.body.failures.map((f: { ruleCode: string }) => f.ruleCode), `published ${published.text}; cached version ${cached}`).toEqual(['AFTER']);
+  });
+
+  it('leaves no database connection inside a transaction it gave up on', async () => {
+    // The statements that timed out during the partition reach the server
+    // once it heals; a connection kept after its timeout would then sit
+    // inside their transaction, and the next request to borrow it would
+    // write into it or fail on it. Every session of the service's database:
+    const sessions = async (): Promise<Array<{ state: string; query: string }>> => {
+      const admin = new pg.Client({ connectionString: s.database.databaseUrl });
+      await admin.connect();
+      try {
+        const { rows } = await admin.query(
+          'select state, query from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()',
+        );
+        return rows;
+      } finally {
+        await admin.end();
+      }
+    };
+    const inTransaction = (all: Array<{ state: string; query: string }>) => all.filter((session) => session.state?.startsWith('idle in transaction'));
+    expect(inTransaction(await sessions())).toEqual([]);
+    // And requests that need many connections at once all get a working one.
+    for (let round = 0; round < 3; round++) {
+      const responses = await Promise.all(Array.from({ length: 12 }, () => s.request('GET', '/api/v1/rules')));
+      expect(responses.map((response) => response.status)).toEqual(responses.map(() => 200));
+    }
+    expect(inTransaction(await sessions())).toEqual([]);
   });
 
   it('the cached traffic never failed through the outage and the recovery', async () => {
