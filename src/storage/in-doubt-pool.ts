@@ -6,10 +6,11 @@
  * connection: the query stays sent, and whatever was queued behind it
  * (kysely's ROLLBACK of the failed transaction) is dropped unsent. Back in
  * the pool, such a connection is still inside the transaction once a
- * network partition heals, and the next borrower's statements run in it:
- * writes answered as done but never committed, or "current transaction is
- * aborted" for every query (test/reliability/database-outage.test.ts saw
- * both). So a connection on which a query failed for any reason other
+ * network partition heals (test/reliability/database-outage.test.ts
+ * found sessions left "idle in transaction", and "(aborted)"), and the
+ * next borrower's statements run in it: reads from an old snapshot, writes
+ * that are answered but not committed, or "current transaction is
+ * aborted" for every query. So a connection on which a query failed for any reason other
  * than an error the server reported (which leaves the protocol in step) is
  * released with an error, and pg-pool destroys it instead of reusing it.
  */
