@@ -42,7 +42,7 @@ export const targets = {
 } as const;
 
 export interface CompilerBenchOptions {
-  /** Fewer and shorter samples, sizes up to 1000 rules: under ~20 s, for `bench:guard`. */
+  /** Fewer and shorter samples, sizes up to 1000 rules: short enough for `bench:guard`. */
   quick?: boolean;
   /** Write bench/results/compiler-latest.json; default: only for full runs. */
   write?: boolean;
@@ -290,7 +290,7 @@ async function measureCompile(sizes: number[], runs: number, quick: boolean): Pr
 
 /**
  * Runs the whole compiler benchmark and returns its figures; `quick` keeps
- * it under ~20 s for a regression guard.
+ * it short enough for a regression guard.
  *
  * @example
  * const { ratio } = await runCompilerBench({ quick: true });
