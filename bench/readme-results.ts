@@ -7,11 +7,11 @@
  * it from the existing `results/latest.json` without measuring anything.
  */
 import { readFile, writeFile } from 'node:fs/promises';
+import { SUITES, type BenchResults } from './bench-results.ts';
 import { fastestPeerMargin, type CompilerBenchResult } from './compiler.bench.ts';
 import type { HttpBenchResult } from './http/http.bench.ts';
 import type { WorkersBenchResult } from './http/workers.bench.ts';
 import { fixed, int, markdownTable, verdict } from './http/report-table.ts';
-import type { BenchResults } from './run.ts';
 import type { ScalingBenchResult } from './scaling.bench.ts';
 
 export const RESULTS_START = '<!-- results:start -->';
@@ -19,8 +19,6 @@ export const RESULTS_END = '<!-- results:end -->';
 
 /** One figure: what it is, what it is measured against, the figure, its target and verdict (blank when it has no target). */
 type Row = [figure: string, baseline: string, measured: string, target: string, verdict: string];
-
-const SUITE_NAMES = ['compiler', 'http', 'scaling', 'workers'] as const;
 
 /** `2026-11-25T02:22:14.490Z` as `2026-11-25 02:22 UTC`. */
 function utcMinute(iso: string): string {
@@ -132,7 +130,7 @@ function workersRow(r: WorkersBenchResult): Row {
  */
 export function resultsTable(results: BenchResults): string {
   const env = results.environment;
-  const ran = SUITE_NAMES.filter((name) => results[name] !== undefined);
+  const ran = SUITES.filter((name) => results[name] !== undefined);
   const rows: Row[] = [
     ...(results.compiler === undefined ? [] : compilerRows(results.compiler)),
     ...(results.http === undefined ? [] : httpRows(results.http)),

@@ -15,6 +15,7 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { SUITES, type BenchResults, type SuiteName } from './bench-results.ts';
 import { fastestPeerMargin, runCompilerBench, targets as compilerTargets, type CompilerBenchResult } from './compiler.bench.ts';
 import { httpTables, runHttpBench, type HttpBenchResult } from './http/http.bench.ts';
 import { fixed, int, markdownTable, verdict } from './http/report-table.ts';
@@ -23,20 +24,6 @@ import { runWorkersBench, type WorkersBenchResult } from './http/workers.bench.t
 import { writeReadmeResults } from './readme-results.ts';
 import { runScalingBench, scalingTables, type ScalingBenchResult } from './scaling.bench.ts';
 
-const SUITES = ['compiler', 'http', 'scaling', 'workers'] as const;
-type SuiteName = (typeof SUITES)[number];
-
-/** Everything one `npm run bench` measured. */
-export interface BenchResults {
-  generatedAt: string;
-  quick: boolean;
-  environment: { node: string; platform: string; arch: string; cpu: string; cores: number; loadAverage: number[]; memoryMonitor?: string };
-  durationS: number;
-  compiler?: CompilerBenchResult;
-  http?: HttpBenchResult;
-  scaling?: ScalingBenchResult;
-  workers?: WorkersBenchResult;
-}
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
 const resultsDir = path.join(benchDir, 'results');
