@@ -42,7 +42,7 @@ export const targets = {
 } as const;
 
 export interface CompilerBenchOptions {
-  /** Fewer and shorter samples, sizes up to 1000 rules: under ~20 s, for `bench:guard`. */
+  /** Fewer and shorter samples, sizes up to 1000 rules: short enough for `bench:guard`. */
   quick?: boolean;
   /** Write bench/results/compiler-latest.json; default: only for full runs. */
   write?: boolean;
@@ -289,8 +289,26 @@ async function measureCompile(sizes: number[], runs: number, quick: boolean): Pr
 }
 
 /**
+ * How many times the compiled validator's time the fastest peer engine
+ * takes, on the payload where it comes closest: "faster than every peer"
+ * holds per payload, so the smaller margin of the two is the figure.
+ *
+ * @example
+ * fastestPeerMargin(result) > 1 // the compiled validator beat every peer on both payloads
+ */
+export function fastestPeerMargin(r: Pick<CompilerBenchResult, 'engines'>): number {
+  const margins = (['passing', 'failing'] as const).map((payload) => {
+    const onPayload = r.engines.filter((e) => e.payload === payload);
+    const compiled = onPayload.find((e) => e.engine === COMPILED)!.meanNs;
+    const fastestPeer = Math.min(...onPayload.filter((e) => e.engine !== COMPILED && e.engine !== HAND_WRITTEN).map((e) => e.meanNs));
+    return fastestPeer / compiled;
+  });
+  return Math.min(...margins);
+}
+
+/**
  * Runs the whole compiler benchmark and returns its figures; `quick` keeps
- * it under ~20 s for a regression guard.
+ * it short enough for a regression guard.
  *
  * @example
  * const { ratio } = await runCompilerBench({ quick: true });

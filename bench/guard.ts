@@ -71,8 +71,9 @@ export interface GuardOptions {
   httpRounds?: number;
   httpRoundS?: number;
   /**
-   * Unmeasured load on each server first; default 3 s. With 1 s the first
-   * rounds measured 0.44-0.47 against 0.70-0.76 for the others.
+   * Unmeasured load on each server first; default 3 s. With a shorter
+   * warm-up the first rounds measured far below the others: the servers
+   * were still being optimised.
    */
   httpWarmupS?: number;
   /** Skip the engine benchmark (the smoke test of the machinery uses this). */

@@ -2,39 +2,33 @@
  * All benchmark suites (`npm run bench`): the compiler engine benchmark,
  * the HTTP benchmark, the scaling benchmark and WORKERS=2 vs 1, one after
  * the other (never two at once: each is the other's noise). Writes
- * `results/latest.json` (every figure) and `results/latest.md` (the
- * summary tables with targets and verdicts).
+ * `results/latest.json` (every figure), `results/latest.md` (the summary
+ * tables with targets and verdicts) and the results table of
+ * `bench/README.md` (readme-results.ts).
  *
  * `--quick` runs the short version of every suite; `--only=http,scaling`
- * runs some suites (and still writes both files, with the others absent).
+ * runs some suites (and still writes every file, with the others absent).
+ * `--readme-only` measures nothing: it rewrites the README's results table
+ * from the existing `results/latest.json`.
  */
-import { mkdir, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { runCompilerBench, targets as compilerTargets, type CompilerBenchResult } from './compiler.bench.ts';
+import { SUITES, type BenchResults, type SuiteName } from './bench-results.ts';
+import { fastestPeerMargin, runCompilerBench, targets as compilerTargets, type CompilerBenchResult } from './compiler.bench.ts';
 import { httpTables, runHttpBench, type HttpBenchResult } from './http/http.bench.ts';
 import { fixed, int, markdownTable, verdict } from './http/report-table.ts';
 import { memoryMonitor } from './http/memory-monitor.ts';
 import { runWorkersBench, type WorkersBenchResult } from './http/workers.bench.ts';
+import { writeReadmeResults } from './readme-results.ts';
 import { runScalingBench, scalingTables, type ScalingBenchResult } from './scaling.bench.ts';
 
-const SUITES = ['compiler', 'http', 'scaling', 'workers'] as const;
-type SuiteName = (typeof SUITES)[number];
 
-/** Everything one `npm run bench` measured. */
-export interface BenchResults {
-  generatedAt: string;
-  quick: boolean;
-  environment: { node: string; platform: string; arch: string; cpu: string; cores: number; loadAverage: number[]; memoryMonitor?: string };
-  durationS: number;
-  compiler?: CompilerBenchResult;
-  http?: HttpBenchResult;
-  scaling?: ScalingBenchResult;
-  workers?: WorkersBenchResult;
-}
-
-const resultsDir = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results');
+const benchDir = path.dirname(fileURLToPath(import.meta.url));
+const resultsDir = path.join(benchDir, 'results');
+const latestJson = path.join(resultsDir, 'latest.json');
+const readmePath = path.join(benchDir, 'README.md');
 
 function compilerSection(r: CompilerBenchResult): string[] {
   const engines = markdownTable({
@@ -47,14 +41,7 @@ function compilerSection(r: CompilerBenchResult): string[] {
       String(s.rules), fixed(s.medianMs, 1), fixed(s.minMs, 1), fixed(s.perRuleUs, 1), int(s.validatePassingNs), int(s.validateFailingNs),
     ]),
   });
-  // "Faster than every peer" holds per payload: compiled against the fastest peer on that payload.
-  const peerMargins = (['passing', 'failing'] as const).map((payload) => {
-    const onPayload = r.engines.filter((e) => e.payload === payload);
-    const compiled = onPayload.find((e) => e.engine === 'compiled')!.meanNs;
-    const fastestPeer = Math.min(...onPayload.filter((e) => !['compiled', 'hand-written'].includes(e.engine)).map((e) => e.meanNs));
-    return fastestPeer / compiled;
-  });
-  const fasterThanPeers = Math.min(...peerMargins);
+  const fasterThanPeers = fastestPeerMargin(r);
   return [
     '## Engine (compiler benchmark)', '',
     `Compiled / hand-written, paired over ${r.ratio.rounds} alternating rounds: passing **${fixed(r.ratio.passing, 2)}**,`
@@ -146,7 +133,17 @@ function selectedSuites(argv: string[]): SuiteName[] {
   return names as SuiteName[];
 }
 
+async function rewriteReadmeFromLatest(): Promise<void> {
+  const results = JSON.parse(await readFile(latestJson, 'utf8')) as BenchResults;
+  await writeReadmeResults(readmePath, results);
+  console.log(`wrote the results table of bench/README.md from bench/results/latest.json (run of ${results.generatedAt})`);
+}
+
 async function main(): Promise<void> {
+  if (process.argv.includes('--readme-only')) {
+    await rewriteReadmeFromLatest();
+    return;
+  }
   const quick = process.argv.includes('--quick');
   const suites = selectedSuites(process.argv);
   const started = Date.now();
@@ -168,9 +165,12 @@ async function main(): Promise<void> {
   await mkdir(resultsDir, { recursive: true });
   const rounded = (_key: string, value: unknown): unknown =>
     typeof value === 'number' && !Number.isInteger(value) ? Number(value.toPrecision(4)) : value;
-  await writeFile(path.join(resultsDir, 'latest.json'), `${JSON.stringify(all, rounded, 2)}\n`);
+  const json = JSON.stringify(all, rounded, 2);
+  await writeFile(latestJson, `${json}\n`);
   await writeFile(path.join(resultsDir, 'latest.md'), summaryMarkdown(all));
-  console.log(`\nwrote bench/results/latest.json and bench/results/latest.md (${fixed(all.durationS, 0)} s)`);
+  // The README gets the figures as stored, rounded, so that `--readme-only` renders the same table.
+  await writeReadmeResults(readmePath, JSON.parse(json) as BenchResults);
+  console.log(`\nwrote bench/results/latest.json, bench/results/latest.md and the results table of bench/README.md (${fixed(all.durationS, 0)} s)`);
 }
 
 const invokedDirectly = process.argv[1] !== undefined

@@ -41,7 +41,7 @@ import { generateRuleset } from './suites/generated-ruleset.ts';
 import { loanApplicationSuite as suite } from './suites/loan-application.ts';
 
 export interface ScalingBenchOptions {
-  /** Sizes up to 1000 rules, fewer samples: ~1 minute. */
+  /** Sizes up to 1000 rules, fewer samples. */
   quick?: boolean;
   print?: boolean;
   /** Include the HTTP first-request measurement (starts the service); default true. */
@@ -161,10 +161,10 @@ async function measureSizes(sizes: number[], handUs: number, quick: boolean): Pr
     sink = validate(suite.payloads.passing, suite.now);
     const firstValidateUs = (performance.now() - coldStart) * 1000;
     // The rule functions of a large validator are optimised by V8 only after
-    // thousands of calls, on a background thread that a busy machine starves
-    // (at 1000 rules that took ~8 s here). At 5000 rules this is not yet the
-    // steady state, which took ~75 s of calls here (bench/README.md, "Large
-    // contexts"): the figure is an upper bound there.
+    // thousands of calls, on a background thread that a busy machine starves.
+    // At 5000 rules this warm-up does not reach the steady state, which takes
+    // far longer (bench/README.md, "Large contexts"): the figure is an upper
+    // bound there.
     const deadline = performance.now() + (quick ? 3000 : 10_000);
     for (let i = 0; i < 20_000 && performance.now() < deadline; i++) sink = validate(suite.payloads.passing, suite.now);
     const estimateUs = firstValidateUs / 10;
@@ -193,7 +193,7 @@ async function measureFootprint(rules: number, contexts: number, quick: boolean)
     return last;
   };
   // The same warm-up as measureSizes: fifty validators are not all optimised
-  // by its end (that took ~27 s of calls here), so this is an upper bound too.
+  // by its end, so this is an upper bound too.
   const deadline = performance.now() + (quick ? 3000 : 10_000);
   for (let i = 0; i < 20_000 && performance.now() < deadline; i++) sink = inTurn();
   const estimateUs = (rules * contexts) / 20;

@@ -191,8 +191,8 @@ export function tryInstantiate(plans: readonly RulePlan[]): Built {
  *
  * The source is read back from V8, which keeps the text of every function
  * it compiled (Function.prototype.toString gives it exactly). Holding our
- * own copy as well was ~20% of a cached validator's heap; admins read the
- * source rarely, and reading it back costs a copy then.
+ * own copy as well took a sizeable share of a cached validator's heap;
+ * admins read the source rarely, and reading it back costs a copy then.
  */
 export function* instantiateSteps(plans: readonly RulePlan[]): Steps<Built> {
   try {

@@ -26,8 +26,9 @@ export const DEFAULT_LIMITS: Readonly<CompilerLimits> = Object.freeze({
 /**
  * Most characters of rule text (rule-plan.ts `ruleTextLength`) one ruleset
  * may hold: 5000 rules of 800 characters. Each field is bounded on its own,
- * but 5000 rules of 64 KiB schemas would take gigabytes of heap and half
- * an hour to compile; this keeps a validator under about 100 MB.
+ * but 5000 rules of 64 KiB schemas would take gigabytes of heap and far too
+ * long to compile; this bound keeps a validator's memory and compile time
+ * in proportion to what one context can reasonably need.
  */
 export const MAX_RULESET_TEXT_LENGTH = 4_000_000;
 

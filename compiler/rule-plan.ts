@@ -197,9 +197,8 @@ export function planRule(
 /**
  * Characters of a rule's text: name, expression, when, message, and the
  * JSON of its schema and expected value. What a compiled rule takes in
- * memory and time grows with it (about 20 bytes of heap per character at
- * the limits). Any value is measured, checked or not: what is not text
- * counts nothing.
+ * memory and time grows in proportion to it. Any value is measured,
+ * checked or not: what is not text counts nothing.
  */
 export function ruleTextLength(rule: RuleDefinition): number {
   if (rule === null || typeof rule !== 'object') return 0;

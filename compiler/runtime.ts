@@ -40,11 +40,11 @@ const dateNow = Date.now;
 
 /**
  * The longest string `+` may build: a longer join is the invalid value.
- * Joins multiply: a chain of 1024 `a` operands turned a 128 KB payload
- * string into a 134 MB one, and each function applied to it ran for most
- * of a second with nothing able to interrupt it, not even the evaluation
- * deadline. At this bound one such call takes tens of milliseconds (and the
- * service's cost model counts the chain, so the deadline watches it).
+ * Joins multiply: a long chain of `a` operands turns a payload string into
+ * one a thousand times its length, and each function applied to it then
+ * runs with nothing able to interrupt it, not even the evaluation
+ * deadline. This bound keeps one such call short (and the service's cost
+ * model counts the chain, so the deadline watches it).
  */
 export const MAX_JOIN_LENGTH = 16 * 1024 * 1024;
 const DAY_MS = 86_400_000;
@@ -760,9 +760,9 @@ export function check(validator: SchemaCheck, value: Json): readonly unknown[] |
 
 /**
  * The longest message a failure record carries, and the longest rendering
- * of one placeholder: a template of 2000 characters with `{{ $ }}` in it
- * 400 times turned a 1 MB payload into a 400 MB message (and a 500 once V8's
- * string limit was passed), stalling every tenant while it was built.
+ * of one placeholder: a template that repeats `{{ $ }}` hundreds of times
+ * copies the whole payload into the message as often (a 500 once V8's
+ * string limit is passed), stalling every tenant while it is built.
  * Longer text is cut and ends with an ellipsis.
  */
 export const MAX_MESSAGE_LENGTH = 2000;
@@ -794,9 +794,10 @@ export function failure(
 
 /**
  * The most failures one validation may report. One payload can fail a rule
- * once per array element (forEach), so a 32 KB payload against 50 rules
- * made 200,000 failure records and a 486 MB answer, with 1.5 GB resident
- * while it was built. Generated code stops the validation once this is
+ * once per array element (forEach), so a small payload against a few dozen
+ * rules can make hundreds of thousands of failure records and an answer of
+ * hundreds of megabytes, with far more resident while it is built.
+ * Generated code stops the validation once this is
  * passed (`tooManyFailures`): 100,000 records are tens of megabytes. The
  * service refuses the request (400), naming the bound.
  */
@@ -842,9 +843,10 @@ type JsonFrame =
  * (undefined and the invalid number write as JSON.stringify writes them),
  * but only until it is longer than `limit` characters: the same text when
  * it is not, and a prefix longer than `limit` when it is. A placeholder is
- * cut at 2000 characters, and serializing all of `{{ l.map(x => $) }}`
- * first (the payload once per element of `l`) took 2.8 s for a 16 KB
- * payload. Iterative, so depth cannot overflow the call stack.
+ * cut at MAX_MESSAGE_LENGTH characters, and serializing all of
+ * `{{ l.map(x => $) }}` first (the payload once per element of `l`) took
+ * seconds for a small payload. Iterative, so depth cannot overflow the
+ * call stack.
  *
  * @example
  * jsonPrefix({ a: [1, 'x'] }, 100); // '{"a":[1,"x"]}'

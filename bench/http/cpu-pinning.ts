@@ -3,11 +3,11 @@
  *
  * On a small machine the load generator (autocannon, in the benchmark's
  * own process) and the server share the cores with everything else, and
- * the scheduler moves them around: the same server measured 0.57 and 0.77
- * of the bare route in runs minutes apart. Pinned, the server (all its
- * threads) to one core and the load generator to another, the rounds of a
- * run agree within a few percent (bench/README.md). The service and the
- * bare route are pinned alike, so the ratio stays like for like.
+ * the scheduler moves them around: the same server's ratio to the bare
+ * route moved widely between runs minutes apart. Pinned, the server (all
+ * its threads) to one core and the load generator to another, the rounds
+ * of a run agree closely. The service and the bare route are pinned alike,
+ * so the ratio stays like for like.
  *
  * Pinning is for throughput. A pinned server's garbage collector and
  * compiler threads share its one core, which no deployment does, so

@@ -29,7 +29,7 @@
  *    server, Node's own HTTP server answering without parsing
  *    (`floor-server.ts`), shows the machine's floor: the tail of a server
  *    that does next to nothing per request.
- * 3. The failing payload (15 full failure records in the answer, a 3.7 KB list, with 2026 dates).
+ * 3. The failing payload (15 full failure records in the answer, with 2026 dates).
  * 4. Batches of 100 and 1000 items (one in ten failing) and a transaction
  *    over 5 contexts: requests and items per second, against the bare route
  *    given the same body.
@@ -71,7 +71,7 @@ export const httpTargets = {
 } as const;
 
 export interface HttpBenchOptions {
-  /** Single-validation ratio only, short rounds: ~25 s including start-up (`bench:guard` measures its own, with a longer warm-up). */
+  /** Single-validation ratio only, short rounds (`bench:guard` measures its own, with a longer warm-up). */
   quick?: boolean;
   /** Print tables to stdout; default true. */
   print?: boolean;
@@ -145,7 +145,7 @@ export interface LatencyAtRate {
   /**
    * p99 over every request of each server's runs together. Reported, not
    * judged: one long stall of this VM in one run lifts it for every server
-   * that meets one (bench/README.md, "Results").
+   * that meets one (bench/README.md, "Latency at half throughput").
    */
   pooledP99Ms: { service: number; bare: number; matched: number; floor: number };
   target: number;
@@ -159,7 +159,7 @@ export interface LatencyAtRate {
  * one run's p99 moves with the stalls it happens to meet.
  */
 const LATENCY_RUNS = 5;
-/** Seconds of each fixed-rate run (42,000 requests at 7,000 req/s), and of the unmeasured one before them. */
+/** Seconds of each fixed-rate run, and of the unmeasured one before them. */
 const LATENCY_RUN_S = 6;
 const LATENCY_WARMUP_S = 2;
 /** Seconds of the run of the service and of the bare route that measures their CPU per request at the rate, for the spin. */
@@ -218,7 +218,7 @@ const BATCH_PATH = '/api/v1/validation/validate-batch';
 const TRANSACTION_PATH = '/api/v1/validation/validate-transaction';
 /**
  * Service processes in a full run. Processes of the same build settle at
- * throughputs up to ~20 % apart and keep them (bench/README.md, "One
+ * clearly different throughputs and keep them (bench/README.md, "One
  * process is one draw"), so a ratio from one process is one draw; the single
  * validation's 6 rounds give each of 3 processes two.
  */

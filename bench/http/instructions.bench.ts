@@ -11,9 +11,10 @@
  *
  * What they do not show: the ratio is not the throughput ratio. Counts
  * leave out the kernel (sending the answer, waking the client) and weigh a
- * cache miss or a mispredicted branch like any instruction. Measured on the
- * same code, the service executed 1.2x the bare route's instructions per
- * request but took 1.8x its CPU time (bench/README.md). Use this for
+ * cache miss or a mispredicted branch like any instruction, so the
+ * service's instructions per request, over the bare route's, understate
+ * its CPU time over the bare route's (bench/README.md, "Instructions per
+ * request"). Use this for
  * before/after comparisons of one change, and the throughput benchmark for
  * the target.
  *

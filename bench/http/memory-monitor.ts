@@ -1,11 +1,11 @@
 /**
  * Whether the kernel samples this machine's memory accesses with DAMON (a
  * `kdamond` kernel thread). On the VM these benchmarks were tuned on it
- * samples all physical memory every 0.5 s, and each sample holds up the
- * running processes for a few milliseconds: the bursts line up with the
- * slow episodes of both servers under a steady load (bench/README,
- * "Latency at half throughput"). The benchmarks report it beside their
- * figures; they do not change it.
+ * samples all physical memory periodically, and each sample holds up the
+ * running processes briefly: the bursts line up with the slow episodes of
+ * both servers under a steady load (bench/README.md, "Latency at half
+ * throughput"). The benchmarks report it beside their figures; they do not
+ * change it.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';

@@ -33,12 +33,16 @@ export function textTable({ header, rows }: Table): string {
   return [line(header), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.map(line)].join('\n');
 }
 
-/** A GitHub-flavoured markdown table, numbers right-aligned. */
-export function markdownTable({ header, rows }: Table): string {
+/**
+ * A GitHub-flavoured markdown table: by default the first column left and
+ * the others right-aligned, as columns of numbers read best; `align: 'left'`
+ * for columns of text.
+ */
+export function markdownTable({ header, rows }: Table, { align = 'numbers' }: { align?: 'numbers' | 'left' } = {}): string {
   const escape = (cell: string): string => cell.replace(/\|/g, '\\|');
   return [
     `| ${header.map(escape).join(' | ')} |`,
-    `|${header.map((_, i) => (i === 0 ? ' --- ' : ' ---: ')).join('|')}|`,
+    `|${header.map((_, i) => (i === 0 || align === 'left' ? ' --- ' : ' ---: ')).join('|')}|`,
     ...rows.map((row) => `| ${row.map(escape).join(' | ')} |`),
   ].join('\n');
 }

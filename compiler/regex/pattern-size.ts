@@ -5,7 +5,7 @@
  *
  * Repetition counts multiply what they repeat: RE2 expands `x{1000}` into a
  * thousand copies of `x`, so the 16 characters `(\w+\s?){1000}$` become a
- * program of about 10,000 instructions, over 1 MB in memory. A rule may hold a
+ * program of thousands of instructions, large in memory. A rule may hold a
  * hundred patterns and a context thousands of rules, so sizes are bounded
  * per pattern (compile-pattern.ts), and weights (below) per field
  * (rule-plan.ts, schema-policy.ts), per ruleset (compile-ruleset.ts) and
@@ -13,7 +13,7 @@
  *
  * A pattern's weight is its size on the linear-time engine, whose program
  * is built in full when the pattern is compiled and kept as long as the
- * pattern is (100-200 bytes per unit). On the native engine V8 compiles a
+ * pattern is. On the native engine V8 compiles a
  * pattern lazily into far smaller code, and it weighs a tenth of its size,
  * so that contexts of thousands of rules with a pattern each stay well
  * within the bounds.

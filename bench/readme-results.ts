@@ -1,0 +1,175 @@
+/**
+ * The results table of bench/README.md: the headline figures of the last
+ * `npm run bench`, each beside its baseline from the same run and its
+ * target, written between two marker comments so that the README shows
+ * what a run measured and never a figure typed by hand. `npm run bench`
+ * rewrites it after every run; `npm run bench -- --readme-only` rewrites
+ * it from the existing `results/latest.json` without measuring anything.
+ */
+import { readFile, writeFile } from 'node:fs/promises';
+import { SUITES, type BenchResults } from './bench-results.ts';
+import { fastestPeerMargin, type CompilerBenchResult } from './compiler.bench.ts';
+import type { HttpBenchResult } from './http/http.bench.ts';
+import type { WorkersBenchResult } from './http/workers.bench.ts';
+import { fixed, int, markdownTable, verdict } from './http/report-table.ts';
+import type { ScalingBenchResult } from './scaling.bench.ts';
+
+export const RESULTS_START = '<!-- results:start -->';
+export const RESULTS_END = '<!-- results:end -->';
+
+/** One figure: what it is, what it is measured against, the figure, its target and verdict (blank when it has no target). */
+type Row = [figure: string, baseline: string, measured: string, target: string, verdict: string];
+
+/** `2026-11-25T02:22:14.490Z` as `2026-11-25 02:22 UTC`. */
+function utcMinute(iso: string): string {
+  return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+}
+
+function compilerRows(r: CompilerBenchResult): Row[] {
+  const margin = fastestPeerMargin(r);
+  const rows: Row[] = [
+    [
+      'compiled validator time, passing / failing payload', 'hand-written validator',
+      `${fixed(r.ratio.passing, 2)}x / ${fixed(r.ratio.failing, 2)}x (paired, ${r.ratio.rounds} rounds)`,
+      `<= ${r.ratio.target}x`, verdict(r.ratio.met),
+    ],
+    [
+      `fastest peer engine (${r.peers.map((p) => p.engine).join(', ')})`, 'compiled validator',
+      `${fixed(margin, 1)}x the compiled time`, 'slower than compiled', verdict(margin > 1),
+    ],
+  ];
+  if (r.compile.at1000.medianMs !== null) {
+    rows.push(['compile 1000 rules (median)', '', `${fixed(r.compile.at1000.medianMs, 1)} ms`, `< ${r.compile.at1000.target} ms`, verdict(r.compile.at1000.met)]);
+  }
+  if (r.compile.linear.worstGrowth !== null) {
+    const sizes = r.compile.sizes.map((s) => s.rules).join(' / ');
+    rows.push([
+      `compile time per rule, worst growth from one size to the next (${sizes} rules)`, 'the size before',
+      `${fixed(r.compile.linear.worstGrowth, 2)}x`, `<= ${r.compile.linear.target}x`, verdict(r.compile.linear.met),
+    ]);
+  }
+  return rows;
+}
+
+function httpRows(r: HttpBenchResult): Row[] {
+  const single = r.single;
+  const byProcess = single.byProcess.length > 1 ? `; by process ${single.byProcess.map((p) => fixed(p.ratio, 2)).join(' / ')}` : '';
+  const rows: Row[] = [
+    [
+      'HTTP single validation throughput', `bare Fastify route, ${int(single.bareRps)} req/s`,
+      `${fixed(single.ratio, 2)} of it (${int(single.serviceRps)} req/s${byProcess})`, `>= ${single.target}`, verdict(single.met),
+    ],
+    [
+      'HTTP CPU per single validation', `bare route, ${int(single.bareCpuUs)} us`,
+      `${int(single.serviceCpuUs)} us (${fixed(single.cpuRatio, 2)}x)`, '', '',
+    ],
+  ];
+  if (r.latency !== null) {
+    const l = r.latency;
+    rows.push([
+      `p99 latency at half throughput (${int(l.rate)} req/s, steady load; median of ${l.serviceP99Ms.length} runs)`,
+      `bare route ${fixed(l.bare.latencyMs.p99, 1)} ms; the machine's floor ${fixed(l.floor.latencyMs.p99, 1)} ms`,
+      `${fixed(l.service.latencyMs.p99, 1)} ms (runs ${l.serviceP99Ms.map((p) => fixed(p, 1)).join(' ')})`,
+      `< ${l.target} ms`, verdict(l.met),
+    ]);
+  }
+  if (r.batchServerTime !== null) {
+    const b = r.batchServerTime;
+    rows.push([
+      `${b.items}-item batch, server time (Server-Timing median)`, `${b.items} in-process validations, ${fixed(b.engineMs, 2)} ms`,
+      `${fixed(b.serverTimingMedianMs, 1)} ms`, `< ${b.target} ms`, verdict(b.met),
+    ]);
+  }
+  if (r.failing !== null) {
+    rows.push(['HTTP failing payload throughput (full failure records)', 'bare route', `${fixed(r.failing.ratio, 2)} of it`, '', '']);
+  }
+  for (const b of r.batches) {
+    rows.push([`HTTP ${b.name}: validations per second`, 'bare route, same body', `${int(b.itemsPerSec)} (${fixed(b.throughput.ratio, 2)} of the bare route's requests/s)`, '', '']);
+  }
+  return rows;
+}
+
+function scalingRows(r: ScalingBenchResult): Row[] {
+  const rows: Row[] = [];
+  const slash = (values: string[]): string => values.join(' / ');
+  if (r.sizes.length > 0) {
+    rows.push([
+      `validation time per rule at ${slash(r.sizes.map((s) => String(s.rules)))} rules`, 'hand-written validator, per rule',
+      `${slash(r.sizes.map((s) => fixed(s.vsHandPerRule, 2)))}x`, '', '',
+    ]);
+  }
+  if (r.memory.length > 0) {
+    rows.push([
+      `heap per cached validator, ${slash(r.memory.map((m) => String(m.rules)))} rules`, '',
+      `${slash(r.memory.map((m) => fixed(m.bytesPerValidator / 1024, 0)))} KiB`, '', '',
+    ]);
+  }
+  for (const f of r.footprint) {
+    rows.push([`${f.contexts} distinct ${f.rules}-rule validators called in turn, time per rule`, 'one of them called alone', `${fixed(f.ratio, 2)}x`, '', '']);
+  }
+  if (r.firstRequest.length > 0) {
+    rows.push([
+      `first validation after a publish, ${slash(r.firstRequest.map((f) => String(f.rules)))} rules (server time)`, 'cached validation',
+      `${slash(r.firstRequest.map((f) => fixed(f.ratio, 2)))}x`, '', '',
+    ]);
+  }
+  return rows;
+}
+
+function workersRow(r: WorkersBenchResult): Row {
+  if (r.skipped !== null) return ['WORKERS=2 throughput', 'WORKERS=1', `skipped: ${r.skipped}`, '', ''];
+  return ['WORKERS=2 throughput (PostgreSQL)', `WORKERS=1, ${int(r.workers1Rps)} req/s`, `${fixed(r.ratio, 2)} of it`, '', ''];
+}
+
+/**
+ * The text that goes between the markers: the run's date and machine, then
+ * one row per headline figure of the suites that ran.
+ *
+ * @example
+ * resultsTable(JSON.parse(await readFile('bench/results/latest.json', 'utf8')));
+ */
+export function resultsTable(results: BenchResults): string {
+  const env = results.environment;
+  const ran = SUITES.filter((name) => results[name] !== undefined);
+  const rows: Row[] = [
+    ...(results.compiler === undefined ? [] : compilerRows(results.compiler)),
+    ...(results.http === undefined ? [] : httpRows(results.http)),
+    ...(results.scaling === undefined ? [] : scalingRows(results.scaling)),
+    ...(results.workers === undefined ? [] : [workersRow(results.workers)]),
+  ];
+  const monitor = env.memoryMonitor === undefined ? '' : ` The kernel ran ${env.memoryMonitor}.`;
+  return [
+    `Run of ${utcMinute(results.generatedAt)}${results.quick ? ' (`--quick`: short rounds, figures less steady)' : ''},`
+      + ` suites ${ran.join(', ')}, on ${env.cpu}, ${env.cores} cores, Node ${env.node} (${env.platform}/${env.arch});`
+      + ` load average at the end ${env.loadAverage.map((l) => fixed(l, 1)).join(' / ')} (1/5/15 min).${monitor}`
+      + ' Every table of the run: [results/latest.md](results/latest.md).',
+    '',
+    markdownTable({ header: ['figure', 'baseline (same run)', 'measured', 'target', 'verdict'], rows }, { align: 'left' }),
+  ].join('\n');
+}
+
+/**
+ * `readme` with the text between the markers replaced by `table`; the rest
+ * is returned byte for byte. Throws when the markers are missing, repeated
+ * or out of order, naming them, rather than guess where the table goes.
+ * `source` names the file in that error.
+ *
+ * @example
+ * replaceResults(`# Benchmarks\n${RESULTS_START}\nold\n${RESULTS_END}\n`, 'new'); // '# Benchmarks\n<!-- results:start -->\nnew\n<!-- results:end -->\n'
+ */
+export function replaceResults(readme: string, table: string, source = 'the README'): string {
+  const start = readme.indexOf(RESULTS_START);
+  const end = readme.indexOf(RESULTS_END);
+  const once = (marker: string, at: number): boolean => at >= 0 && readme.indexOf(marker, at + marker.length) < 0;
+  if (!once(RESULTS_START, start) || !once(RESULTS_END, end) || end < start) {
+    throw new Error(`${source} needs exactly one "${RESULTS_START}" and, after it, one "${RESULTS_END}"`
+      + ' on lines of their own where the results table goes; the table was not written');
+  }
+  return `${readme.slice(0, start + RESULTS_START.length)}\n${table}\n${readme.slice(end)}`;
+}
+
+/** Rewrites the results table of the README at `readmePath` from `results`. */
+export async function writeReadmeResults(readmePath: string, results: BenchResults): Promise<void> {
+  const readme = await readFile(readmePath, 'utf8');
+  await writeFile(readmePath, replaceResults(readme, resultsTable(results), readmePath));
+}
