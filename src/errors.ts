@@ -1,8 +1,8 @@
 /**
  * The error registry: every error the service answers with has a stable
  * upper-case code, one HTTP status and a title, and is sent as RFC 9457
- * problem+json (product.md section 7). The README's error table and
- * test/http/errors.test.ts are kept in step with this list.
+ * problem+json (product.md section 7). docs/api.md's error table (checked by
+ * test/docs/docs-facts.test.ts) and test/http/errors.test.ts follow this list.
  */
 
 export const ERRORS = {
@@ -41,7 +41,7 @@ export interface Problem {
 
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 
-/** The `type` URI of a code: a relative reference documented in the README. */
+/** The `type` URI of a code: a relative reference documented in docs/api.md. */
 export function problemType(code: ErrorCode): string {
   return `/problems/${code.toLowerCase().replaceAll('_', '-')}`;
 }

@@ -279,7 +279,7 @@ describe.each(ALL_ROUTES)('$method $name: hostile bodies', (route) => {
   });
 });
 
-describe('duplicate keys: the last one wins (README, product.md 6)', () => {
+describe('duplicate keys: the last one wins (docs/api.md, "Conventions")', () => {
   it.each([
     ['the failing value last', '{"context":"orders","payload":{"amount":1,"amount":1000}}', false],
     ['the passing value last', '{"context":"orders","payload":{"amount":1000,"amount":1}}', true],
