@@ -8,6 +8,7 @@
  * late. A write that fails (the database is away) is logged and its
  * contexts are written with the next flush.
  */
+import { PeriodicFlush } from '../storage/periodic-flush.ts';
 import type { ContextRef, ContextUsageStore } from '../storage/types.ts';
 import type { ValidatorCacheObserver } from './validator-cache.ts';
 
@@ -27,7 +28,7 @@ export interface ContextUsageRecorderOptions {
   now?: () => number;
 }
 
-export class ContextUsageRecorder {
+export class ContextUsageRecorder extends PeriodicFlush {
   readonly #store: Pick<ContextUsageStore, 'recordUse'>;
   readonly #log: UsageRecorderLogger;
   readonly #now: () => number;
@@ -35,10 +36,9 @@ export class ContextUsageRecorder {
   // a validator are noted, so the sets hold names that exist, never any
   // name a caller cares to send.
   #pending = new Map<string, Set<string>>();
-  #timer: NodeJS.Timeout | undefined;
-  #flushing: Promise<void> = Promise.resolve();
 
   constructor(options: ContextUsageRecorderOptions) {
+    super(CONTEXT_USAGE_FLUSH_MS);
     this.#store = options.store;
     this.#log = options.log;
     this.#now = options.now ?? Date.now;
@@ -51,25 +51,7 @@ export class ContextUsageRecorder {
     else this.#pending.set(tenantId, new Set([context]));
   }
 
-  /** Starts the periodic flush; the timer never keeps the process alive. */
-  start(intervalMs: number = CONTEXT_USAGE_FLUSH_MS): void {
-    this.#timer ??= setInterval(() => void this.flush(), intervalMs).unref();
-  }
-
-  /** Stops the timer and writes what is pending (shutdown). */
-  async stop(): Promise<void> {
-    clearInterval(this.#timer);
-    this.#timer = undefined;
-    await this.flush();
-  }
-
-  /** Writes pending uses; one flush at a time. Never rejects. */
-  flush(): Promise<void> {
-    this.#flushing = this.#flushing.then(() => this.#write());
-    return this.#flushing;
-  }
-
-  async #write(): Promise<void> {
+  protected async write(): Promise<void> {
     if (this.#pending.size === 0) return;
     const batch = this.#pending;
     this.#pending = new Map();
