@@ -5,8 +5,10 @@
  */
 import type { Migration } from 'kysely';
 import * as initialSchema from './2025-06-01-initial-schema.ts';
+import * as contextUsage from './2026-11-27-context-usage.ts';
 
 /** Migrations keyed by their date-prefixed name. */
 export const migrations: Record<string, Migration> = {
   '2025-06-01-initial-schema': initialSchema,
+  '2026-11-27-context-usage': contextUsage,
 };

@@ -40,6 +40,7 @@ import { installValidationFastLane, type FastLaneStats } from './routes/validati
 import type { Storage } from './storage/types.ts';
 import { registerCacheSync, type CacheSyncHandle } from './sync/register-cache-sync.ts';
 import type { SiblingChannel } from './sync/sibling-channel.ts';
+import { ContextUsageRecorder, notingUses } from './validators/usage-recorder.ts';
 import { ValidatorCache } from './validators/validator-cache.ts';
 
 export interface BuildAppOptions {
@@ -66,6 +67,8 @@ export interface AppInternals {
   readonly validators: ValidatorCache;
   readonly keyCache: KeyCache;
   readonly lastUsed: LastUsedTracker;
+  /** Which contexts were used, for the next process's warm start. */
+  readonly contextUsage: ContextUsageRecorder;
   readonly cacheSync: CacheSyncHandle;
   /** Undefined when request logging is on (the fast lane is then not installed). */
   readonly fastLane: FastLaneStats | undefined;
@@ -148,12 +151,13 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const keyCache = new KeyCache({ find: (keyHash) => storage.apiKeys.findActiveByHash(keyHash) });
   const lastUsed = new LastUsedTracker(storage.apiKeys, app.log);
   const metrics = new ServiceMetrics({ tenantLabels: config.metricsTenantLabels });
+  const contextUsage = new ContextUsageRecorder({ store: storage.usage, log: app.log });
   const validators = new ValidatorCache({
     rules: storage.rules,
     maxEntries: config.validatorCacheSize,
     maxBytes: config.validatorCacheMb * 1024 * 1024,
     limits: { maxExpressionLength: config.maxExpressionLength },
-    observer: metrics.validatorCache,
+    observer: notingUses(metrics.validatorCache, contextUsage),
   });
   metrics.watchValidatorCache(() => validators.size, () => validators.bytes);
   // Before the timing hooks: a publish's wait for sibling workers counts in Server-Timing.
@@ -191,11 +195,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
         keyCache, lastUsed, rateLimiter, validators, metrics, drain,
         bodyLimit: config.maxBodyBytes, maxPayloadDepth: config.maxPayloadDepth, maxAnswerBytes: config.maxAnswerBytes,
       });
-  app.decorate('internals', { validators, keyCache, lastUsed, cacheSync, fastLane });
+  app.decorate('internals', { validators, keyCache, lastUsed, contextUsage, cacheSync, fastLane });
 
   lastUsed.start();
+  contextUsage.start();
   app.addHook('onClose', async () => {
-    await lastUsed.stop();
+    await Promise.all([lastUsed.stop(), contextUsage.stop()]);
   });
   await app.ready();
   return app;

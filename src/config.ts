@@ -38,6 +38,8 @@ export interface Config {
   /** Estimated heap those validators may hold together, in MiB (LRU beyond it). */
   readonly validatorCacheMb: number;
   readonly workers: number;
+  /** Longest time a starting process spends compiling likely validators before it serves; 0: none (src/validators/warm-start.ts). */
+  readonly warmStartMs: number;
   /** A request that has not arrived in full after this long is refused and its connection closed. */
   readonly requestTimeoutMs: number;
   readonly shutdownTimeoutMs: number;
@@ -130,6 +132,7 @@ export function loadConfig(env: Env = process.env): Config {
     validatorCacheSize: integer('VALIDATOR_CACHE_SIZE', 1000, 1),
     validatorCacheMb: integer('VALIDATOR_CACHE_MB', 1024, 1, 1_048_576),
     workers,
+    warmStartMs: integer('WARM_START_MS', 15_000, 0, 600_000),
     requestTimeoutMs: integer('REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
     shutdownTimeoutMs: integer('SHUTDOWN_TIMEOUT_MS', 10_000, 0),
     metricsTenantLabels: boolean('METRICS_TENANT_LABELS', false),

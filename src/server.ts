@@ -7,6 +7,10 @@
  * migrates, bootstraps, seeds and prints the demo command once, then forks
  * the workers (src/cluster/cluster-primary.ts); each worker opens its own
  * storage and serves, sharing the port.
+ *
+ * Every process that serves first compiles the validators likely to be
+ * asked for (src/validators/warm-start.ts), then listens: a worker that
+ * has not listened yet is handed no connections.
  */
 import cluster from 'node:cluster';
 import type { AppDeps } from './app-deps.ts';
@@ -26,6 +30,7 @@ import { validateCurlCommand } from './startup/curl-command.ts';
 import { DEMO_CONTEXT, DEMO_PAYLOAD, DEMO_TENANT, seedDemo } from './startup/demo-seed.ts';
 import { installShutdown } from './startup/shutdown.ts';
 import { ValidatorCache } from './validators/validator-cache.ts';
+import { warmStart } from './validators/warm-start.ts';
 
 interface EarlyLogEntry {
   level: 'info' | 'error';
@@ -93,6 +98,13 @@ async function start(config: Config, storage: Storage, early: EarlyLogEntry[]): 
   });
   for (const entry of early) app.log[entry.level](entry.o, entry.msg);
   if (!worker) await prepareTenants(config, storage, app.deps, app.log);
+  await warmStart({
+    validators: app.internals.validators,
+    usage: storage.usage,
+    maxContexts: config.validatorCacheSize,
+    budgetMs: config.warmStartMs,
+    log: app.log,
+  });
   installShutdown({ app, storage, timeoutMs: config.shutdownTimeoutMs });
   await app.listen({ host: config.host, port: config.port });
 }

@@ -21,6 +21,7 @@ describe('loadConfig', () => {
       maxRulesPerContext: 5000,
       maxAnswerBytes: 16_777_216,
       workers: 1,
+      warmStartMs: 15_000,
       requestTimeoutMs: 30_000,
       shutdownTimeoutMs: 10000,
       metricsTenantLabels: false,
@@ -53,6 +54,7 @@ describe('loadConfig', () => {
       VALIDATOR_CACHE_MB: '64',
       MAX_ANSWER_BYTES: '1048576',
       WORKERS: '2',
+      WARM_START_MS: '0',
       REQUEST_TIMEOUT_MS: '5000',
       SHUTDOWN_TIMEOUT_MS: '500',
       METRICS_TENANT_LABELS: 'true',
@@ -63,7 +65,7 @@ describe('loadConfig', () => {
       { tenantId: 'globex', adminKey: 'ABCDEFGHIJKLMNOPQRSTUV_-1' },
     ]);
     expect(config).toMatchObject({
-      port: 8080, workers: 2, maxBatchItems: 5, validatorCacheSize: 50, validatorCacheMb: 64, maxAnswerBytes: 1_048_576, requestTimeoutMs: 5000, metricsTenantLabels: true, logLevel: 'warn',
+      port: 8080, workers: 2, maxBatchItems: 5, validatorCacheSize: 50, validatorCacheMb: 64, maxAnswerBytes: 1_048_576, warmStartMs: 0, requestTimeoutMs: 5000, metricsTenantLabels: true, logLevel: 'warn',
     });
   });
 
@@ -77,6 +79,8 @@ describe('loadConfig', () => {
     [{ MAX_ANSWER_BYTES: '65535' }, 'MAX_ANSWER_BYTES'],
     [{ MAX_ANSWER_BYTES: '268435457' }, 'MAX_ANSWER_BYTES'],
     [{ REQUEST_TIMEOUT_MS: '99' }, 'REQUEST_TIMEOUT_MS'],
+    [{ WARM_START_MS: 'soon' }, 'WARM_START_MS'],
+    [{ WARM_START_MS: '600001' }, 'WARM_START_MS'],
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
     [{ DATABASE_URL: 'not a url' }, 'DATABASE_URL'],
     [{ REDIS_URL: 'http://x' }, 'REDIS_URL'],

@@ -2,6 +2,7 @@
  * `lastUsedAt` of API keys, recorded in memory on each request and written
  * to storage in the background, so authentication never waits on a write.
  */
+import { PeriodicFlush } from '../storage/periodic-flush.ts';
 import type { ApiKeyStore } from '../storage/types.ts';
 
 /** Default interval between background flushes. */
@@ -11,14 +12,14 @@ export interface LastUsedLogger {
   warn(o: object, msg?: string): void;
 }
 
-export class LastUsedTracker {
+/** Pending uses are written every LAST_USED_FLUSH_MS; a failed write is logged and retried with the next flush. */
+export class LastUsedTracker extends PeriodicFlush {
   readonly #store: Pick<ApiKeyStore, 'touch'>;
   readonly #logger: LastUsedLogger;
   #pending = new Map<string, number>();
-  #timer: NodeJS.Timeout | undefined;
-  #flushing: Promise<void> = Promise.resolve();
 
   constructor(store: Pick<ApiKeyStore, 'touch'>, logger: LastUsedLogger) {
+    super(LAST_USED_FLUSH_MS);
     this.#store = store;
     this.#logger = logger;
   }
@@ -28,25 +29,7 @@ export class LastUsedTracker {
     this.#pending.set(keyId, at);
   }
 
-  /** Starts the periodic flush; the timer never keeps the process alive. */
-  start(intervalMs: number = LAST_USED_FLUSH_MS): void {
-    this.#timer ??= setInterval(() => void this.flush(), intervalMs).unref();
-  }
-
-  /** Stops the timer and writes what is pending (shutdown). */
-  async stop(): Promise<void> {
-    clearInterval(this.#timer);
-    this.#timer = undefined;
-    await this.flush();
-  }
-
-  /** Writes pending uses. A failed write is logged and retried with the next flush. */
-  flush(): Promise<void> {
-    this.#flushing = this.#flushing.then(() => this.#write());
-    return this.#flushing;
-  }
-
-  async #write(): Promise<void> {
+  protected async write(): Promise<void> {
     if (this.#pending.size === 0) return;
     const batch = this.#pending;
     this.#pending = new Map();

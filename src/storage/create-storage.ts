@@ -2,6 +2,7 @@
  * The storage factory: open the database, migrate it, hand out the stores.
  */
 import { SqlApiKeyStore } from './api-key-store.ts';
+import { SqlContextUsageStore } from './context-usage-store.ts';
 import { guard } from './database-errors.ts';
 import { runMigrations } from './migrate-to-latest.ts';
 import { openDatabase, type DatabaseOptions } from './open-database.ts';
@@ -40,6 +41,7 @@ export async function createStorage(options: DatabaseOptions): Promise<Storage> 
     tenants: new SqlTenantStore(db),
     apiKeys: new SqlApiKeyStore(db),
     rules: new SqlRuleStore(db),
+    usage: new SqlContextUsageStore(db),
     async ping() {
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<boolean>((resolve) => {

@@ -71,6 +71,13 @@ export interface RulesetVersionsTable {
   created_at: Timestamp;
 }
 
+/** When a context was last used for validation, by any instance (warm start). */
+export interface ContextUsageTable {
+  tenant_id: string;
+  context: string;
+  last_used_at: Timestamp;
+}
+
 /** The whole schema. */
 export interface DatabaseSchema {
   tenants: TenantsTable;
@@ -79,4 +86,5 @@ export interface DatabaseSchema {
   rule_versions: RuleVersionsTable;
   contexts: ContextsTable;
   ruleset_versions: RulesetVersionsTable;
+  context_usage: ContextUsageTable;
 }

@@ -203,11 +203,23 @@ export interface RuleStore {
   contexts(tenantId: string): Promise<ContextSummary[]>;
 }
 
+/** When contexts were last used, so that a starting process compiles the likely ones first (warm start). */
+export interface ContextUsageStore {
+  /** Records that these contexts were used at `usedAt`, keeping a later time already recorded; batched by the caller, never on the hot path. */
+  recordUse(contexts: readonly ContextRef[], usedAt: Date): Promise<void>;
+  /**
+   * Up to `limit` contexts of any tenant that have a ruleset version: the
+   * most recently used first, then those never used, newest publish first.
+   */
+  likelyUsed(limit: number): Promise<ContextRef[]>;
+}
+
 export interface Storage {
   readonly kind: 'pglite' | 'postgres';
   readonly tenants: TenantStore;
   readonly apiKeys: ApiKeyStore;
   readonly rules: RuleStore;
+  readonly usage: ContextUsageStore;
   /** True when the database answers (for /health/ready). */
   ping(): Promise<boolean>;
   close(): Promise<void>;

@@ -89,6 +89,8 @@ export class ValidatorCache implements ValidatorService {
   #size = 0;
   #bytes = 0;
   #tick = 0;
+  // Ticks of preloaded validators count down from here, below any use.
+  #preloadTick = 0;
   // Bumped by invalidate: a load that started before it may have read what
   // the invalidation said is stale, so its result is returned but not cached.
   #invalidations = 0;
@@ -258,10 +260,39 @@ export class ValidatorCache implements ValidatorService {
     return validator;
   }
 
-  async #loadFromStorage(tenantId: string, context: string, key: string): Promise<CompiledValidator | null> {
+  /**
+   * Loads a context's validator before any request asks for it (warm
+   * start), unless it is cached. Counts no use, hit or miss, and evicts
+   * nothing: a validator that does not fit beside those cached is not kept
+   * ('full'). 'none': no ruleset version, or one that changed while it was
+   * read. Preloaded validators rank below every used one for eviction, the
+   * first preloaded the last of them to go.
+   */
+  async preload(tenantId: string, context: string): Promise<'loaded' | 'cached' | 'full' | 'none'> {
+    if (this.peek(tenantId, context) !== undefined) return 'cached';
+    let refused = false;
+    const admit = (validator: CompiledValidator): boolean => {
+      refused = !this.#fits(validator);
+      return !refused;
+    };
+    const validator = await this.#loadFromStorage(tenantId, context, cacheKey(tenantId, context), admit);
+    const entry = this.#byTenant.get(tenantId)?.get(context);
+    if (validator === null || entry === undefined) return refused ? 'full' : 'none';
+    entry.tick = this.#preloadTick--;
+    return 'loaded';
+  }
+
+  /** Whether a validator can join the cache without evicting another. */
+  #fits(validator: CompiledValidator): boolean {
+    return this.#size === 0 || (this.#size < this.#maxEntries && this.#bytes + validator.estimatedBytes <= this.#maxBytes);
+  }
+
+  async #loadFromStorage(
+    tenantId: string, context: string, key: string, admit?: (validator: CompiledValidator) => boolean,
+  ): Promise<CompiledValidator | null> {
     this.#loading.set(key, (this.#loading.get(key) ?? 0) + 1);
     try {
-      return await this.#readAndCompile(tenantId, context, key);
+      return await this.#readAndCompile(tenantId, context, key, admit);
     } finally {
       const loads = this.#loading.get(key)! - 1;
       if (loads > 0) {
@@ -273,7 +304,9 @@ export class ValidatorCache implements ValidatorService {
     }
   }
 
-  async #readAndCompile(tenantId: string, context: string, key: string): Promise<CompiledValidator | null> {
+  async #readAndCompile(
+    tenantId: string, context: string, key: string, admit?: (validator: CompiledValidator) => boolean,
+  ): Promise<CompiledValidator | null> {
     const invalidations = this.#invalidations;
     const ruleset = await this.#rules.liveRuleset(tenantId, context);
     const current = invalidations === this.#invalidations;
@@ -282,7 +315,7 @@ export class ValidatorCache implements ValidatorService {
       return null;
     }
     const validator = await this.compile(ruleset);
-    if (current && invalidations === this.#invalidations) this.install(validator);
+    if (current && invalidations === this.#invalidations && (admit?.(validator) ?? true)) this.install(validator);
     // A newer version may have been installed meanwhile; hand out the one
     // the cache holds so callers never see a version going backwards.
     return this.#use(tenantId, context) ?? validator;

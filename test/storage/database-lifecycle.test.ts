@@ -98,7 +98,7 @@ describe.runIf(onPostgres)('migrations on PostgreSQL', () => {
       await client.connect();
       try {
         const { rows } = await client.query('select name from kysely_migration order by name');
-        expect(rows.map((r) => r.name)).toEqual(['2025-06-01-initial-schema']);
+        expect(rows.map((r) => r.name)).toEqual(['2025-06-01-initial-schema', '2026-11-27-context-usage']);
       } finally {
         await client.end();
       }
