@@ -169,7 +169,8 @@ class Walk {
   }
 
   quote(node: acorn.Node): string {
-    const text = this.#text.source.slice(node.start, node.end).replace(/\s+/g, ' ');
+    // A multi-line expression is quoted on one line; spaces inside it (and inside strings) stay as written.
+    const text = this.#text.source.slice(node.start, node.end).replace(/[ \t]*[\r\n\u2028\u2029]+\s*/g, ' ');
     return text.length <= QUOTE_LENGTH ? text : `${text.slice(0, QUOTE_LENGTH - 1)}…`;
   }
 
@@ -431,7 +432,7 @@ class Walk {
           n,
           equal ? 'false' : 'true',
           `${this.describe(n.left, left)} and ${this.describe(n.right, right)}`,
-          this.numberTextSuggestion(n, left, right),
+          this.numberTextSuggestion(n, left, right, true),
         );
       }
       if (both) return constant(runtime.eq(left.known!.value, right.known!.value) === equal);
@@ -442,7 +443,7 @@ class Walk {
       this.orderingUse(n, left, right);
       if (!canBeOrdered(left.types, right.types)) {
         const reason = this.numberOrString(n, left, right, 'only two numbers or two strings are ordered');
-        return this.mismatch(n, 'false', reason, this.numberTextSuggestion(n, left, right));
+        return this.mismatch(n, 'false', reason, this.numberTextSuggestion(n, left, right, false));
       }
       if (both) return constant(compare(left.known!.value, right.known!.value));
       return { types: BOOLEAN, depends };
@@ -603,7 +604,7 @@ class Walk {
         return this.mismatch(
           n,
           'false',
-          `${this.describe(n.arguments[0], args[0])} and the list holds ${describeTypes(elements)}`,
+          `${this.describe(n.arguments[0], args[0])} and every element of \`${this.quote(callee.object)}\` is ${describeTypes(elements)}`,
         );
       }
     }
@@ -695,16 +696,18 @@ class Walk {
 
   /**
    * For `total > "5"` with `total` a number: the operation with the number
-   * unquoted (and the reverse, a number quoted where a string is meant).
+   * unquoted. With `quote`, also the reverse (`code == 5` with `code` a
+   * string gives `code == "5"`); not for orderings, where strings of
+   * digits do not order as numbers.
    */
-  private numberTextSuggestion(n: acorn.BinaryExpression, left: Value, right: Value): string | undefined {
+  private numberTextSuggestion(n: acorn.BinaryExpression, left: Value, right: Value, quote: boolean): string | undefined {
     for (const [literal, other] of [[n.right, left], [n.left, right]] as const) {
       if (literal.type !== 'Literal' || other.known !== undefined) continue;
       let replacement: string | undefined;
       if (typeof literal.value === 'string' && (other.types & NUMBER) !== 0 && (other.types & STRING) === 0) {
         const number = numberIn(literal.value);
         if (number !== undefined) replacement = String(number);
-      } else if (typeof literal.value === 'number' && (other.types & STRING) !== 0 && (other.types & NUMBER) === 0) {
+      } else if (quote && typeof literal.value === 'number' && (other.types & STRING) !== 0 && (other.types & NUMBER) === 0) {
         replacement = JSON.stringify(this.#text.source.slice(literal.start, literal.end));
       }
       if (replacement !== undefined) {
