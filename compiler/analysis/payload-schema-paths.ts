@@ -4,9 +4,10 @@
  *
  * A key is declared by `properties`, a matching `patternProperties`, or an
  * `additionalProperties` (or `unevaluatedProperties`) schema; an element by
- * `prefixItems` or `items`. Local `$ref`s are followed; `allOf`, `anyOf` and
- * `oneOf` declare the union of their branches' paths, while their types
- * combine as the keywords do (all of, one of). A schema that says nothing
+ * `prefixItems` or `items`. Local `$ref`s are followed; `allOf`, `anyOf`,
+ * `oneOf` and the conditional `if`/`then`/`else`/`dependentSchemas` declare
+ * the union of their branches' paths, while types combine as the keywords
+ * do (all of, one of; a conditional branch constrains nothing for certain). A schema that says nothing
  * about a value's structure (`{}`, `{ "type": "object" }`) leaves every path
  * below it open: only a declared structure can make a path unknown.
  *
@@ -111,6 +112,9 @@ export class PayloadSchema {
       const branches = schemaList(own(schema, keyword));
       if (branches.length > 0) parts.push(anyOf(branches.map((b) => this.walk(b, segments, i, refs))));
     }
+    const conditional = conditionalSchemas(schema);
+    // A branch that may not apply: it declares paths, but its kinds constrain nothing for certain.
+    if (conditional.length > 0) parts.push(anyOf([...conditional.map((b) => this.walk(b, segments, i, refs)), NONE]));
     return allOf(parts);
   }
 
@@ -212,15 +216,22 @@ export class PayloadSchema {
         : this.elementSchemas(schema, 'index' in segment ? segment.index : undefined);
       if (Array.isArray(children)) for (const child of children) this.collectKeys(child, segments, i + 1, 0, keys);
     }
-    for (const keyword of ['allOf', 'anyOf', 'oneOf']) {
-      for (const member of schemaList(own(schema, keyword))) this.collectKeys(member, segments, i, refs, keys);
-    }
+    const members = [...schemaList(own(schema, 'allOf')), ...schemaList(own(schema, 'anyOf')), ...schemaList(own(schema, 'oneOf'))];
+    for (const member of [...members, ...conditionalSchemas(schema)]) this.collectKeys(member, segments, i, refs, keys);
     const target = this.refTarget(schema, refs);
     if (target !== undefined && target !== OPEN_REF) this.collectKeys(target, segments, i, refs + 1, keys);
   }
 }
 
 const OPEN_REF = Symbol('open reference');
+
+/** Subschemas that apply to some payloads only: `if`, `then`, `else` and `dependentSchemas`. */
+function conditionalSchemas(schema: SchemaObject): Schema[] {
+  const branches = [own(schema, 'if'), own(schema, 'then'), own(schema, 'else')];
+  const dependent = own(schema, 'dependentSchemas');
+  if (isSchemaObject(dependent)) branches.push(...Object.values(dependent));
+  return branches.filter(isSchema);
+}
 
 /** Follows `#`, `#/$defs/name` and other JSON pointers inside the schema document. */
 function resolvePointer(root: Schema, ref: string): Schema | undefined {

@@ -52,6 +52,13 @@ const ORDER_SCHEMA = {
       ],
     },
     meta: {},
+    company: {
+      type: 'object',
+      properties: { kind: { enum: ['sole', 'limited'] } },
+      if: { properties: { kind: { const: 'limited' } } },
+      then: { properties: { registration: { type: 'string' } } },
+      dependentSchemas: { vat: { properties: { vat: { type: 'string' }, vatCountry: { type: 'string' } } } },
+    },
   },
 } as const;
 
@@ -255,6 +262,11 @@ describe('UNKNOWN_FIELD: paths the payload schema does not declare', () => {
     ]],
     ['an additionalProperties schema declares every key, with its type', { expression: 'scores.math > 5 && scores.art > "5"' }, ORDER_SCHEMA, [
       warn('TYPE_MISMATCH', 'expression', '`scores.art > "5"` is always false: `scores.art` is declared a number and `"5"` is a string', [1, 20], 'scores.art > 5'),
+    ]],
+    ['if/then and dependentSchemas declare their paths, not their types for certain', {
+      expression: 'company.registration == 5 || company.vatCountry != "" || company.regstration != ""',
+    }, ORDER_SCHEMA, [
+      warn('UNKNOWN_FIELD', 'expression', '`company.regstration` is not in the payload schema: did you mean `company.registration`?', [1, 58], 'company.registration'),
     ]],
     ['patternProperties declare matching keys', { expression: 'labels["x-a"] != "" && labels.y != ""' }, ORDER_SCHEMA, [
       warn('UNKNOWN_FIELD', 'expression', '`labels.y` is not in the payload schema', [1, 24]),
