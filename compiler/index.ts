@@ -15,6 +15,7 @@ export { DEFAULT_LIMITS, MAX_RULESET_TEXT_LENGTH, resolveLimits } from './limits
 export { checkRule } from './check-rule.ts';
 export { analyzeRule, type AnalyzeOptions } from './analysis/rule-warnings.ts';
 export type { RuleWarning, RuleWarningCode, WarningPath } from './analysis/warnings.ts';
+export { PayloadSchema } from './analysis/payload-schema-paths.ts';
 export { compileRuleset } from './compile-ruleset.ts';
 export { compileExpressionFunction, type ExpressionFunction, type ExpressionInputs } from './expression-function.ts';
 export { positionOf } from './expression/parse.ts';

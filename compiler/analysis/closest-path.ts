@@ -17,21 +17,24 @@ import type { PayloadSchema } from './payload-schema-paths.ts';
  */
 export function editDistance(a: string, b: string, limit: number): number {
   if (Math.abs(a.length - b.length) > limit) return limit + 1;
-  let before: number[] = [];
-  let previous = Array.from({ length: b.length + 1 }, (_, j) => j);
+  let before = new Int32Array(b.length + 1);
+  let previous = new Int32Array(b.length + 1);
+  let current = new Int32Array(b.length + 1);
+  for (let j = 0; j <= b.length; j++) previous[j] = j;
   for (let i = 1; i <= a.length; i++) {
-    const current = [i];
+    current[0] = i;
     let rowMin = i;
     for (let j = 1; j <= b.length; j++) {
-      const cost = a[i - 1] === b[j - 1] ? 0 : 1;
+      const cost = a.charCodeAt(i - 1) === b.charCodeAt(j - 1) ? 0 : 1;
       let d = Math.min(previous[j] + 1, current[j - 1] + 1, previous[j - 1] + cost);
-      if (i > 1 && j > 1 && a[i - 1] === b[j - 2] && a[i - 2] === b[j - 1]) d = Math.min(d, before[j - 2] + 1);
-      current.push(d);
-      rowMin = Math.min(rowMin, d);
+      if (i > 1 && j > 1 && a.charCodeAt(i - 1) === b.charCodeAt(j - 2) && a.charCodeAt(i - 2) === b.charCodeAt(j - 1)) {
+        d = Math.min(d, before[j - 2] + 1);
+      }
+      current[j] = d;
+      if (d < rowMin) rowMin = d;
     }
     if (rowMin > limit) return limit + 1;
-    before = previous;
-    previous = current;
+    [before, previous, current] = [previous, current, before];
   }
   return Math.min(previous[b.length], limit + 1);
 }
@@ -49,11 +52,12 @@ function allowedEdits(key: string): number {
  */
 export function closestKey(key: string, candidates: readonly string[]): string | undefined {
   const limit = allowedEdits(key);
+  const lower = key.toLowerCase();
   let found: string | undefined;
   let foundDistance = Infinity;
   for (const candidate of candidates) {
-    if (candidate === key) continue;
-    const distance = candidate.toLowerCase() === key.toLowerCase() ? 0 : editDistance(key, candidate, limit);
+    if (candidate === key || Math.abs(candidate.length - key.length) > limit) continue;
+    const distance = candidate.toLowerCase() === lower ? 0 : editDistance(key, candidate, limit);
     if (distance <= limit && distance < foundDistance) {
       found = candidate;
       foundDistance = distance;

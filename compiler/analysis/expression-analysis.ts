@@ -19,7 +19,6 @@ import { compilePattern } from '../regex/index.ts';
 import { runtime } from '../runtime.ts';
 import type { CompilerLimits } from '../types.ts';
 import type { PathSegment } from '../paths.ts';
-import { closestKey, closestPath } from './closest-path.ts';
 import { CALLBACK_RESULTS, FUNCTION_SIGNATURES, METHOD_SIGNATURES, lengthTypes, type Otherwise } from './function-types.ts';
 import { UNKNOWN, constant, isConstant, type Place, type RuleScope, type Value } from './rule-scope.ts';
 import {
@@ -250,10 +249,9 @@ class Walk {
    */
   private bareValue(n: acorn.Identifier): boolean {
     const places = this.#scope.places;
-    const schema = places.schema;
-    if (schema === undefined || places.at([{ key: n.name }]).lookup.status !== 'undeclared') return false;
+    if (places.schema === undefined || places.at([{ key: n.name }]).lookup.status !== 'undeclared') return false;
     const name = n.name;
-    const near = CAPITALS.test(name) || NOT_LITERALS.has(name) ? undefined : closestKey(name, schema.keysAt([]));
+    const near = CAPITALS.test(name) || NOT_LITERALS.has(name) ? undefined : places.closestTopLevelKey(name);
     if (near !== undefined) return false;
     if (NOT_LITERALS.has(name)) {
       this.#sink.add(
@@ -342,9 +340,9 @@ class Walk {
     place: Place,
     segmentIndex: readonly number[],
   ): void {
-    const schema = this.#scope.places.schema;
+    const places = this.#scope.places;
     const lookup = place.lookup;
-    if (schema === undefined || lookup.status !== 'undeclared') return;
+    if (places.schema === undefined || lookup.status !== 'undeclared') return;
     const written = this.quote(node);
     if (lookup.parentTypes !== undefined) {
       const parent = renderPath(root, keys.slice(0, failed)) || '$';
@@ -360,7 +358,7 @@ class Walk {
     const full = [...place.segments, ...keys.slice(failed + 1).map(segmentOf)];
     const indexes = [...segmentIndex, ...keys.slice(failed + 1).map((_, j) => place.segments.length + j)];
     const first = indexes.find((x) => x >= 0) ?? full.length;
-    const corrected = closestPath(schema, full, first);
+    const corrected = places.closestPath(full, first);
     let suggestion: string | undefined;
     if (corrected !== undefined) {
       const fixed = keys.map((key, i) => {

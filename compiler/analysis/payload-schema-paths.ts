@@ -11,10 +11,11 @@
  * about a value's structure (`{}`, `{ "type": "object" }`) leaves every path
  * below it open: only a declared structure can make a path unknown.
  *
- * Every walk is bounded by a budget of schema nodes, so a schema whose
- * references loop or fan out costs a fixed amount; past it, paths are open.
+ * A walk visits each schema node at most once per segment, however many
+ * references lead to it, and within a budget of nodes; past the budget,
+ * paths are open. A reference loop adds nothing and ends.
  */
-import type { PathSegment } from '../paths.ts';
+import { formatPath, type PathSegment } from '../paths.ts';
 import { compilePattern } from '../regex/index.ts';
 import {
   ARRAY, FIELD_VALUE, JSON_VALUE, NUMBER, OBJECT, UNDEFINED, typeOfValue, typesOfSchemaType, type TypeSet,
@@ -41,9 +42,9 @@ type Step =
   | { status: 'undeclared'; types: TypeSet; at: number; parentTypes?: TypeSet };
 
 /** Schema nodes one walk may visit; past it, what remains is open. */
-const WALK_BUDGET = 5000;
-/** `$ref`s followed in a row without reading a segment. */
-const MAX_REF_CHAIN = 32;
+const WALK_BUDGET = 2000;
+/** Lookups and key lists one schema remembers. */
+const MAX_REMEMBERED = 4096;
 
 const OPEN: Step = Object.freeze({ status: 'open', types: FIELD_VALUE });
 const NONE: Step = Object.freeze({ status: 'none', types: FIELD_VALUE });
@@ -75,6 +76,14 @@ function schemaList(value: unknown): Schema[] {
 export class PayloadSchema {
   readonly #root: Schema;
   #budget = 0;
+  /** Per segment index, the steps of the nodes met at it in the current walk: each node is walked once there. */
+  #steps: Map<SchemaObject, Step | typeof IN_PROGRESS>[] = [];
+  /** Each node's kinds, computed once: schemas repeat nodes through `$ref`. */
+  readonly #types = new Map<SchemaObject, TypeSet>();
+  readonly #typing = new Set<SchemaObject>();
+  readonly #lookups = new Map<string, PathLookup>();
+  readonly #keys = new Map<string, string[]>();
+  readonly #refs = new Map<string, Schema | undefined>();
 
   constructor(schema: unknown) {
     this.#root = isSchema(schema) ? schema : true;
@@ -82,46 +91,72 @@ export class PayloadSchema {
 
   /** What the schema says about the value at `segments` (the payload root for `[]`). */
   lookup(segments: readonly PathSegment[]): PathLookup {
-    this.#budget = WALK_BUDGET;
-    const step = this.walk(this.#root, segments, 0, 0);
+    const key = formatPath(segments);
+    const known = this.#lookups.get(key);
+    if (known !== undefined) return known;
+    this.startWalk(segments);
+    const step = this.walk(this.#root, segments, 0);
     // A value below the root may be absent.
     const types = segments.length === 0 ? step.types : step.types | UNDEFINED;
-    if (step.status === 'undeclared') return { ...step, types };
-    return { status: step.status === 'declared' ? 'declared' : 'open', types };
+    const result: PathLookup = step.status === 'undeclared'
+      ? { ...step, types }
+      : { status: step.status === 'declared' ? 'declared' : 'open', types };
+    if (this.#lookups.size < MAX_REMEMBERED) this.#lookups.set(key, result);
+    return result;
   }
 
   /** The keys `properties` declares for the value at `segments`, in the schema's order; for suggestions. */
   keysAt(segments: readonly PathSegment[]): string[] {
-    this.#budget = WALK_BUDGET;
+    const key = formatPath(segments);
+    const known = this.#keys.get(key);
+    if (known !== undefined) return known;
+    this.startWalk(segments);
     const keys = new Set<string>();
-    this.collectKeys(this.#root, segments, 0, 0, keys);
-    return [...keys];
+    this.collectKeys(this.#root, segments, 0, keys);
+    const result = [...keys];
+    if (this.#keys.size < MAX_REMEMBERED) this.#keys.set(key, result);
+    return result;
   }
 
-  private walk(schema: Schema, segments: readonly PathSegment[], i: number, refs: number): Step {
-    if (--this.#budget < 0) return OPEN;
+  private startWalk(segments: readonly PathSegment[]): void {
+    this.#budget = WALK_BUDGET;
+    this.#steps = Array.from({ length: segments.length + 1 }, () => new Map());
+  }
+
+  private walk(schema: Schema, segments: readonly PathSegment[], i: number): Step {
     if (schema === true) return i === segments.length ? { status: 'declared', types: JSON_VALUE } : OPEN;
     // `false` refuses every value: the segment that led here is the one not declared.
     if (schema === false) return { status: 'undeclared', types: FIELD_VALUE, at: Math.max(0, i - 1) };
-    if (i === segments.length) return { status: 'declared', types: this.typesOf(schema, 0) };
+    const seen = this.#steps[i].get(schema);
+    // A node met again through its own references adds nothing.
+    if (seen !== undefined) return seen === IN_PROGRESS ? NONE : seen;
+    if (--this.#budget < 0) return OPEN;
+    this.#steps[i].set(schema, IN_PROGRESS);
+    const step = this.walkNode(schema, segments, i);
+    this.#steps[i].set(schema, step);
+    return step;
+  }
+
+  private walkNode(schema: SchemaObject, segments: readonly PathSegment[], i: number): Step {
+    if (i === segments.length) return { status: 'declared', types: this.typesOf(schema) };
     const parts: Step[] = [this.ownStep(schema, segments, i)];
-    for (const member of schemaList(own(schema, 'allOf'))) parts.push(this.walk(member, segments, i, refs));
-    const target = this.refTarget(schema, refs);
-    if (target !== undefined) parts.push(target === OPEN_REF ? OPEN : this.walk(target, segments, i, refs + 1));
+    for (const member of schemaList(own(schema, 'allOf'))) parts.push(this.walk(member, segments, i));
+    const target = this.refTarget(schema);
+    if (target !== undefined) parts.push(target === OPEN_REF ? OPEN : this.walk(target, segments, i));
     for (const keyword of ['anyOf', 'oneOf']) {
       const branches = schemaList(own(schema, keyword));
-      if (branches.length > 0) parts.push(anyOf(branches.map((b) => this.walk(b, segments, i, refs))));
+      if (branches.length > 0) parts.push(anyOf(branches.map((b) => this.walk(b, segments, i))));
     }
     const conditional = conditionalSchemas(schema);
     // A branch that may not apply: it declares paths, but its kinds constrain nothing for certain.
-    if (conditional.length > 0) parts.push(anyOf([...conditional.map((b) => this.walk(b, segments, i, refs)), NONE]));
+    if (conditional.length > 0) parts.push(anyOf([...conditional.map((b) => this.walk(b, segments, i)), NONE]));
     return allOf(parts);
   }
 
   /** The step this node's own structure keywords take for segment `i`. */
   private ownStep(schema: SchemaObject, segments: readonly PathSegment[], i: number): Step {
     const segment = segments[i];
-    const types = this.typesOf(schema, 0);
+    const types = this.typesOf(schema);
     if ('key' in segment) {
       if ((types & OBJECT) === 0) {
         if (segment.key === 'length' && (types & ARRAY) !== 0) return { status: 'declared', types: NUMBER };
@@ -129,7 +164,7 @@ export class PayloadSchema {
       }
       const children = this.propertySchemas(schema, segment.key);
       if (children === 'open') return OPEN;
-      if (children.length > 0) return allOf(children.map((child) => this.walk(child, segments, i + 1, 0)));
+      if (children.length > 0) return allOf(children.map((child) => this.walk(child, segments, i + 1)));
       const declaresKeys = own(schema, 'properties') !== undefined || own(schema, 'patternProperties') !== undefined
         || own(schema, 'additionalProperties') === false || own(schema, 'unevaluatedProperties') === false;
       if (segment.key === 'length' && (types & ARRAY) !== 0) return { status: 'declared', types: NUMBER };
@@ -138,7 +173,7 @@ export class PayloadSchema {
     if ((types & ARRAY) === 0) return { status: 'undeclared', types: FIELD_VALUE, at: i, parentTypes: types };
     const children = this.elementSchemas(schema, 'index' in segment ? segment.index : undefined);
     if (children === 'open' || children === 'none') return children === 'open' ? OPEN : NONE;
-    return anyOf(children.map((child) => this.walk(child, segments, i + 1, 0)));
+    return anyOf(children.map((child) => this.walk(child, segments, i + 1)));
   }
 
   /** Schemas that apply to the key, or 'open' when a pattern cannot be checked. */
@@ -179,33 +214,47 @@ export class PayloadSchema {
   }
 
   /** The kinds a schema allows: its own `type`, `const` and `enum`, and those of `allOf`, `$ref`, `anyOf`, `oneOf`. */
-  private typesOf(schema: Schema, refs: number): TypeSet {
-    if (typeof schema === 'boolean' || --this.#budget < 0) return JSON_VALUE;
+  private typesOf(schema: Schema): TypeSet {
+    if (typeof schema === 'boolean') return JSON_VALUE;
+    const known = this.#types.get(schema);
+    if (known !== undefined) return known;
+    // A node that refers back to itself says nothing more about its kinds.
+    if (this.#typing.has(schema) || --this.#budget < 0) return JSON_VALUE;
+    this.#typing.add(schema);
+    const types = this.ownTypes(schema);
+    this.#typing.delete(schema);
+    this.#types.set(schema, types);
+    return types;
+  }
+
+  private ownTypes(schema: SchemaObject): TypeSet {
     let types = own(schema, 'type') === undefined ? JSON_VALUE : typesOfSchemaType(own(schema, 'type'));
     if (Object.hasOwn(schema, 'const')) types &= typeOfValue(schema.const);
     const values = own(schema, 'enum');
     if (Array.isArray(values)) types &= values.reduce<TypeSet>((set, v) => set | typeOfValue(v), 0);
-    for (const member of schemaList(own(schema, 'allOf'))) types &= this.typesOf(member, refs);
-    const target = this.refTarget(schema, refs);
-    if (target !== undefined && target !== OPEN_REF) types &= this.typesOf(target, refs + 1);
+    for (const member of schemaList(own(schema, 'allOf'))) types &= this.typesOf(member);
+    const target = this.refTarget(schema);
+    if (target !== undefined && target !== OPEN_REF) types &= this.typesOf(target);
     for (const keyword of ['anyOf', 'oneOf']) {
       const branches = schemaList(own(schema, keyword));
-      if (branches.length > 0) types &= branches.reduce<TypeSet>((set, b) => set | this.typesOf(b, refs), 0);
+      if (branches.length > 0) types &= branches.reduce<TypeSet>((set, b) => set | this.typesOf(b), 0);
     }
     // A contradiction is the schema's problem, not a fact about payloads.
     return types === 0 ? JSON_VALUE : types;
   }
 
   /** The schema a local `$ref` names; OPEN_REF for any other reference; undefined without one. */
-  private refTarget(schema: SchemaObject, refs: number): Schema | typeof OPEN_REF | undefined {
+  private refTarget(schema: SchemaObject): Schema | typeof OPEN_REF | undefined {
     const ref = own(schema, '$ref');
     if (ref === undefined && own(schema, '$dynamicRef') === undefined) return undefined;
-    if (typeof ref !== 'string' || refs >= MAX_REF_CHAIN) return OPEN_REF;
-    return resolvePointer(this.#root, ref) ?? OPEN_REF;
+    if (typeof ref !== 'string') return OPEN_REF;
+    if (!this.#refs.has(ref)) this.#refs.set(ref, resolvePointer(this.#root, ref));
+    return this.#refs.get(ref) ?? OPEN_REF;
   }
 
-  private collectKeys(schema: Schema, segments: readonly PathSegment[], i: number, refs: number, keys: Set<string>): void {
-    if (typeof schema === 'boolean' || --this.#budget < 0) return;
+  private collectKeys(schema: Schema, segments: readonly PathSegment[], i: number, keys: Set<string>): void {
+    if (typeof schema === 'boolean' || this.#steps[i].has(schema) || --this.#budget < 0) return;
+    this.#steps[i].set(schema, IN_PROGRESS);
     if (i === segments.length) {
       const properties = own(schema, 'properties');
       if (isSchemaObject(properties)) for (const key of Object.keys(properties)) keys.add(key);
@@ -214,14 +263,17 @@ export class PayloadSchema {
       const children = 'key' in segment
         ? this.propertySchemas(schema, segment.key)
         : this.elementSchemas(schema, 'index' in segment ? segment.index : undefined);
-      if (Array.isArray(children)) for (const child of children) this.collectKeys(child, segments, i + 1, 0, keys);
+      if (Array.isArray(children)) for (const child of children) this.collectKeys(child, segments, i + 1, keys);
     }
     const members = [...schemaList(own(schema, 'allOf')), ...schemaList(own(schema, 'anyOf')), ...schemaList(own(schema, 'oneOf'))];
-    for (const member of [...members, ...conditionalSchemas(schema)]) this.collectKeys(member, segments, i, refs, keys);
-    const target = this.refTarget(schema, refs);
-    if (target !== undefined && target !== OPEN_REF) this.collectKeys(target, segments, i, refs + 1, keys);
+    for (const member of [...members, ...conditionalSchemas(schema)]) this.collectKeys(member, segments, i, keys);
+    const target = this.refTarget(schema);
+    if (target !== undefined && target !== OPEN_REF) this.collectKeys(target, segments, i, keys);
   }
 }
+
+/** Marks a node whose walk at a segment has begun and not ended. */
+const IN_PROGRESS = Symbol('in progress');
 
 const OPEN_REF = Symbol('open reference');
 

@@ -3,6 +3,7 @@
  * (`$`, `$value`, `$item`, `$index`, `$expected`) stand for.
  */
 import { formatPath, type PathSegment } from '../paths.ts';
+import { closestKey, closestPath } from './closest-path.ts';
 import type { PathLookup, PayloadSchema } from './payload-schema-paths.ts';
 import { ANY, FIELD_VALUE, JSON_VALUE, typeOfValue, type TypeSet } from './value-types.ts';
 import type { UsageEvidence } from './usage-evidence.ts';
@@ -42,10 +43,18 @@ export function isConstant(v: Value): boolean {
   return v.known !== undefined || !v.depends;
 }
 
+/**
+ * Suggestions one rule may have: each scans the keys declared where its
+ * path went wrong, so a rule of many unknown paths against a schema of
+ * many keys stays cheap to check.
+ */
+const MAX_SUGGESTIONS = 16;
+
 /** Paths looked up once per rule: a path written in several fields costs one lookup. */
 export class PlaceTable {
   readonly schema: PayloadSchema | undefined;
   readonly #places = new Map<string, Place>();
+  #suggestionsLeft = MAX_SUGGESTIONS;
 
   constructor(schema: PayloadSchema | undefined) {
     this.schema = schema;
@@ -61,6 +70,20 @@ export class PlaceTable {
       this.#places.set(key, place);
     }
     return place;
+  }
+
+  /** The nearest declared path (closest-path.ts), while the rule's suggestions last. */
+  closestPath(segments: readonly PathSegment[], from: number): PathSegment[] | undefined {
+    if (this.schema === undefined || this.#suggestionsLeft <= 0) return undefined;
+    this.#suggestionsLeft--;
+    return closestPath(this.schema, segments, from);
+  }
+
+  /** The nearest declared top-level key, while the rule's suggestions last. */
+  closestTopLevelKey(name: string): string | undefined {
+    if (this.schema === undefined || this.#suggestionsLeft <= 0) return undefined;
+    this.#suggestionsLeft--;
+    return closestKey(name, this.schema.keysAt([]));
   }
 
   /** The value read at a place: undefined when the schema does not declare it. */

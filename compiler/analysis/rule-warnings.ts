@@ -14,7 +14,6 @@ import { positionOf } from '../expression/parse.ts';
 import { resolveLimits } from '../limits.ts';
 import { formatPath, isPathError, parsePath, type PathSegment } from '../paths.ts';
 import type { CompileOptions, CompilerLimits, RuleDefinition } from '../types.ts';
-import { closestPath } from './closest-path.ts';
 import { analyzeExpression, type ExpressionAnalysis } from './expression-analysis.ts';
 import { PayloadSchema } from './payload-schema-paths.ts';
 import { PlaceTable, UNKNOWN, isConstant, type RuleScope, type Value } from './rule-scope.ts';
@@ -26,7 +25,8 @@ export interface AnalyzeOptions extends CompileOptions {
   /**
    * The context's payload schema (JSON Schema, draft 2020-12). Without one
    * there are no UNKNOWN_FIELD or BARE_NAME warnings, and types come from
-   * the rule's own literals and uses only.
+   * the rule's own literals and uses only. A PayloadSchema made once may
+   * serve many rules of the context: it remembers what it has looked up.
    */
   payloadSchema?: unknown;
 }
@@ -43,7 +43,8 @@ export interface AnalyzeOptions extends CompileOptions {
 export function analyzeRule(rule: RuleDefinition, options?: AnalyzeOptions): RuleWarning[] {
   if (rule === null || typeof rule !== 'object') return [];
   const limits = resolveLimits(options);
-  const schema = options?.payloadSchema === undefined ? undefined : new PayloadSchema(options.payloadSchema);
+  const given = options?.payloadSchema;
+  const schema = given === undefined || given instanceof PayloadSchema ? given : new PayloadSchema(given);
   const places = new PlaceTable(schema);
   const sink = new WarningSink();
 
@@ -105,7 +106,7 @@ function checkedPath(
     const parent = formatPath(segments.slice(0, lookup.at)) || '$';
     sink.add('UNKNOWN_FIELD', path, `\`${text}\` is not in the payload schema: \`${parent}\` is declared ${describeTypes(lookup.parentTypes)}`, { line: 1, column: 1 });
   } else {
-    const corrected = closestPath(places.schema, segments, 0);
+    const corrected = places.closestPath(segments, 0);
     const suggestion = corrected === undefined ? undefined : formatPath(corrected);
     sink.add(
       'UNKNOWN_FIELD',

@@ -479,6 +479,14 @@ describe('analysis is bounded by the compile limits', () => {
     }
   });
 
+  it('reports every unknown path of a long rule, with suggestions for the first sixteen', () => {
+    const properties = Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`field${i}`, { type: 'number' }]));
+    const expression = Array.from({ length: 20 }, (_, i) => `fieId${i} > 0`).join(' && ');
+    const warnings = analyze({ expression }, { type: 'object', properties });
+    expect(warnings.map((w) => w.code)).toEqual(Array(20).fill('UNKNOWN_FIELD'));
+    expect(warnings.map((w) => w.suggestion)).toEqual(Array.from({ length: 20 }, (_, i) => (i < 16 ? `field${i}` : undefined)));
+  });
+
   it('reads a schema whose references loop or fan out in bounded time', () => {
     const branches = Array.from({ length: 20 }, () => ({ $ref: '#/$defs/wide' }));
     const schema = {
@@ -488,6 +496,9 @@ describe('analysis is bounded by the compile limits', () => {
     };
     const expression = `wide${'.a'.repeat(30)}.b > 0 && self.x > 0`;
     expect(checkRule({ code: 'R-1', name: 'Rule', expression })).toEqual([]);
-    expect(analyze({ expression }, schema)).toEqual([]);
+    // Each node is read once per segment: `b` is found undeclared however many references lead to `wide`.
+    expect(analyze({ expression }, schema)).toEqual([
+      warn('UNKNOWN_FIELD', 'expression', `\`wide${'.a'.repeat(27)}.…\` is not in the payload schema`, [1, 1]),
+    ]);
   });
 });
