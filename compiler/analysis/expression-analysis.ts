@@ -20,7 +20,7 @@ import { runtime } from '../runtime.ts';
 import type { CompilerLimits } from '../types.ts';
 import type { PathSegment } from '../paths.ts';
 import { CALLBACK_RESULTS, FUNCTION_SIGNATURES, METHOD_SIGNATURES, lengthTypes, type Otherwise } from './function-types.ts';
-import { UNKNOWN, constant, isConstant, type Place, type RuleScope, type Value } from './rule-scope.ts';
+import { UNKNOWN, constant, type Place, type RuleScope, type Value } from './rule-scope.ts';
 import {
   ARRAY, BOOLEAN, FIELD_VALUE, INVALID, JSON_VALUE, NULL, NUMBER, OBJECT, STRING, UNDEFINED,
   canBeAdded, canBeEqual, canBeOrdered, describeTypes, onlyBooleans, type TypeSet,
@@ -131,10 +131,11 @@ function renderPath(root: string, keys: readonly (string | number)[]): string {
   return out;
 }
 
-/** The number a string literal spells (`"5"`, `" 1.5 "`), if any. */
+const DECIMAL = /^-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?$/;
+
+/** The number a string literal spells in decimal (`"5"`, `"-1.5"`), if any. */
 function numberIn(text: string): number | undefined {
-  if (text.trim() === '') return undefined;
-  const n = Number(text);
+  const n = DECIMAL.test(text) ? Number(text) : NaN;
   return Number.isFinite(n) ? n : undefined;
 }
 

@@ -277,11 +277,14 @@ const IN_PROGRESS = Symbol('in progress');
 
 const OPEN_REF = Symbol('open reference');
 
-/** Subschemas that apply to some payloads only: `if`, `then`, `else` and `dependentSchemas`. */
+/** Subschemas that apply to some payloads only: `if`, `then`, `else`, `dependentSchemas` (and its older name `dependencies`). */
 function conditionalSchemas(schema: SchemaObject): Schema[] {
   const branches = [own(schema, 'if'), own(schema, 'then'), own(schema, 'else')];
-  const dependent = own(schema, 'dependentSchemas');
-  if (isSchemaObject(dependent)) branches.push(...Object.values(dependent));
+  for (const keyword of ['dependentSchemas', 'dependencies']) {
+    const dependent = own(schema, keyword);
+    if (isSchemaObject(dependent)) branches.push(...Object.values(dependent));
+  }
+  // `dependencies` may also map to lists of names, which declare nothing.
   return branches.filter(isSchema);
 }
 

@@ -19,7 +19,7 @@ import { PayloadSchema } from './payload-schema-paths.ts';
 import { PlaceTable, UNKNOWN, isConstant, type RuleScope, type Value } from './rule-scope.ts';
 import { UsageEvidence } from './usage-evidence.ts';
 import { ARRAY, FIELD_VALUE, INVALID, NUMBER, UNDEFINED, describeTypes, typeOfValue } from './value-types.ts';
-import { WarningSink, type RuleWarning, type WarningPath } from './warnings.ts';
+import { WarningSink, type RuleWarning } from './warnings.ts';
 
 export interface AnalyzeOptions extends CompileOptions {
   /**
