@@ -6,11 +6,16 @@
  * rule checked and normalized), which `ruleset-source.ts` turns into one
  * validator factory built with `codegen/`; generated code reaches only
  * `runtime.ts` and the refs it is given. `regex/` and `schema/` apply the
- * regex and schema policies.
+ * regex and schema policies. `analysis/` reads a rule that compiles for
+ * save-time warnings (constant conditions, type mismatches, paths a payload
+ * schema does not declare).
  */
 export * from './types.ts';
 export { DEFAULT_LIMITS, MAX_RULESET_TEXT_LENGTH, resolveLimits } from './limits.ts';
 export { checkRule } from './check-rule.ts';
+export { analyzeRule, type AnalyzeOptions } from './analysis/rule-warnings.ts';
+export type { RuleWarning, RuleWarningCode, WarningPath } from './analysis/warnings.ts';
+export { PayloadSchema } from './analysis/payload-schema-paths.ts';
 export { compileRuleset } from './compile-ruleset.ts';
 export { compileExpressionFunction, type ExpressionFunction, type ExpressionInputs } from './expression-function.ts';
 export { positionOf } from './expression/parse.ts';
