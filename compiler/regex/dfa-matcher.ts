@@ -73,7 +73,7 @@ export function dfaMatcher(tables: DfaTables, describe: string): DfaMatcher {
  *
  * @example
  * const counter = { steps: 0 };
- * dfaSearch(tablesOf('(a|a)*b'), 'aaa', counter); // false; counter.steps === 3
+ * dfaSearch(tablesOf('(a|a)*b'), 'aaa', counter); // false; counter.steps === 4 (three characters, then the end)
  */
 export function dfaSearch(tables: DfaTables, s: string, counter: StepCounter): boolean {
   return search(compactTables(tables), s, counter);
@@ -124,7 +124,10 @@ function search(tables: Compact, s: string, counter: StepCounter | undefined): b
     row = transitions[row + tables.rangeClasses[lo]];
     steps++;
   }
-  if (row >= 0) row = transitions[row + tables.endColumn];
-  if (counter !== undefined) counter.steps += steps + 1;
+  if (row >= 0) {
+    row = transitions[row + tables.endColumn];
+    steps++;
+  }
+  if (counter !== undefined) counter.steps += steps;
   return row === MATCH;
 }
