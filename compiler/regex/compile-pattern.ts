@@ -1,6 +1,13 @@
 /**
- * `compilePattern`: the regex policy applied to one pattern. Free of Node
- * built-ins, so the standalone validator module can bundle it for browsers.
+ * `compilePattern`: the regex policy applied to one pattern, and the engine
+ * it runs on. Free of Node built-ins, so the standalone validator module can
+ * bundle it for browsers.
+ *
+ * Engines: a pattern proven linear runs on native RegExp, without the `u`
+ * flag when that provably changes no answer (code-unit-source.ts). Any
+ * other pattern must compile on re2js, which decides what is accepted; it
+ * then runs on its DFA (build-dfa.ts, dfa-matcher.ts) when that fits the
+ * bounds below, else on re2js.
  */
 import { RE2JS } from 're2js';
 import { findUnsupported, parsePattern } from './parse-pattern.ts';
@@ -170,19 +177,21 @@ function compileUncached(pattern: string): CompiledPattern | RefusedPattern {
 /**
  * Bounds of a pattern's DFA; past any, it runs on re2js.
  *
- * - States: at most MAX_DFA_STATES. Each state is a row of the table and
- *   costs, to build, a closure over the NFA per character class; a pattern
- *   needing more states is one whose DFA grows exponentially with a
- *   repetition count (`(a|b)*a(a|b){12}` needs about 8,000), where each
- *   further count doubles the table, and re2js (an NFA simulation) stays
- *   small.
+ * - States: at most MAX_DFA_STATES. Everyday patterns need a few dozen (the
+ *   e-mail-like pattern of bench/regex.bench.ts 7, an ISO date-time 31,
+ *   `^.{8,64}$` 65); the patterns that need thousands are those whose DFA
+ *   doubles with a repetition count (`(a|b)*a(a|b){n}` needs 2^n + 1
+ *   states, past the bound from n = 11), where re2js (an NFA simulation)
+ *   stays small. Each state is a row of the table, and costs a closure over
+ *   the NFA per character class to build, at save time.
  * - Memory: the table (4 bytes a cell) within DFA_BYTES_PER_UNIT per unit of
  *   the pattern's size, the low end of what a unit of weight stands for
  *   (pattern-size.ts), so the weight accounts for the DFA as it does for
  *   re2js's program.
  * - Build work: NFA instructions visited, DFA_WORK_PER_UNIT per unit plus a
- *   floor, so that giving up on a pattern costs about what compiling it for
- *   re2js does.
+ *   floor, so that giving up on a large pattern (`[\s\S]{0,1000}x` has only
+ *   a thousand states, each holding hundreds of threads) costs about what
+ *   compiling it for re2js does.
  */
 function dfaBounds(size: number): DfaBounds {
   return {
