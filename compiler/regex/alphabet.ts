@@ -27,7 +27,7 @@ export interface Alphabet {
  *
  * @example
  * const { classCount, classesOf } = partitionAlphabet([CodePointSet.of([0x61, 0x7a]), CodePointSet.single(0x61)]);
- * // classCount 3: {a}, [b-z], everything else; classesOf [[0, 1], [0]] (numbered by first code point)
+ * // classCount 3, numbered by first code point: everything else 0, {a} 1, [b-z] 2; classesOf [[1, 2], [1]]
  */
 export function partitionAlphabet(sets: readonly CodePointSet[]): Alphabet {
   // Elementary intervals: cut wherever some set starts or stops.

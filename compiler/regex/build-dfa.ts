@@ -104,6 +104,8 @@ class SubsetConstruction {
     const sets = nfa.usesWordBoundary ? [...nfa.sets, WORD] : nfa.sets;
     this.#alphabet = partitionAlphabet(sets);
     this.#classCount = this.#alphabet.classCount;
+    // The matcher keeps classes in 16 bits.
+    if (this.#classCount > 0xffff) throw new PastBound(`the pattern tells apart more than ${0xffff} kinds of characters`);
     this.#columns = this.#classCount + 1;
     this.#classesOf = this.#alphabet.classesOf;
     this.#wordClass = new Array<number>(this.#classCount).fill(0);
@@ -129,7 +131,7 @@ class SubsetConstruction {
       const { chars, matched } = this.#resolve(state.threads, here);
       const targets: number[][] = [];
       for (let cls = 0; cls < this.#classCount; cls++) targets.push([]);
-      for (const pc of chars) {
+      for (const pc of matched ? [] : chars) {
         const classes = this.#classesOf[instructions[pc].arg];
         const next = instructions[pc].next[0];
         for (let k = 0; k < classes.length; k++) targets[classes[k]].push(next);
