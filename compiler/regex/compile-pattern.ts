@@ -185,9 +185,9 @@ function compileUncached(pattern: string): CompiledPattern | RefusedPattern {
  *   stays small. Each state is a row of the table, and costs a closure over
  *   the NFA per character class to build, at save time.
  * - Memory: the table (4 bytes a cell) within DFA_BYTES_PER_UNIT per unit of
- *   the pattern's size, the low end of what a unit of weight stands for
- *   (pattern-size.ts), so the weight accounts for the DFA as it does for
- *   re2js's program.
+ *   the pattern's size, half of what the service's memory estimate counts
+ *   for a unit of weight, so the weight (pattern-size.ts) accounts for the
+ *   DFA as it does for re2js's program.
  * - Build work: NFA instructions visited, DFA_WORK_PER_UNIT per unit plus a
  *   floor, so that giving up on a large pattern (`[\s\S]{0,1000}x` has only
  *   a thousand states, each holding hundreds of threads) costs about what
