@@ -6,8 +6,11 @@
  * Pipeline: length limit, parse (JavaScript syntax, `u` flag), refuse
  * backreferences and lookarounds (no linear-time engine runs them), then
  * either a proof of linear-time backtracking admits the pattern to native
- * RegExp (`linear-time-check.ts`), or the pattern is rewritten for RE2
- * (`re2-syntax.ts`) and runs on re2js, whose matching is linear in the input.
+ * RegExp (`linear-time-check.ts`; without the `u` flag when that changes no
+ * answer, `code-unit-source.ts`), or the pattern is rewritten for RE2
+ * (`re2-syntax.ts`), must compile on re2js, and runs on a DFA built from it
+ * (`build-dfa.ts`, run by `dfa-matcher.ts`), or on re2js when the DFA would
+ * be too large. Both match in time linear in the input.
  */
 import { compilerSourceFile } from '../source-files.ts';
 import { patternEngine, type PatternMatcher } from './compile-pattern.ts';

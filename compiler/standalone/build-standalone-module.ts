@@ -90,7 +90,10 @@ export async function buildStandaloneModule(
     refs.push(`  ${literal(name)}: ${refExpression(name, origin, patterns, modules, imports)},`);
   }
   if (patterns.size > 0) imports.push(`import { matcher } from ${literal(PATTERNS_MODULE)};`);
-  modules.set(PATTERNS_MODULE, patterns.source(compilerSourceFile('standalone/bundled/re2-matcher.ts')));
+  modules.set(PATTERNS_MODULE, patterns.source({
+    dfaMatcher: compilerSourceFile('regex/dfa-matcher.ts'),
+    re2Matcher: compilerSourceFile('standalone/bundled/re2-matcher.ts'),
+  }));
   modules.set(ENTRY, entrySource(imports, refs, generated.source));
 
   const result = await build({

@@ -1,22 +1,31 @@
 /**
  * The patterns of a standalone module, each decided at build time exactly
- * as the service decides it (`compilePattern`: native RegExp when proven
- * linear, else RE2 over the rewritten source), and written into one
+ * as the service decides it (`compilePattern`), and written into one
  * virtual module that both `matches()` refs and Ajv's schema code read.
- * Deciding here keeps the pattern parser and the linear-time proof out of
- * the bundle; re2js is bundled only when some pattern needs it.
+ * Each pattern is rebuilt from its runner: native RegExp over the same
+ * source and flags, the same DFA tables run by the same matcher
+ * (`compiler/regex/dfa-matcher.ts`), or re2js over the same rewritten
+ * source. Deciding here keeps the pattern parser, the linear-time proof and
+ * the DFA construction out of the bundle; the DFA matcher and re2js are
+ * bundled only when some pattern needs them.
+ *
+ * Nothing of a pattern reaches the module text but string literals and
+ * numbers: the pattern itself (the table's key), a RegExp or RE2 source,
+ * and the DFA's tables, which are numbers only.
  */
-import { compilePattern } from '../regex/compile-pattern.ts';
-import { parsePattern } from '../regex/parse-pattern.ts';
-import { toRe2Syntax } from '../regex/re2-syntax.ts';
+import { compilePattern, matcherKey, type PatternRunner } from '../regex/compile-pattern.ts';
+import type { DfaTables } from '../regex/dfa-matcher.ts';
 import { literal } from './literal.ts';
 
-/** One pattern and how the module builds its matcher. */
-type Entry = { engine: 'native' } | { engine: 're2'; re2Source: string };
+/** Where the bundled matchers are: `compiler/regex/dfa-matcher.ts` and `compiler/standalone/bundled/re2-matcher.ts`. */
+export interface MatcherModules {
+  dfaMatcher: string;
+  re2Matcher: string;
+}
 
 /** Patterns collected while a module is built; `source` renders the virtual module. */
 export class PatternTable {
-  readonly #entries = new Map<string, Entry>();
+  readonly #runners = new Map<string, PatternRunner>();
 
   /**
    * Records a pattern. Throws when the regex policy refuses it: every pattern
@@ -24,39 +33,28 @@ export class PatternTable {
    * does not match the service.
    */
   add(pattern: string): void {
-    if (this.#entries.has(pattern)) return;
+    if (this.#runners.has(pattern)) return;
     // Length limits were applied when the rule was planned; here only the engine is decided.
     const compiled = compilePattern(pattern, { maxPatternLength: Number.POSITIVE_INFINITY });
     if (!compiled.ok) throw new Error(`${compiled.code}: pattern ${JSON.stringify(pattern)}: ${compiled.message}`);
-    if (compiled.engine === 'native') {
-      this.#entries.set(pattern, { engine: 'native' });
-      return;
-    }
-    const parsed = parsePattern(pattern);
-    if (!parsed.ok) throw new Error(`INVALID_PATTERN: pattern ${JSON.stringify(pattern)}: ${parsed.error.message}`);
-    this.#entries.set(pattern, { engine: 're2', re2Source: toRe2Syntax(parsed.ast) });
+    this.#runners.set(pattern, compiled.runner);
   }
 
   get size(): number {
-    return this.#entries.size;
+    return this.#runners.size;
   }
 
   /**
    * The virtual module: `matcher(pattern)` for `matches()` refs and
-   * `patternEngine(pattern, flags)` in Ajv's `code.regExp` shape. Patterns
-   * appear only inside string literals.
+   * `patternEngine(pattern, flags)` in Ajv's `code.regExp` shape.
    */
-  source(re2MatcherPath: string): string {
+  source(modules: MatcherModules): string {
+    const kinds = new Set([...this.#runners.values()].map((runner) => runner.kind));
     const lines: string[] = [];
-    const usesRe2 = [...this.#entries.values()].some((e) => e.engine === 're2');
-    if (usesRe2) lines.push(`import { re2Matcher } from ${literal(re2MatcherPath)};`);
+    if (kinds.has('dfa')) lines.push(`import { dfaMatcher } from ${literal(modules.dfaMatcher)};`);
+    if (kinds.has('re2js')) lines.push(`import { re2Matcher } from ${literal(modules.re2Matcher)};`);
     lines.push('const table = new Map([');
-    for (const [pattern, entry] of this.#entries) {
-      const make = entry.engine === 'native'
-        ? `new RegExp(${literal(pattern)}, "u")`
-        : `re2Matcher(${literal(entry.re2Source)})`;
-      lines.push(`  [${literal(pattern)}, ${make}],`);
-    }
+    for (const [pattern, runner] of this.#runners) lines.push(`  [${literal(pattern)}, ${make(pattern, runner)}],`);
     lines.push(']);');
     lines.push(
       'export function matcher(pattern) {',
@@ -71,4 +69,33 @@ export class PatternTable {
     );
     return lines.join('\n');
   }
+}
+
+function make(pattern: string, runner: PatternRunner): string {
+  switch (runner.kind) {
+    case 'regexp':
+      return `new RegExp(${literal(runner.source)}, ${literal(runner.flags)})`;
+    case 'dfa':
+      return `dfaMatcher(${tablesLiteral(runner.tables)}, ${literal(matcherKey(pattern))})`;
+    case 're2js':
+      return `re2Matcher(${literal(runner.source)})`;
+  }
+}
+
+/** The tables as an object literal of numbers and arrays of numbers. */
+function tablesLiteral(tables: DfaTables): string {
+  const numbers = (values: ArrayLike<number>): string => literal(Array.from(values, checkedInteger));
+  return [
+    `{ columns: ${checkedInteger(tables.columns)}`,
+    `start: ${checkedInteger(tables.start)}`,
+    `directClasses: ${numbers(tables.directClasses)}`,
+    `rangeStarts: ${numbers(tables.rangeStarts)}`,
+    `rangeClasses: ${numbers(tables.rangeClasses)}`,
+    `transitions: ${numbers(tables.transitions)} }`,
+  ].join(', ');
+}
+
+function checkedInteger(value: number): number {
+  if (!Number.isSafeInteger(value)) throw new TypeError(`DFA tables hold integers only, not ${String(value)}`);
+  return value;
 }

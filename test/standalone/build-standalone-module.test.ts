@@ -1,6 +1,7 @@
 /**
  * The standalone module builder and its cache, without HTTP: what goes into
- * the bundle (re2js only when a pattern runs on RE2), refusals, the header,
+ * the bundle (the DFA matcher and re2js only when a pattern runs on them;
+ * DFA tables as numbers only), refusals, the header,
  * and the cache's single flight, bound and retry after a failed build.
  */
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -9,6 +10,7 @@ import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileRuleset, MAX_FAILURES_PER_VALIDATION, type RuleDefinition } from '../../compiler/index.ts';
+import { compilePattern } from '../../compiler/regex/index.ts';
 import { buildStandaloneModule, StandaloneBuildError, StandaloneModuleCache } from '../../compiler/standalone/index.ts';
 
 let dir: string;
@@ -35,18 +37,45 @@ describe('buildStandaloneModule', () => {
   });
 
   it.each([
-    ['no pattern', 'amount > 0', false],
-    ['a pattern proven linear (native RegExp)', 'matches(code, "^[A-Z]{3}$")', false],
-    ['a pattern that needs RE2', 'matches(code, "^(a|a)*b$")', true],
-  ])('with %s, bundles re2js: %s', async (_label, expression, re2) => {
+    ['no pattern', 'amount > 0', false, false],
+    ['a pattern proven linear (native RegExp)', 'matches(code, "^[A-Z]{3}$")', false, false],
+    ['a pattern not proven linear (the DFA)', 'matches(code, "^(a|a)*b$")', true, false],
+    ['a pattern past the DFA\'s bounds (re2js)', 'matches(code, "(a|b)*a(a|b){12}")', false, true],
+  ])('with %s, bundles the DFA matcher: %s, re2js: %s', async (_label, expression, dfa, re2) => {
     const rules: RuleDefinition[] = [{ code: 'R', name: 'R', expression }];
     const built = await buildStandaloneModule(rules);
+    expect(built.code.includes('function dfaMatcher(')).toBe(dfa);
     expect(built.code.includes('RE2JS')).toBe(re2);
     const validate = await load(built.code);
     const compiled = compileRuleset(rules);
-    for (const payload of [{}, { amount: 1, code: 'ABC' }, { code: 'aab' }, { code: 'ab' }, { code: 7 }]) {
+    const codes = ['ABC', 'aab', 'ab', `b${'a'.repeat(13)}`, 'a'.repeat(13), '\u{1F600}aab', 'aab\ud800', '\udc00b'];
+    for (const payload of [{}, { amount: 1, code: 'ABC' }, { code: 7 }, ...codes.map((code) => ({ code }))]) {
       expect(JSON.stringify(validate(payload))).toBe(JSON.stringify(compiled.validate(payload, Date.now())));
     }
+  });
+
+  it('writes a DFA into the module as numbers only, whatever the pattern\'s text, and answers as the service does', async () => {
+    // Quotes, a backslash, a comment end, a script end and a line separator, on the DFA (\\b is never proven linear).
+    const pattern = '\\b(?:a|a)*"\'\\\\\\*\\/<\\/script>\\u2028\\u{1F600}';
+    expect(compilePattern(pattern)).toMatchObject({ ok: true, runner: { kind: 'dfa' } });
+    const rules: RuleDefinition[] = [
+      { code: 'R', name: 'R', fieldPath: 'code', expression: `matches($value, ${JSON.stringify(pattern)})` },
+      { code: 'S', name: 'S', fieldPath: 'code', schema: { type: 'string', pattern } },
+    ];
+    const built = await buildStandaloneModule(rules);
+    const calls = [...built.code.matchAll(/dfaMatcher\((\{[^}]*\})/g)].map((match) => match[1]);
+    expect(calls).toHaveLength(1);
+    expect(calls[0]).toMatch(
+      /^\{ columns: \d+, start: -?\d+, directClasses: \[[\d, ]+\], rangeStarts: \[[\d, ]+\], rangeClasses: \[[\d, ]+\], transitions: \[[-\d, ]+\] \}$/,
+    );
+    const validate = await load(built.code);
+    const compiled = compileRuleset(rules);
+    const matching = ' aa"\'\\*/</script>\u2028\u{1F600}';
+    expect(new RegExp(pattern, 'u').test(matching)).toBe(true);
+    for (const code of [matching, matching.slice(1), `x${matching.slice(1)}`, matching.slice(0, -1), '']) {
+      expect(JSON.stringify(validate({ code }))).toBe(JSON.stringify(compiled.validate({ code }, 0)));
+    }
+    expect((validate({ code: matching }) as { isValid: boolean }).isValid).toBe(true);
   });
 
   it('stops a validation past MAX_FAILURES_PER_VALIDATION with a RangeError, as the service stops it', async () => {

@@ -40,8 +40,9 @@ const RULES: Json[] = [
   // forEach with when on the element and a given expected value.
   { code: 'ITEM_SKU', name: 'Item SKU', forEach: 'items', when: 'isString($item.sku)',
     expression: 'matches($item.sku, "^[A-Z]{2}[0-9]{4}$")', expectedValue: 'AA0000' },
-  // matches() on the RE2 engine (not provably linear on native RegExp).
+  // matches() on the DFA (not provably linear on native RegExp), and one past the DFA's bounds, on re2js.
   { code: 'SLUG', name: 'Slug', fieldPath: 'slug', expression: 'matches($value, "^(?:[a-z0-9]+-?)*[a-z0-9]$")' },
+  { code: 'SLUG_AB', name: 'Slug a/b', fieldPath: 'slug', when: 'isString($value)', expression: '!matches($value, "(a|b)*a(a|b){12}")' },
   // Unicode: code points, a quoted key, Unicode property escapes.
   { code: 'FIRST_NAME', name: 'First name', fieldPath: '$["first-name"]',
     expression: 'len($value) >= 2 && len($value) <= 10 && matches($value, "^\\\\p{Lu}")' },
@@ -94,6 +95,8 @@ const PAYLOADS: Json[] = [
   { loan: { amount: 1 }, 'first-name': 'Émile' },
   { loan: { amount: 1 }, 'first-name': '😀😀' },
   { loan: { amount: 1 }, 'first-name': 'élodie-with-a-long-name' },
+  { loan: { amount: 1 }, slug: 'babababababababa', applicant: { email: 'a@b.co', zip: '12345', tag: '\u{1F600}aab' } },
+  { loan: { amount: 1 }, slug: 'ab\ud800-\u{1F600}', applicant: { email: 'a@b.co', zip: '1234\udc00', tag: 'ab\ud800' } },
   { loan: { amount: 1 }, applicant: { email: 'a@b.co', zip: '12345', tag: 'aab', age: 40, kind: 'person', since: '2020-02-29' } },
   { loan: { amount: 1 }, applicant: { email: 'a@', zip: '1234', tag: 'c', age: 12.5, kind: 'robot', since: '2021-02-29' } },
   { loan: { amount: 1 }, applicant: { zip: 12345 } },
