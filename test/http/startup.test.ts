@@ -202,7 +202,7 @@ describe('configured starts', () => {
         return { status: response.status, text: await response.text() };
       };
       const rules = [
-        // A schema pattern (Ajv's regex engine) and a matches() that needs RE2 (not provably linear natively).
+        // A schema pattern (Ajv's regex engine) and a matches() on the linear-time engine (not provably linear natively).
         { code: 'ZIP', name: 'Zip', fieldPath: 'zip', schema: { type: 'string', pattern: '^[0-9]{5}$' } },
         { code: 'SLUG', name: 'Slug', fieldPath: 'slug', expression: 'matches($value, "^(?:[a-z0-9]+-?)*[a-z0-9]$")' },
       ];
