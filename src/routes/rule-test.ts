@@ -7,13 +7,13 @@
  * validation sees.
  */
 import type { FastifyPluginAsync } from 'fastify';
+import { toRuleDefinition } from '../../compiler/rule-schema.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { ProblemError } from '../errors.ts';
 import { checkPayload, sizeOf, type PayloadSize } from '../http/payload-guard.ts';
 import { assertStorableText } from '../http/storable-text.ts';
 import type { LiveRuleset } from '../storage/types.ts';
 import { assertRuleCompiles, describeCompileError } from '../rules/check-rule-content.ts';
-import { toRuleDefinition } from '../rules/to-rule-definition.ts';
 import { assertAnswerFits } from '../validators/answer-size.ts';
 import { evaluateBounded } from '../validators/bounded-evaluation.ts';
 import { costProfileOf, estimateCost } from '../validators/evaluation-cost.ts';

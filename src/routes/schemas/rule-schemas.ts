@@ -1,65 +1,24 @@
 /**
  * JSON Schemas of the rule resource for request validation and response
- * serialization. Request schemas are strict (`additionalProperties: false`,
- * no coercion in the app's ajv); response schemas double as an output
- * allow-list for fast-json-stringify, so a field that is not listed here
- * never leaves the server.
+ * serialization, built on the schema of a rule's content
+ * (compiler/rule-schema.ts). Request schemas are strict
+ * (`additionalProperties: false`, no coercion in the app's ajv); response
+ * schemas double as an output allow-list for fast-json-stringify, so a
+ * field that is not listed here never leaves the server.
  *
  * The response schemas are shared schemas (`$id`, registered by
  * shared-schemas.ts) and so components of the OpenAPI document.
  */
+import { CODE_PATTERN, MAX_TAG_LENGTH, ruleContentProperties } from '../../../compiler/rule-schema.ts';
 
 /** Context names: 1-100 chars of `[A-Za-z0-9_.:-]`, starting with a letter or digit. */
 export const CONTEXT_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$';
-/** Rule codes: 1-64 chars of `[A-Za-z0-9_.-]`. */
-export const CODE_PATTERN = '^[A-Za-z0-9_.-]{1,64}$';
 
 /** Compiled once for the checks handlers make outside JSON Schema (URL params). */
 export const CONTEXT_REGEX = new RegExp(CONTEXT_PATTERN);
 
-/** At most 20 tags per rule, each 1-50 chars. */
-export const MAX_TAGS = 20;
-export const MAX_TAG_LENGTH = 50;
-
-/**
- * Priorities are stored and compared as JavaScript numbers; 32-bit bounds
- * keep them exact everywhere (JSON, PostgreSQL, generated code).
- */
-const INT32 = { minimum: -2147483648, maximum: 2147483647 } as const;
-
 const contextDescription = 'The rule context: 1-100 characters of letters, digits, `_ . : -`, starting with a letter or digit.';
 const codeDescription = 'The rule\'s code, unique in its context among rules that are not archived: 1-64 characters of letters, digits, `_ . -`.';
-
-/** The editable content of a rule: what POST, PUT and POST /rules/test accept. */
-const contentProperties = {
-  name: { type: 'string', minLength: 1, maxLength: 200, description: 'Human-readable name (at most 200 characters); failures report it as ruleName.', examples: ['Loan amount limit'] },
-  description: { type: 'string', maxLength: 2000, description: 'Free text for authors (at most 2000 characters); not evaluated.' },
-  severity: {
-    type: 'string',
-    enum: ['Error', 'Warning', 'Info'],
-    description: 'Reported with each failure. Default Error. Any failure makes the payload invalid, whatever its severity.',
-  },
-  errorCode: { type: 'string', maxLength: 100, description: 'Machine-readable code reported with each failure (at most 100 characters). Default: the rule\'s code.', examples: ['AMOUNT_TOO_HIGH'] },
-  fieldPath: { type: 'string', description: 'Path of the field the rule is about (`loan.amount`, `items[].qty` with forEach, `$["first-name"]`); its value is `$value`.', examples: ['amount'] },
-  required: { type: 'boolean', description: 'When true, a missing (or null) value at fieldPath fails the rule; when false, it skips the rule. Default false.' },
-  // Length, grammar and position errors come from the compiler (checkRule),
-  // so that they name line and column; the schema only checks the type.
-  expression: { type: 'string', description: 'Rule-language expression that must be true for the payload to pass.', examples: ['amount <= 50000'] },
-  schema: { type: 'object', description: 'JSON Schema (draft 2020-12) the value at fieldPath, or the whole payload, must satisfy.', examples: [{ type: 'integer', maximum: 50000 }] },
-  when: { type: 'string', description: 'Precondition expression: the rule is evaluated only when it is true.', examples: ['applicant.age >= 18'] },
-  forEach: { type: 'string', description: 'Path of an array: the rule runs once per element (`$item`, `$index`).', examples: ['items'] },
-  message: { type: 'string', maxLength: 2000, description: 'Failure message template with `{{ expression }}` placeholders (at most 2000 characters). Default "<name> failed".', examples: ['Amount {{ $value }} exceeds the limit of {{ $expected }}'] },
-  expectedValue: { description: 'Any JSON value, reported as expectedValue; inferred from simple comparisons when omitted or null.' },
-  priority: { type: 'integer', ...INT32, description: 'Failures are reported by ascending priority, then code. Default 0.', examples: [10] },
-  enabled: { type: 'boolean', description: 'A disabled rule is never evaluated nor counted. Default true.' },
-  tags: {
-    type: 'array',
-    maxItems: MAX_TAGS,
-    description: 'At most 20 tags of 1-50 characters; GET /rules filters on them.',
-    items: { type: 'string', minLength: 1, maxLength: MAX_TAG_LENGTH },
-    examples: [['loans']],
-  },
-} as const;
 
 const ignoredOnInput = { description: 'Managed by the server; accepted and ignored, so a rule read with GET can be sent back.' } as const;
 
@@ -96,7 +55,7 @@ export const createRuleBodySchema = {
   properties: {
     context: { type: 'string', pattern: CONTEXT_PATTERN, description: `${contextDescription} Immutable.`, examples: ['loan-application'] },
     code: { type: 'string', pattern: CODE_PATTERN, description: `${codeDescription} Immutable.`, examples: ['AMOUNT_LIMIT'] },
-    ...contentProperties,
+    ...ruleContentProperties,
   },
   examples: [ruleBodyExample],
 } as const;
@@ -110,7 +69,7 @@ export const updateRuleBodySchema = {
   properties: {
     context: { type: 'string', description: 'May be sent, but must equal the rule\'s context.' },
     code: { type: 'string', description: 'May be sent, but must equal the rule\'s code.' },
-    ...contentProperties,
+    ...ruleContentProperties,
     version: { type: 'integer', minimum: 1, description: 'The version this edit is based on; a stale one is 409.', examples: [1] },
     ...serverManagedProperties,
   },
@@ -126,7 +85,7 @@ export const testRuleSchema = {
   properties: {
     context: { type: 'string', pattern: CONTEXT_PATTERN, description: contextDescription },
     code: { type: 'string', pattern: CODE_PATTERN, description: codeDescription },
-    ...contentProperties,
+    ...ruleContentProperties,
     version: ignoredOnInput,
     ...serverManagedProperties,
   },
@@ -161,8 +120,8 @@ export const listRulesQuerySchema = {
  * `type: object` would let fast-json-stringify drop its keys).
  */
 const contentResponseProperties = {
-  ...contentProperties,
-  schema: { description: contentProperties.schema.description, examples: contentProperties.schema.examples },
+  ...ruleContentProperties,
+  schema: { description: ruleContentProperties.schema.description, examples: ruleContentProperties.schema.examples },
 } as const;
 
 // Timestamps are ISO-8601 strings. No `format: date-time`: fast-json-stringify
