@@ -11,6 +11,9 @@
  */
 import { CODE_PATTERN, MAX_TAG_LENGTH, ruleContentProperties } from '../../../compiler/rule-schema.ts';
 
+/** The tag bounds, for callers that check tags outside the schema. */
+export { MAX_TAG_LENGTH, MAX_TAGS } from '../../../compiler/rule-schema.ts';
+
 /** Context names: 1-100 chars of `[A-Za-z0-9_.:-]`, starting with a letter or digit. */
 export const CONTEXT_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$';
 
