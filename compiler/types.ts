@@ -1,41 +1,12 @@
 /**
  * Public types of the rule compiler. The compiler is pure: rules in,
  * JavaScript out. Nothing here performs I/O or imports from `src/`.
- *
- * Contract: ../shared/spec/product.md sections 2 and 3.
  */
 
-export type Severity = 'Error' | 'Warning' | 'Info';
-
-/**
- * The content of one rule as the compiler sees it (the rule resource of
- * product.md section 2 without server-managed fields). Optional fields take
- * the defaults of section 2 when omitted.
- */
-export interface RuleDefinition {
-  code: string;
-  name: string;
-  severity?: Severity;
-  /** Default: the rule's code. */
-  errorCode?: string;
-  /** Path grammar of product.md 2.4. */
-  fieldPath?: string;
-  required?: boolean;
-  /** Rule-language expression that must be exactly `true` to pass. */
-  expression?: string;
-  /** JSON Schema (draft 2020-12) applied to the value at fieldPath or the payload. */
-  schema?: Record<string, unknown> | boolean;
-  /** Precondition expression; the rule is skipped unless it is exactly `true`. */
-  when?: string;
-  /** Path of an array; the rule runs once per element. */
-  forEach?: string;
-  /** Failure message template with `{{ expression }}` placeholders. */
-  message?: string;
-  /** Reported as expectedValue; inferred (3.6) when undefined or null. */
-  expectedValue?: unknown;
-  priority?: number;
-  enabled?: boolean;
-}
+// A rule's content and what the compiler takes of it are derived from one
+// schema (rule-schema.ts).
+export type { RuleDefinition, Severity } from './rule-schema.ts';
+import type { Severity } from './rule-schema.ts';
 
 /** One failure record, keys in the order of the interface's section 2.1. */
 export interface FailureRecord {

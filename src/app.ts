@@ -35,6 +35,7 @@ import { contextsRoutes } from './routes/contexts.ts';
 import { healthRoutes } from './routes/health.ts';
 import { ruleTestRoutes } from './routes/rule-test.ts';
 import { rulesRoutes } from './routes/rules.ts';
+import { registerSharedSchemas } from './routes/schemas/shared-schemas.ts';
 import { validationRoutes } from './routes/validation.ts';
 import { installValidationFastLane, type FastLaneStats } from './routes/validation-fast-lane.ts';
 import type { Storage } from './storage/types.ts';
@@ -172,6 +173,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   registerAuth(app, { cache: keyCache, lastUsed });
   const rateLimiter = registerRateLimit(app, { config, tenants: storage.tenants, observer: metrics.rateLimit });
   registerMetrics(app, metrics);
+  registerSharedSchemas(app);
   await registerOpenApi(app);
 
   await app.register(healthRoutes, { deps });

@@ -5,6 +5,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { InstanceMetrics } from '../cluster/cluster-metrics.ts';
 import { ProblemError } from '../errors.ts';
+import { operation } from '../openapi/operation.ts';
 import type { ServiceMetrics } from './service-metrics.ts';
 
 /**
@@ -20,14 +21,18 @@ export const metricsRoutes: FastifyPluginAsync<{
 }> = async (app, { metrics, instance }) => {
   app.get('/metrics', {
     schema: {
-      summary: 'Prometheus metrics',
-      description: 'Request latency by route and status, validations, validator cache and compile figures, rate-limit refusals, process metrics.',
-      tags: ['operations'],
-      response: {
-        200: {
-          description: 'Prometheus text exposition format 0.0.4; with WORKERS > 1, every worker\'s figures added up',
-          content: { 'text/plain': { schema: { type: 'string' } } },
+      ...operation({
+        id: 'getMetrics',
+        tag: 'Metrics',
+        summary: 'Prometheus metrics',
+        description: 'Request latency by route and status, validations, validator cache and compile figures, rate-limit refusals, process metrics.',
+        answers: {
+          200: 'Prometheus text exposition format 0.0.4; with WORKERS > 1, every worker\'s figures added up.',
+          503: 'With WORKERS > 1: the workers\' figures could not be collected.',
         },
+      }),
+      response: {
+        200: { content: { 'text/plain': { schema: { type: 'string', description: 'Prometheus text.' } } } },
       },
     },
   }, async (_request, reply) => {

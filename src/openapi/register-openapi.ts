@@ -5,74 +5,78 @@
  * /docs. No authentication, like /health and /metrics.
  *
  * Register it before any route: @fastify/swagger learns routes from an
- * onRoute hook. The transform adds to every /api/v1 operation what no route
- * schema states: the two-header security requirement, its tag, and the
- * problem+json answers every such operation can give (400, 401, 429, and
- * the rest as `default`).
+ * onRoute hook. Shared schemas (routes/schemas/shared-schemas.ts) become
+ * components under their `$id`. The transform adds to each operation what
+ * its route schema does not state for Fastify: the description of each
+ * status (from the schema's `answers`, see operation.ts), the problem+json
+ * answers every operation of its kind can give, response headers, and the
+ * two-header security requirement of /api/v1.
  */
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 // A JSON import, not a file read: the bundle (src/build) carries the version inside it.
 import packageJson from '../../package.json' with { type: 'json' };
 import { AUTHENTICATED_PREFIX } from '../auth/auth-hook.ts';
+import { RULE_KEYS_ALWAYS_PRESENT, RULE_VERSION_KEYS_ALWAYS_PRESENT } from '../routes/schemas/rule-schemas.ts';
+import { sharedRef, type SharedSchemaId } from '../routes/schemas/shared-schemas.ts';
+import { OPERATION_TAGS, type StatusDescriptions } from './operation.ts';
 
 /** Where the interactive docs live; the document is at `${DOCS_PREFIX}/json`. */
 export const DOCS_PREFIX = '/docs';
 
 const { version } = packageJson;
 
-/** RFC 9457 body of every error (src/errors.ts). */
-const problemSchema = {
-  type: 'object',
-  required: ['type', 'title', 'status', 'detail', 'code', 'requestId'],
-  properties: {
-    type: { type: 'string' },
-    title: { type: 'string' },
-    status: { type: 'integer' },
-    detail: { type: 'string' },
-    code: { type: 'string', description: 'Stable upper-case error code, e.g. INVALID_BODY, RATE_LIMITED.' },
-    requestId: { type: 'string', description: 'Also in the service logs.' },
-    errors: {
-      type: 'array',
-      items: {
-        type: 'object',
-        required: ['path', 'message'],
-        properties: { path: { type: 'string' }, message: { type: 'string' } },
-      },
-    },
-  },
-} as const;
+const integerHeader = (description: string) => ({ type: 'integer', description }) as const;
 
-const problemContent = { 'application/problem+json': { schema: problemSchema } };
-const integerHeader = (description: string) => ({ description, schema: { type: 'integer' } });
-const rateLimitHeaders = {
+/** Headers of every /api/v1 answer that went through the rate limit. */
+const RATE_LIMIT_HEADERS = {
   'RateLimit-Limit': integerHeader('Requests allowed per window for this tenant (or client address).'),
   'RateLimit-Remaining': integerHeader('Requests left in the current window.'),
   'RateLimit-Reset': integerHeader('Seconds until the window resets.'),
 };
 
-/** Added to every /api/v1 operation. */
-const apiResponses = {
-  400: {
-    description: 'Invalid request body, parameters or headers; `errors` lists each body problem with its path.',
-    content: problemContent,
-  },
-  401: { description: 'Missing, unknown or revoked key, or a tenant that is not the key\'s.', content: problemContent },
-  429: {
-    description: 'Rate limit exceeded: the tenant\'s budget, or the client address\'s for unauthenticated requests.',
-    headers: { 'Retry-After': integerHeader('Whole seconds to wait, at least 1.'), ...rateLimitHeaders },
-    content: problemContent,
-  },
-  default: { description: 'Any other error, as application/problem+json.', content: problemContent },
+const retryAfter = (description: string) => ({ 'Retry-After': integerHeader(description) });
+
+/** Errors every /api/v1 operation can answer, and what they mean in general. */
+const API_PROBLEMS: StatusDescriptions = {
+  400: 'The request is invalid: its body, query or parameters (`errors` lists each problem with its path), or its URL.',
+  401: 'X-Api-Key is missing, unknown or revoked, or X-Tenant-Id is not its tenant; the answer is the same in every case.',
+  429: 'Over the rate limit: the tenant\'s budget, or the client address\'s for requests that are not authenticated.',
+  500: 'An unexpected error; it was logged, and the answer carries none of its details.',
+  503: 'The database is unavailable; retry after Retry-After seconds.',
 };
 
-const TAGS: Array<{ prefix: string; name: string; description: string }> = [
-  { prefix: '/api/v1/validation/', name: 'validation', description: 'The three validation operations.' },
-  { prefix: '/api/v1/rules', name: 'rules', description: 'Rule lifecycle (admin keys).' },
-  { prefix: '/api/v1/contexts', name: 'contexts', description: 'Contexts: publish, rollback, recompile, generated code (admin keys).' },
-  { prefix: '/api/v1/api-keys', name: 'api-keys', description: 'API keys of the tenant (admin keys).' },
-];
+/** Errors of operations that take a body. */
+const BODY_PROBLEMS: StatusDescriptions = {
+  413: 'The body is larger than the limit (MAX_BODY_BYTES).',
+  415: 'The body is not sent as Content-Type: application/json, or is compressed.',
+};
+
+const ADMIN_PROBLEMS: StatusDescriptions = {
+  403: 'The key is a validator key; this operation needs an admin key.',
+};
+
+/** Errors any route can answer. */
+const ANY_PROBLEMS: StatusDescriptions = {
+  500: API_PROBLEMS[500]!,
+};
+
+/** Headers of problem answers, by status. */
+const PROBLEM_HEADERS: Readonly<Record<number, object>> = {
+  429: { ...retryAfter('Whole seconds to wait, at least 1.'), ...RATE_LIMIT_HEADERS },
+  503: retryAfter('Whole seconds to wait.'),
+};
+
+/**
+ * Keys every instance of a component has, which its schema cannot say:
+ * fast-json-stringify writes required keys first, and these resources list
+ * their keys in their own order.
+ */
+const DOCUMENTED_REQUIRED: Partial<Record<SharedSchemaId, readonly string[]>> = {
+  Rule: RULE_KEYS_ALWAYS_PRESENT,
+  RuleVersion: RULE_VERSION_KEYS_ALWAYS_PRESENT,
+};
 
 /**
  * Registers @fastify/swagger and @fastify/swagger-ui.
@@ -98,34 +102,64 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
           tenantId: { type: 'apiKey', in: 'header', name: 'X-Tenant-Id', description: 'The tenant of the key.' },
         },
       },
-      tags: [
-        ...TAGS.map(({ name, description }) => ({ name, description })),
-        { name: 'operations', description: 'Health, metrics; no authentication.' },
-      ],
+      tags: OPERATION_TAGS.map(({ name, description }) => ({ name, description })),
     },
-    transform: ({ schema, url }) => {
-      const base = (schema ?? {}) as Record<string, unknown>;
-      if (!isApiPath(url)) {
-        return { schema: { tags: ['operations'], ...base } as typeof schema, url };
+    // Components are named after the shared schemas' `$id`s (the default is def-0, def-1...).
+    refResolver: {
+      buildLocalReference: (json, _baseUri, _fragment, i) => (typeof json.$id === 'string' ? json.$id : `def-${i}`),
+    },
+    transform: ({ schema, url, route }) => ({ schema: documentedSchema(schema, url, route) as typeof schema, url }),
+    transformObject: (documentObject) => {
+      if (!('openapiObject' in documentObject)) return documentObject.swaggerObject;
+      const { openapiObject } = documentObject;
+      const schemas = (openapiObject.components?.schemas ?? {}) as Record<string, { required?: string[] }>;
+      for (const [id, required] of Object.entries(DOCUMENTED_REQUIRED)) {
+        if (schemas[id] !== undefined) schemas[id].required = [...required];
       }
-      const tag = TAGS.find((candidate) => url.startsWith(candidate.prefix))?.name;
-      const transformed = {
-        ...(tag === undefined ? {} : { tags: [tag] }),
-        ...base,
-        security: [{ apiKey: [], tenantId: [] }],
-        response: { ...apiResponses, ...(base.response as object | undefined) },
-      };
-      return { schema: transformed as unknown as typeof schema, url };
+      return openapiObject;
     },
   });
   await app.register(swaggerUi, {
     routePrefix: DOCS_PREFIX,
     staticCSP: true,
-    // The service speaks plain HTTP behind a TLS-ending load balancer (product.md 1). Opened directly at
+    // The service speaks plain HTTP behind a TLS-ending load balancer. Opened directly at
     // http://<address>:3000/docs, `upgrade-insecure-requests` sent the page's scripts to https, where
     // nothing answers, and left it blank; the rest of the policy stays.
     transformStaticCSP: (header) => header.replace(/\s*upgrade-insecure-requests;?/, ''),
   });
+}
+
+/** The route schema as the document shows it: every status it answers, described, with its body and headers. */
+function documentedSchema(schema: FastifySchema | undefined, url: string, route: RouteOptions): FastifySchema | undefined {
+  if (schema === undefined || schema.hide === true) return schema;
+  const { answers = {}, response = {}, ...operation } = schema;
+  const api = isApiPath(url);
+  const role = (route.config as { role?: string } | undefined)?.role ?? 'admin';
+  const problems: StatusDescriptions = api
+    ? {
+        ...API_PROBLEMS,
+        ...(role === 'admin' ? ADMIN_PROBLEMS : {}),
+        ...(operation.body === undefined ? {} : BODY_PROBLEMS),
+      }
+    : ANY_PROBLEMS;
+  const responses: Record<string, object> = {};
+  const statuses = new Set([...Object.keys(response as object), ...Object.keys(problems), ...Object.keys(answers)].map(Number));
+  for (const status of [...statuses].sort((a, b) => a - b)) {
+    const description = answers[status] ?? problems[status] ?? `HTTP ${status}.`;
+    const body = (response as Record<number, object>)[status];
+    responses[status] = body === undefined
+      ? problemResponse(status, description)
+      : { ...body, description, ...(api && status < 300 ? { headers: RATE_LIMIT_HEADERS } : {}) };
+  }
+  return { ...operation, ...(api ? { security: [{ apiKey: [], tenantId: [] }] } : {}), response: responses };
+}
+
+function problemResponse(status: number, description: string): object {
+  return {
+    description,
+    ...(PROBLEM_HEADERS[status] === undefined ? {} : { headers: PROBLEM_HEADERS[status] }),
+    content: { 'application/problem+json': { schema: sharedRef('Problem') } },
+  };
 }
 
 function isApiPath(url: string): boolean {

@@ -7,12 +7,10 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppDeps } from '../app-deps.ts';
 import type { Role } from '../storage/types.ts';
+import { operation } from '../openapi/operation.ts';
 import { idParamsSchema, isUuid, notFound, tenantOf } from './schemas/route-helpers.ts';
-import {
-  apiKeyListResponseSchema,
-  createApiKeyBodySchema,
-  createdApiKeyResponseSchema,
-} from './schemas/api-key-schemas.ts';
+import { createApiKeyBodySchema } from './schemas/api-key-schemas.ts';
+import { sharedRef } from './schemas/shared-schemas.ts';
 
 const adminOnly = { role: 'admin' } as const;
 
@@ -28,7 +26,17 @@ export const apiKeysRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, 
 
   app.post<{ Body: { name: string; role: Role } }>('/api-keys', {
     config: adminOnly,
-    schema: { body: createApiKeyBodySchema, response: { 201: createdApiKeyResponseSchema } },
+    schema: {
+      ...operation({
+        id: 'createApiKey',
+        tag: 'API keys',
+        summary: 'Create an API key',
+        description: 'Creates a key of the tenant. Its secret is in this answer only: the service keeps a hash.',
+        answers: { 201: 'The new key, with its secret.' },
+      }),
+      body: createApiKeyBodySchema,
+      response: { 201: sharedRef('CreatedApiKey') },
+    },
   }, async (request, reply) => {
     const { record, key } = await keys.create(tenantOf(request), request.body.name, request.body.role);
     return reply.code(201).send({
@@ -42,12 +50,35 @@ export const apiKeysRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, 
 
   app.get('/api-keys', {
     config: adminOnly,
-    schema: { response: { 200: apiKeyListResponseSchema } },
+    schema: {
+      ...operation({
+        id: 'listApiKeys',
+        tag: 'API keys',
+        summary: 'List API keys',
+        description: 'Every key of the tenant, without secrets; revoked ones with revokedAt.',
+        answers: { 200: 'The keys.' },
+      }),
+      response: { 200: sharedRef('ApiKeyList') },
+    },
   }, async (request) => ({ items: await storage.apiKeys.list(tenantOf(request)) }));
 
   app.delete<{ Params: { id: string } }>('/api-keys/:id', {
     config: adminOnly,
-    schema: { params: idParamsSchema, response: { 204: { type: 'null' } } },
+    schema: {
+      ...operation({
+        id: 'revokeApiKey',
+        tag: 'API keys',
+        summary: 'Revoke an API key',
+        description: 'Revokes the key, effective at once. Revoking a revoked key changes nothing.',
+        answers: {
+          204: 'Revoked.',
+          404: 'No key with this id in the tenant.',
+          409: 'It is the tenant\'s last active admin key.',
+        },
+      }),
+      params: idParamsSchema,
+      response: { 204: { type: 'null' } },
+    },
   }, async (request, reply) => {
     if (!isUuid(request.params.id)) throw notFound('API key');
     await keys.revoke(tenantOf(request), request.params.id);

@@ -17,21 +17,22 @@ import { ProblemError } from '../errors.ts';
 import { NotFoundError } from '../storage/types.ts';
 import { contextNotFound, tenantOf } from './schemas/route-helpers.ts';
 import { CONTEXT_REGEX } from './schemas/rule-schemas.ts';
+import { operation } from '../openapi/operation.ts';
 import {
-  contextListResponseSchema,
   contextParamsSchema,
-  publishResultResponseSchema,
-  recompileResponseSchema,
   rollbackBodySchema,
   validatorQuerySchema,
   validatorSourceResponseSchema,
 } from './schemas/context-schemas.ts';
+import { sharedRef } from './schemas/shared-schemas.ts';
 
 interface ContextParams {
   context: string;
 }
 
 const adminOnly = { role: 'admin' } as const;
+
+const NOT_PUBLISHED = 'The context has no published ruleset (CONTEXT_NOT_FOUND).';
 
 /**
  * Registers the /contexts routes. Mounted by buildApp under /api/v1 with
@@ -55,7 +56,22 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
 
   app.post<{ Params: ContextParams }>('/contexts/:context/publish', {
     config: adminOnly,
-    schema: { params: contextParamsSchema, response: { 200: publishResultResponseSchema } },
+    schema: {
+      ...operation({
+        id: 'publishContext',
+        tag: 'Contexts',
+        summary: 'Publish every draft of a context',
+        description: 'Makes the latest version of every draft rule of the context live, in one transaction, as one new ruleset version. '
+          + 'The new validator is compiled before the call answers. With no drafts, nothing changes.',
+        answers: {
+          200: 'What was published; `published` is empty and the version unchanged when there were no drafts.',
+          404: 'The context has no rules (CONTEXT_NOT_FOUND).',
+          409: 'The ruleset would be over a limit (LIMIT_EXCEEDED).',
+        },
+      }),
+      params: contextParamsSchema,
+      response: { 200: sharedRef('PublishResult') },
+    },
   }, async (request) => {
     const tenantId = tenantOf(request);
     const context = contextOf(request.params);
@@ -71,7 +87,23 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
 
   app.post<{ Params: ContextParams; Body: { rulesetVersion: number } }>('/contexts/:context/rollback', {
     config: adminOnly,
-    schema: { params: contextParamsSchema, body: rollbackBodySchema, response: { 200: publishResultResponseSchema } },
+    schema: {
+      ...operation({
+        id: 'rollbackContext',
+        tag: 'Contexts',
+        summary: 'Roll a context back to an earlier ruleset version',
+        description: 'Makes what was live at an earlier ruleset version live again, as a new ruleset version: each rule whose live content differs '
+          + 'gets a new version copying that content; rules archived since are revived, rules absent then are archived.',
+        answers: {
+          200: 'What was published by the rollback.',
+          404: 'The context has no such ruleset version (NOT_FOUND or CONTEXT_NOT_FOUND).',
+          409: 'The version is the current one, or a revived rule\'s code is taken by another live rule (CONFLICT); or the context would be over a limit (LIMIT_EXCEEDED).',
+        },
+      }),
+      params: contextParamsSchema,
+      body: rollbackBodySchema,
+      response: { 200: sharedRef('PublishResult') },
+    },
   }, async (request) => {
     const tenantId = tenantOf(request);
     const context = contextOf(request.params);
@@ -83,7 +115,16 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
 
   app.get('/contexts', {
     config: adminOnly,
-    schema: { response: { 200: contextListResponseSchema } },
+    schema: {
+      ...operation({
+        id: 'listContexts',
+        tag: 'Contexts',
+        summary: 'List contexts',
+        description: 'The tenant\'s contexts, with their live ruleset version, their rules by status and the compiled validator this process holds.',
+        answers: { 200: 'The contexts.' },
+      }),
+      response: { 200: sharedRef('ContextList') },
+    },
   }, async (request) => {
     const tenantId = tenantOf(request);
     const summaries = await storage.rules.contexts(tenantId);
@@ -105,7 +146,21 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
 
   app.post<{ Params: ContextParams }>('/contexts/:context/recompile', {
     config: adminOnly,
-    schema: { params: contextParamsSchema, response: { 200: recompileResponseSchema } },
+    schema: {
+      ...operation({
+        id: 'recompileContext',
+        tag: 'Contexts',
+        summary: 'Recompile a context\'s validator',
+        description: 'Rebuilds the validator of the live ruleset from the database now, and caches it.',
+        answers: {
+          200: 'The rebuilt validator.',
+          404: NOT_PUBLISHED,
+          409: 'The ruleset is over a limit (LIMIT_EXCEEDED).',
+        },
+      }),
+      params: contextParamsSchema,
+      response: { 200: sharedRef('RecompileResult') },
+    },
   }, async (request) => {
     const tenantId = tenantOf(request);
     const context = contextOf(request.params);
@@ -121,7 +176,19 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
 
   app.get<{ Params: ContextParams; Querystring: { format?: 'source' | 'module' } }>('/contexts/:context/validator', {
     config: adminOnly,
-    schema: { params: contextParamsSchema, querystring: validatorQuerySchema, response: { 200: validatorSourceResponseSchema } },
+    schema: {
+      ...operation({
+        id: 'getContextValidator',
+        tag: 'Contexts',
+        summary: 'Read the generated validator',
+        description: 'The JavaScript generated for the live ruleset. With `format=module`, a self-contained ES module (no imports) exporting '
+          + '`validate(payload)`, which returns what a single validation answers, less executionTimeMs; it runs in Node and in browsers.',
+        answers: { 200: 'The JavaScript source.', 404: NOT_PUBLISHED },
+      }),
+      params: contextParamsSchema,
+      querystring: validatorQuerySchema,
+      response: { 200: validatorSourceResponseSchema },
+    },
   }, async (request, reply) => {
     const tenantId = tenantOf(request);
     const context = contextOf(request.params);

@@ -6,12 +6,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppDeps } from '../app-deps.ts';
 import { sendProblem, unavailable } from '../http/error-handler.ts';
-
-const statusSchema = {
-  type: 'object',
-  required: ['status'],
-  properties: { status: { type: 'string' } },
-} as const;
+import { operation } from '../openapi/operation.ts';
+import { sharedRef } from './schemas/shared-schemas.ts';
 
 /**
  * Registers GET /health/live and GET /health/ready.
@@ -20,9 +16,34 @@ const statusSchema = {
  * await app.register(healthRoutes, { deps });
  */
 export const healthRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
-  app.get('/health/live', { schema: { response: { 200: statusSchema } } }, async () => ({ status: 'ok' }));
+  app.get('/health/live', {
+    schema: {
+      ...operation({
+        id: 'getLiveness',
+        tag: 'Health',
+        summary: 'Liveness',
+        description: 'Answers while the process serves HTTP.',
+        answers: { 200: '`{ "status": "ok" }`.' },
+      }),
+      response: { 200: sharedRef('HealthStatus') },
+    },
+  }, async () => ({ status: 'ok' }));
 
-  app.get('/health/ready', { schema: { response: { 200: statusSchema } } }, async (request, reply) => {
+  app.get('/health/ready', {
+    schema: {
+      ...operation({
+        id: 'getReadiness',
+        tag: 'Health',
+        summary: 'Readiness',
+        description: 'Ready when the database answers (migrations ran before the server started listening).',
+        answers: {
+          200: '`{ "status": "ready" }`.',
+          503: 'The database does not answer.',
+        },
+      }),
+      response: { 200: sharedRef('HealthStatus') },
+    },
+  }, async (request, reply) => {
     if (await deps.storage.ping()) return { status: 'ready' };
     return sendProblem(request, reply, unavailable());
   });

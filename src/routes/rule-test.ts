@@ -7,20 +7,21 @@
  * validation sees.
  */
 import type { FastifyPluginAsync } from 'fastify';
+import { toRuleDefinition } from '../../compiler/rule-schema.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { ProblemError } from '../errors.ts';
 import { checkPayload, sizeOf, type PayloadSize } from '../http/payload-guard.ts';
 import { assertStorableText } from '../http/storable-text.ts';
 import type { LiveRuleset } from '../storage/types.ts';
 import { assertRuleCompiles, describeCompileError } from '../rules/check-rule-content.ts';
-import { toRuleDefinition } from '../rules/to-rule-definition.ts';
 import { assertAnswerFits } from '../validators/answer-size.ts';
 import { evaluateBounded } from '../validators/bounded-evaluation.ts';
 import { costProfileOf, estimateCost } from '../validators/evaluation-cost.ts';
 import { contextNotFound, tenantOf } from './schemas/route-helpers.ts';
 import { toRuleContent, type TestRuleBody } from './schemas/rule-body.ts';
 import { ruleTestBodySchema } from './schemas/rule-test-schemas.ts';
-import { singleResultResponseSchema } from './schemas/result-schemas.ts';
+import { operation } from '../openapi/operation.ts';
+import { sharedRef } from './schemas/shared-schemas.ts';
 import { SingleAnswer } from './validation-answers.ts';
 
 interface RuleTestBody {
@@ -68,7 +69,23 @@ export const ruleTestRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
 
   app.post<{ Body: RuleTestBody }>('/rules/test', {
     config: { role: 'admin' },
-    schema: { body: ruleTestBodySchema, response: { 200: singleResultResponseSchema } },
+    schema: {
+      ...operation({
+        id: 'testRule',
+        tag: 'Rules',
+        summary: 'Test a rule or a context on a payload',
+        description: 'Evaluates a payload without storing anything. `{ rule, payload }`: the rule is checked as a save would check it '
+          + '(code uniqueness aside) and evaluated alone. `{ context, payload, draft }`: the context\'s live ruleset (`draft: false`, '
+          + 'the default), or the ruleset a context publish would make live (`draft: true`).',
+        answers: {
+          200: 'The result, as a single validation answers it.',
+          404: 'The context has no published ruleset (or, with `draft: true`, no rules) (CONTEXT_NOT_FOUND).',
+          409: 'The context\'s ruleset is over a limit (LIMIT_EXCEEDED).',
+        },
+      }),
+      body: ruleTestBodySchema,
+      response: { 200: sharedRef('SingleResult') },
+    },
   }, async (request) => {
     const tenantId = tenantOf(request);
     const body = request.body;

@@ -14,16 +14,11 @@ import { ProblemError } from '../errors.ts';
 import type { ListRulesQuery, Rule, RuleStatus } from '../storage/types.ts';
 import { assertRuleCompiles } from '../rules/check-rule-content.ts';
 import { compileAhead } from '../validators/early-compile.ts';
+import { operation } from '../openapi/operation.ts';
 import { idParamsSchema, isUuid, notFound, tenantOf } from './schemas/route-helpers.ts';
 import { toRuleContent, type CreateRuleBody, type UpdateRuleBody } from './schemas/rule-body.ts';
-import {
-  createRuleBodySchema,
-  listRulesQuerySchema,
-  ruleListResponseSchema,
-  ruleResponseSchema,
-  ruleVersionsResponseSchema,
-  updateRuleBodySchema,
-} from './schemas/rule-schemas.ts';
+import { createRuleBodySchema, listRulesQuerySchema, updateRuleBodySchema } from './schemas/rule-schemas.ts';
+import { sharedRef } from './schemas/shared-schemas.ts';
 
 /** Rules per page of GET /rules when `limit` is not given. */
 export const DEFAULT_PAGE_SIZE = 50;
@@ -43,6 +38,8 @@ interface ListQuery {
 }
 
 const adminOnly = { role: 'admin' } as const;
+
+const NO_SUCH_RULE = 'No rule with this id in the tenant.';
 
 /**
  * Registers the /rules routes. Mounted by buildApp under /api/v1 with
@@ -64,7 +61,21 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
 
   app.post<{ Body: CreateRuleBody }>('/rules', {
     config: adminOnly,
-    schema: { body: createRuleBodySchema, response: { 201: ruleResponseSchema } },
+    schema: {
+      ...operation({
+        id: 'createRule',
+        tag: 'Rules',
+        summary: 'Create a rule',
+        description: 'Creates a draft rule (version 1) in a context. The rule is compiled as it is saved: one that does not compile is '
+          + 'refused with 400 naming each field, with line and column for expressions and templates. It is evaluated once published.',
+        answers: {
+          201: 'The rule as stored: status draft, version 1.',
+          409: 'A rule of the context that is not archived has this code (CONFLICT), or the context has as many rules as it may have (LIMIT_EXCEEDED).',
+        },
+      }),
+      body: createRuleBodySchema,
+      response: { 201: sharedRef('Rule') },
+    },
   }, async (request, reply) => {
     const tenantId = tenantOf(request);
     const { context, code } = request.body;
@@ -76,7 +87,17 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
 
   app.get<{ Querystring: ListQuery }>('/rules', {
     config: adminOnly,
-    schema: { querystring: listRulesQuerySchema, response: { 200: ruleListResponseSchema } },
+    schema: {
+      ...operation({
+        id: 'listRules',
+        tag: 'Rules',
+        summary: 'List rules',
+        description: 'Rules of the tenant, by creation time then id, a page at a time; filter by context, status and tag.',
+        answers: { 200: 'A page of rules; nextCursor is null on the last page.' },
+      }),
+      querystring: listRulesQuerySchema,
+      response: { 200: sharedRef('RulePage') },
+    },
   }, async (request) => {
     const tenantId = tenantOf(request);
     const { context, status, tag, cursor } = request.query;
@@ -90,12 +111,39 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
 
   app.get<{ Params: IdParams }>('/rules/:id', {
     config: adminOnly,
-    schema: { params: idParamsSchema, response: { 200: ruleResponseSchema } },
+    schema: {
+      ...operation({
+        id: 'getRule',
+        tag: 'Rules',
+        summary: 'Read a rule',
+        description: 'The rule with its latest content, whatever its status.',
+        answers: { 200: 'The rule.', 404: NO_SUCH_RULE },
+      }),
+      params: idParamsSchema,
+      response: { 200: sharedRef('Rule') },
+    },
   }, async (request) => findRule(tenantOf(request), request.params.id));
 
   app.put<{ Params: IdParams; Body: UpdateRuleBody }>('/rules/:id', {
     config: adminOnly,
-    schema: { params: idParamsSchema, body: updateRuleBodySchema, response: { 200: ruleResponseSchema } },
+    schema: {
+      ...operation({
+        id: 'updateRule',
+        tag: 'Rules',
+        summary: 'Replace a rule\'s content',
+        description: 'Saves a new version of the rule\'s content, based on the version sent; it is compiled as on create. '
+          + 'A published rule stays live in its published version until the new one is published. '
+          + 'Server-managed fields may be sent and are ignored, so a rule read with GET can be edited and sent back.',
+        answers: {
+          200: 'The rule with its new version (status draft), or unchanged when the content is the same.',
+          404: NO_SUCH_RULE,
+          409: 'The version sent is not the latest (another edit came first), or the rule is archived.',
+        },
+      }),
+      params: idParamsSchema,
+      body: updateRuleBodySchema,
+      response: { 200: sharedRef('Rule') },
+    },
   }, async (request) => {
     const tenantId = tenantOf(request);
     const stored = await findRule(tenantId, request.params.id);
@@ -117,7 +165,18 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
 
   app.delete<{ Params: IdParams }>('/rules/:id', {
     config: adminOnly,
-    schema: { params: idParamsSchema, response: { 204: { type: 'null' } } },
+    schema: {
+      ...operation({
+        id: 'archiveRule',
+        tag: 'Rules',
+        summary: 'Archive a rule',
+        description: 'Archives the rule: it stops being evaluated at once (a live rule moves the context to a new ruleset version). '
+          + 'Archiving an archived rule changes nothing.',
+        answers: { 204: 'Archived.', 404: NO_SUCH_RULE },
+      }),
+      params: idParamsSchema,
+      response: { 204: { type: 'null' } },
+    },
   }, async (request, reply) => {
     const tenantId = tenantOf(request);
     if (!isUuid(request.params.id)) throw notFound('Rule');
@@ -128,7 +187,22 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
 
   app.post<{ Params: IdParams }>('/rules/:id/publish', {
     config: adminOnly,
-    schema: { params: idParamsSchema, response: { 200: ruleResponseSchema } },
+    schema: {
+      ...operation({
+        id: 'publishRule',
+        tag: 'Rules',
+        summary: 'Publish a rule',
+        description: 'Makes the rule\'s latest version live, as a new ruleset version of its context. '
+          + 'The new validator is compiled before the call answers, so the next validation uses it.',
+        answers: {
+          200: 'The rule, now published.',
+          404: NO_SUCH_RULE,
+          409: 'The latest version is already live, or the rule is archived (CONFLICT); or the context\'s ruleset would be over a limit (LIMIT_EXCEEDED).',
+        },
+      }),
+      params: idParamsSchema,
+      response: { 200: sharedRef('Rule') },
+    },
   }, async (request) => {
     const tenantId = tenantOf(request);
     if (!isUuid(request.params.id)) throw notFound('Rule');
@@ -139,7 +213,17 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
 
   app.get<{ Params: IdParams }>('/rules/:id/versions', {
     config: adminOnly,
-    schema: { params: idParamsSchema, response: { 200: ruleVersionsResponseSchema } },
+    schema: {
+      ...operation({
+        id: 'listRuleVersions',
+        tag: 'Rules',
+        summary: 'List a rule\'s versions',
+        description: 'Every saved version of the rule\'s content, newest first, with when each was last live.',
+        answers: { 200: 'The versions, newest first.', 404: NO_SUCH_RULE },
+      }),
+      params: idParamsSchema,
+      response: { 200: sharedRef('RuleVersionList') },
+    },
   }, async (request) => {
     const tenantId = tenantOf(request);
     const versions = isUuid(request.params.id) ? await storage.rules.versions(tenantId, request.params.id) : null;

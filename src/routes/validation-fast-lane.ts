@@ -56,6 +56,7 @@ import { assertAnswerFits } from '../validators/answer-size.ts';
 import { estimateCost, costProfileOf } from '../validators/evaluation-cost.ts';
 import { UNGUARDED_COST_LIMIT } from '../validators/evaluation-deadline.ts';
 import { singleResultResponseSchema } from './schemas/result-schemas.ts';
+import { SHARED_SCHEMAS_BY_ID } from './schemas/shared-schemas.ts';
 import { SingleAnswer } from './validation-answers.ts';
 import { SINGLE_VALIDATION_ROUTE, singleValidationBodySchema, type ValidateBody } from './validation.ts';
 
@@ -104,7 +105,9 @@ export function installValidationFastLane(app: FastifyInstance, options: FastLan
   const isValidBody = new Ajv({ allErrors: false, coerceTypes: false, useDefaults: false, removeAdditional: false })
     .compile<ValidateBody>(singleValidationBodySchema);
   // `as const` makes the schema's arrays readonly, which fast-json-stringify's types do not take.
-  const serialize = fastJsonStringify(singleResultResponseSchema as unknown as Schema);
+  const serialize = fastJsonStringify(singleResultResponseSchema as unknown as Schema, {
+    schema: SHARED_SCHEMAS_BY_ID as unknown as Record<string, Schema>,
+  });
   const recordRequest = metrics.requestRecorder('POST', FAST_LANE_URL);
 
   const listeners = app.server.listeners('request') as RequestListener[];

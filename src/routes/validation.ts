@@ -19,7 +19,8 @@ import { evaluateBounded, evaluateEachBounded } from '../validators/bounded-eval
 import { AnswerBudget, answerTooLarge, assertAnswerFits } from '../validators/answer-size.ts';
 import { tenantOf } from './schemas/route-helpers.ts';
 import { CONTEXT_PATTERN } from './schemas/rule-schemas.ts';
-import { batchResultResponseSchema, singleResultResponseSchema, transactionResultResponseSchema } from './schemas/result-schemas.ts';
+import { operation } from '../openapi/operation.ts';
+import { sharedRef } from './schemas/shared-schemas.ts';
 import { BatchAnswer, SingleAnswer, TransactionAnswer, type BatchItemResult, type ContextResult } from './validation-answers.ts';
 
 /** The single validation's body, as its schema admits it. */
@@ -39,9 +40,21 @@ interface TransactionBody {
   payload: Record<string, unknown>;
 }
 
-const contextSchema = { type: 'string', pattern: CONTEXT_PATTERN } as const;
-const payloadSchema = { type: 'object' } as const;
+const contextSchema = {
+  type: 'string',
+  pattern: CONTEXT_PATTERN,
+  description: 'A context with a published ruleset.',
+  examples: ['loan-application'],
+} as const;
+const payloadSchema = {
+  type: 'object',
+  description: 'The JSON object to validate: finite numbers only, at most MAX_PAYLOAD_DEPTH levels deep, no `__proto__` keys.',
+  examples: [{ amount: 60000, applicant: { income: 9000 } }],
+} as const;
 const idSchema = { type: 'string', minLength: 1, maxLength: 200 } as const;
+
+const CONTEXT_NOT_PUBLISHED = 'A context has no published ruleset (CONTEXT_NOT_FOUND); `errors` names where the request names it.';
+const BODY_LIMITS = 'Unknown top-level fields are ignored.';
 
 /** The single validation's path under the /api/v1 prefix. */
 export const SINGLE_VALIDATION_ROUTE = '/validation/validate';
@@ -49,8 +62,10 @@ export const SINGLE_VALIDATION_ROUTE = '/validation/validate';
 /** The single validation's body; the fast lane (validation-fast-lane.ts) checks bodies with it too. */
 export const singleValidationBodySchema = {
   type: 'object',
+  description: `A payload and the context whose rules it must satisfy. ${BODY_LIMITS}`,
   required: ['context', 'payload'],
   properties: { context: contextSchema, payload: payloadSchema },
+  examples: [{ context: 'loan-application', payload: { amount: 60000, applicant: { income: 9000 } } }],
 } as const;
 
 const validatorRole = { role: 'validator' } as const;
@@ -72,8 +87,16 @@ export const validationRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (ap
     // Requests the fast lane began and handed back arrive with their body already read.
     preParsing: replayBufferedBody,
     schema: {
+      ...operation({
+        id: 'validateSingle',
+        tag: 'Validation',
+        summary: 'Validate one payload',
+        description: 'Evaluates the published rules of a context against one payload. A payload that breaks rules is still a 200, '
+          + 'with isValid false and one failure record per failure.',
+        answers: { 200: 'The result.', 404: CONTEXT_NOT_PUBLISHED },
+      }),
       body: singleValidationBodySchema,
-      response: { 200: singleResultResponseSchema },
+      response: { 200: sharedRef('SingleResult') },
     },
   }, (request) => {
     // Not an async function: with the validator cached (the usual case) the
@@ -94,8 +117,17 @@ export const validationRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (ap
   app.post<{ Body: BatchBody }>('/validation/validate-batch', {
     config: validatorRole,
     schema: {
+      ...operation({
+        id: 'validateBatch',
+        tag: 'Validation',
+        summary: 'Validate a batch of payloads',
+        description: 'Evaluates the published rules of one context against each payload of a batch, at one ruleset version. '
+          + 'An invalid item (id or payload) makes the whole request 400, naming it (`items[3].payload`).',
+        answers: { 200: 'One result per item, in request order.', 404: CONTEXT_NOT_PUBLISHED },
+      }),
       body: {
         type: 'object',
+        description: `Payloads of one context, each with an id. ${BODY_LIMITS}`,
         required: ['context', 'items'],
         properties: {
           context: contextSchema,
@@ -103,15 +135,23 @@ export const validationRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (ap
             type: 'array',
             minItems: 1,
             maxItems: config.maxBatchItems,
+            description: `1 to ${config.maxBatchItems} items (MAX_BATCH_ITEMS).`,
             items: {
               type: 'object',
               required: ['id', 'payload'],
-              properties: { id: idSchema, payload: payloadSchema },
+              properties: {
+                id: { ...idSchema, description: 'Chosen by the caller, unique in the batch (1-200 characters); echoed in the result.', examples: ['order-1'] },
+                payload: payloadSchema,
+              },
             },
           },
         },
+        examples: [{
+          context: 'loan-application',
+          items: [{ id: 'order-1', payload: { amount: 1000 } }, { id: 'order-2', payload: { amount: 60000 } }],
+        }],
       },
-      response: { 200: batchResultResponseSchema },
+      response: { 200: sharedRef('BatchResult') },
     },
   }, (request) => {
     // Synchronous on a cache hit, like the single validation.
@@ -142,21 +182,36 @@ export const validationRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (ap
   app.post<{ Body: TransactionBody }>('/validation/validate-transaction', {
     config: validatorRole,
     schema: {
+      ...operation({
+        id: 'validateTransaction',
+        tag: 'Validation',
+        summary: 'Validate one payload against several contexts',
+        description: 'Evaluates one payload against the published rules of several contexts, all at one consistent set of ruleset '
+          + 'versions even while a publish runs. overallResult is Approved when every context is valid, else Rejected (still a 200).',
+        answers: {
+          200: 'One result per context, in request order.',
+          404: CONTEXT_NOT_PUBLISHED,
+          503: 'The database is unavailable, or the contexts are republished too quickly to take one consistent set; retry after Retry-After seconds.',
+        },
+      }),
       body: {
         type: 'object',
+        description: `A payload and the contexts whose rules it must satisfy. ${BODY_LIMITS}`,
         required: ['transactionId', 'contexts', 'payload'],
         properties: {
-          transactionId: idSchema,
+          transactionId: { ...idSchema, description: 'Chosen by the caller (1-200 characters); echoed in the result.', examples: ['tx-42'] },
           contexts: {
             type: 'array',
             minItems: 1,
             maxItems: config.maxTransactionContexts,
+            description: `1 to ${config.maxTransactionContexts} distinct contexts (MAX_TRANSACTION_CONTEXTS).`,
             items: contextSchema,
           },
           payload: payloadSchema,
         },
+        examples: [{ transactionId: 'tx-42', contexts: ['loan-application', 'kyc'], payload: { amount: 60000 } }],
       },
-      response: { 200: transactionResultResponseSchema },
+      response: { 200: sharedRef('TransactionResult') },
     },
   }, (request) => {
     // Synchronous when every context's validator is cached, like the others.

@@ -5,10 +5,10 @@
  * 400 INVALID_BODY, so a publish never meets a rule that cannot compile.
  */
 import { checkRule, positionOf } from '../../compiler/index.ts';
+import { toRuleDefinition } from '../../compiler/rule-schema.ts';
 import type { CompileError } from '../../compiler/types.ts';
 import { ProblemError, type FieldError } from '../errors.ts';
 import type { RuleContent } from '../storage/types.ts';
-import { toRuleDefinition } from './to-rule-definition.ts';
 import { jsonDepthExceeds } from './json-depth.ts';
 
 /** Deeper expected values could not be serialized back without risk; schemas have the same bound (2.5). */

@@ -8,7 +8,7 @@
  */
 import { sql, type Kysely } from 'kysely';
 import { notifyChange } from '../sync/change-notice.ts';
-import { toRuleDefinition } from './rule-content.ts';
+import { toRuleDefinition } from '../../compiler/rule-schema.ts';
 import type { DatabaseSchema, RulesetMember } from './schema.ts';
 import type { ContextRef, ContextVersion, LiveRuleset, RuleContent } from './types.ts';
 

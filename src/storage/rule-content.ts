@@ -1,47 +1,23 @@
 /**
- * The shape of stored rule content, and the two views built from it: the
- * API's Rule resource and the compiler's RuleDefinition.
+ * Stored rule content and the API's Rule resource built from a row. The
+ * content's fields and their order come from the rule's schema
+ * (compiler/rule-schema.ts); its compiled form, from toRuleDefinition there.
  */
-import type { RuleDefinition } from '../../compiler/types.ts';
-import type { Rule, RuleContent, RuleStatus } from './types.ts';
-
-const OPTIONAL_FIELDS = [
-  'description', 'errorCode', 'fieldPath', 'expression', 'schema', 'when', 'forEach', 'message', 'expectedValue',
-] as const;
+import { RULE_CONTENT_FIELDS, type RuleContent } from '../../compiler/rule-schema.ts';
+import type { Rule, RuleStatus } from './types.ts';
 
 /**
- * Content in the field order of product.md section 2, without undefined
+ * Content in the field order of the rule's schema, without undefined
  * fields, so what is stored (and echoed) does not depend on how the caller
  * built the object.
  */
 export function normalizeContent(content: RuleContent): RuleContent {
-  const out: Record<string, unknown> = {
-    name: content.name,
-    description: content.description,
-    severity: content.severity,
-    errorCode: content.errorCode,
-    fieldPath: content.fieldPath,
-    required: content.required,
-    expression: content.expression,
-    schema: content.schema,
-    when: content.when,
-    forEach: content.forEach,
-    message: content.message,
-    expectedValue: content.expectedValue,
-    priority: content.priority,
-    enabled: content.enabled,
-    tags: [...(content.tags ?? [])],
-  };
-  for (const field of OPTIONAL_FIELDS) {
-    if (out[field] === undefined) delete out[field];
+  const out: Record<string, unknown> = {};
+  for (const field of RULE_CONTENT_FIELDS) {
+    if (content[field] !== undefined) out[field] = content[field];
   }
-  return out as unknown as RuleContent;
-}
-
-/** What the rule looks like to the compiler: content plus code, without description and tags. */
-export function toRuleDefinition(code: string, content: RuleContent): RuleDefinition {
-  const { description: _description, tags: _tags, ...rest } = content;
-  return { code, ...rest };
+  out.tags = [...(content.tags ?? [])];
+  return out as RuleContent;
 }
 
 /** The columns of a rule row joined with its latest version's content. */

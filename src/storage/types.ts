@@ -5,29 +5,13 @@
  *
  * Lifecycle rules: ../shared/spec/product.md section 4.
  */
-import type { RuleDefinition, Severity } from '../../compiler/types.ts';
+import type { RuleContent, RuleDefinition } from '../../compiler/rule-schema.ts';
 
 export type RuleStatus = 'draft' | 'published' | 'archived';
 export type Role = 'admin' | 'validator';
 
-/** The editable content of a rule: what a version stores. */
-export interface RuleContent {
-  name: string;
-  description?: string;
-  severity: Severity;
-  errorCode?: string;
-  fieldPath?: string;
-  required: boolean;
-  expression?: string;
-  schema?: Record<string, unknown> | boolean;
-  when?: string;
-  forEach?: string;
-  message?: string;
-  expectedValue?: unknown;
-  priority: number;
-  enabled: boolean;
-  tags: string[];
-}
+/** The editable content of a rule, what a version stores: derived from the rule's schema. */
+export type { RuleContent };
 
 /** The rule resource of product.md section 2, as the API returns it. */
 export interface Rule extends RuleContent {

@@ -104,11 +104,12 @@ describe('the OpenAPI document', () => {
 
   it('describes the validation request and response from the route schemas', () => {
     const validate = document.paths['/api/v1/validation/validate'].post;
-    expect(validate.tags).toEqual(['validation']);
+    expect(validate.tags).toEqual(['Validation']);
     const body = validate.requestBody.content['application/json'].schema;
     expect(body.required).toEqual(['context', 'payload']);
     const ok = validate.responses['200'].content['application/json'].schema;
-    expect(ok.required).toEqual(['isValid', 'totalRulesEvaluated', 'failures', 'executionTimeMs']);
+    expect(ok).toEqual({ $ref: '#/components/schemas/SingleResult' });
+    expect(document.components.schemas.SingleResult.required).toEqual(['isValid', 'totalRulesEvaluated', 'failures', 'executionTimeMs']);
     expect(document.paths['/api/v1/rules/{id}'].get.parameters).toEqual(
       expect.arrayContaining([expect.objectContaining({ in: 'path', name: 'id', required: true })]),
     );

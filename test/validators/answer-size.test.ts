@@ -6,10 +6,13 @@ import fastJsonStringify, { type Schema } from 'fast-json-stringify';
 import { describe, expect, it } from 'vitest';
 import type { FailureRecord } from '../../compiler/types.ts';
 import { batchResultResponseSchema, singleResultResponseSchema } from '../../src/routes/schemas/result-schemas.ts';
+import { SHARED_SCHEMAS_BY_ID } from '../../src/routes/schemas/shared-schemas.ts';
 import { AnswerBudget } from '../../src/validators/answer-size.ts';
 
-const serializeSingle = fastJsonStringify(singleResultResponseSchema as unknown as Schema);
-const serializeBatch = fastJsonStringify(batchResultResponseSchema as unknown as Schema);
+// The schemas refer to the failure records' shared schemas, as the routes' serializers resolve them.
+const sharedSchemas = { schema: SHARED_SCHEMAS_BY_ID as unknown as Record<string, Schema> };
+const serializeSingle = fastJsonStringify(singleResultResponseSchema as unknown as Schema, sharedSchemas);
+const serializeBatch = fastJsonStringify(batchResultResponseSchema as unknown as Schema, sharedSchemas);
 
 const shared = { nested: [1, 2.5, -3e-7, true, null, 'text'], deeper: { a: { b: [{}, []] } } };
 

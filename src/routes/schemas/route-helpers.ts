@@ -15,7 +15,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const idParamsSchema = {
   type: 'object',
   required: ['id'],
-  properties: { id: { type: 'string' } },
+  properties: { id: { type: 'string', description: 'The id the server assigned; an id that is not the tenant\'s is 404.', examples: ['0f8d6c3e-8a47-4b8e-9a55-3b1c2d4e5f60'] } },
 } as const;
 
 /**

@@ -1,77 +1,46 @@
 /**
  * From request bodies to the domain: a rule body (already checked against
  * rule-schemas.ts) becomes the RuleContent storage keeps, with the defaults
- * of product.md section 2 applied.
+ * of the rule's schema (compiler/rule-schema.ts) applied. The body types
+ * are derived from the very schemas the routes validate with.
  */
-import type { Severity } from '../../../compiler/types.ts';
-import type { RuleContent } from '../../storage/types.ts';
-
-/** The content fields of a rule body as a client sends them. */
-export interface RuleContentBody {
-  name: string;
-  description?: string;
-  severity?: Severity;
-  errorCode?: string;
-  fieldPath?: string;
-  required?: boolean;
-  expression?: string;
-  schema?: Record<string, unknown>;
-  when?: string;
-  forEach?: string;
-  message?: string;
-  expectedValue?: unknown;
-  priority?: number;
-  enabled?: boolean;
-  tags?: string[];
-}
+import type { FromSchema } from 'json-schema-to-ts';
+import {
+  RULE_CONTENT_DEFAULTS,
+  RULE_CONTENT_FIELDS,
+  type RuleContent,
+  type RuleContentInput,
+} from '../../../compiler/rule-schema.ts';
+import type { createRuleBodySchema, testRuleSchema, updateRuleBodySchema } from './rule-schemas.ts';
 
 /** POST /rules. */
-export interface CreateRuleBody extends RuleContentBody {
-  context: string;
-  code: string;
-}
+export type CreateRuleBody = FromSchema<typeof createRuleBodySchema>;
 
 /** PUT /rules/{id}. Server-managed fields may be present; they are ignored. */
-export interface UpdateRuleBody extends RuleContentBody {
-  context?: string;
-  code?: string;
-  version: number;
-}
+export type UpdateRuleBody = FromSchema<typeof updateRuleBodySchema>;
 
 /** The rule of POST /rules/test. */
-export interface TestRuleBody extends RuleContentBody {
-  context?: string;
-  code: string;
-}
+export type TestRuleBody = FromSchema<typeof testRuleSchema>;
 
 /**
  * The content to store. Omitted optional fields take their defaults (a PUT
  * replaces the whole content, so leaving a field out resets it); absent
  * optional strings stay absent so that defaults derived from other fields
  * (`errorCode` from the code, `message` from the name) keep following them.
- * A null expectedValue means "none" (product.md 3.6 infers one then).
+ * A null expectedValue means "none" (one is inferred then), like an absent one.
  *
  * @example
  * toRuleContent({ name: 'Amount set', required: true, fieldPath: 'amount' });
  * // { name: 'Amount set', severity: 'Error', fieldPath: 'amount', required: true, priority: 0, enabled: true, tags: [] }
  */
-export function toRuleContent(body: RuleContentBody): RuleContent {
-  const content: RuleContent = {
-    name: body.name,
-    severity: body.severity ?? 'Error',
-    required: body.required ?? false,
-    priority: body.priority ?? 0,
-    enabled: body.enabled ?? true,
-    tags: body.tags ?? [],
-  };
-  if (body.description !== undefined) content.description = body.description;
-  if (body.errorCode !== undefined) content.errorCode = body.errorCode;
-  if (body.fieldPath !== undefined) content.fieldPath = body.fieldPath;
-  if (body.expression !== undefined) content.expression = body.expression;
-  if (body.schema !== undefined) content.schema = body.schema;
-  if (body.when !== undefined) content.when = body.when;
-  if (body.forEach !== undefined) content.forEach = body.forEach;
-  if (body.message !== undefined) content.message = body.message;
-  if (body.expectedValue !== undefined && body.expectedValue !== null) content.expectedValue = body.expectedValue;
-  return content;
+export function toRuleContent(body: RuleContentInput): RuleContent {
+  const defaults: Partial<Record<string, unknown>> = RULE_CONTENT_DEFAULTS;
+  const content: Record<string, unknown> = {};
+  for (const field of RULE_CONTENT_FIELDS) {
+    const value = body[field] ?? defaults[field];
+    if (value !== undefined) content[field] = value;
+  }
+  // A fresh array: the default one is shared.
+  content.tags = [...(body.tags ?? RULE_CONTENT_DEFAULTS.tags)];
+  return content as RuleContent;
 }

@@ -1,53 +1,29 @@
 /**
- * JSON Schemas of the rule resource (product.md section 2) for request
- * validation and response serialization. Request schemas are strict
+ * JSON Schemas of the rule resource for request validation and response
+ * serialization, built on the schema of a rule's content
+ * (compiler/rule-schema.ts). Request schemas are strict
  * (`additionalProperties: false`, no coercion in the app's ajv); response
- * schemas double as an output allow-list for fast-json-stringify, so a field
- * that is not listed here never leaves the server.
+ * schemas double as an output allow-list for fast-json-stringify, so a
+ * field that is not listed here never leaves the server.
+ *
+ * The response schemas are shared schemas (`$id`, registered by
+ * shared-schemas.ts) and so components of the OpenAPI document.
  */
+import { CODE_PATTERN, MAX_TAG_LENGTH, ruleContentProperties } from '../../../compiler/rule-schema.ts';
+
+/** The tag bounds, for callers that check tags outside the schema. */
+export { MAX_TAG_LENGTH, MAX_TAGS } from '../../../compiler/rule-schema.ts';
 
 /** Context names: 1-100 chars of `[A-Za-z0-9_.:-]`, starting with a letter or digit. */
 export const CONTEXT_PATTERN = '^[A-Za-z0-9][A-Za-z0-9_.:-]{0,99}$';
-/** Rule codes: 1-64 chars of `[A-Za-z0-9_.-]`. */
-export const CODE_PATTERN = '^[A-Za-z0-9_.-]{1,64}$';
 
 /** Compiled once for the checks handlers make outside JSON Schema (URL params). */
 export const CONTEXT_REGEX = new RegExp(CONTEXT_PATTERN);
 
-/** At most 20 tags per rule, each 1-50 chars (product.md 2). */
-export const MAX_TAGS = 20;
-export const MAX_TAG_LENGTH = 50;
+const contextDescription = 'The rule context: 1-100 characters of letters, digits, `_ . : -`, starting with a letter or digit.';
+const codeDescription = 'The rule\'s code, unique in its context among rules that are not archived: 1-64 characters of letters, digits, `_ . -`.';
 
-/**
- * Priorities are stored and compared as JavaScript numbers; 32-bit bounds
- * keep them exact everywhere (JSON, PostgreSQL, generated code).
- */
-const INT32 = { minimum: -2147483648, maximum: 2147483647 } as const;
-
-/** The editable content of a rule: what POST, PUT and POST /rules/test accept. */
-const contentProperties = {
-  name: { type: 'string', minLength: 1, maxLength: 200 },
-  description: { type: 'string', maxLength: 2000 },
-  severity: { type: 'string', enum: ['Error', 'Warning', 'Info'] },
-  errorCode: { type: 'string', maxLength: 100 },
-  fieldPath: { type: 'string' },
-  required: { type: 'boolean' },
-  // Length, grammar and position errors come from the compiler (checkRule),
-  // so that they name line and column; the schema only checks the type.
-  expression: { type: 'string' },
-  schema: { type: 'object' },
-  when: { type: 'string' },
-  forEach: { type: 'string' },
-  message: { type: 'string', maxLength: 2000 },
-  expectedValue: {},
-  priority: { type: 'integer', ...INT32 },
-  enabled: { type: 'boolean' },
-  tags: {
-    type: 'array',
-    maxItems: MAX_TAGS,
-    items: { type: 'string', minLength: 1, maxLength: MAX_TAG_LENGTH },
-  },
-} as const;
+const ignoredOnInput = { description: 'Managed by the server; accepted and ignored, so a rule read with GET can be sent back.' } as const;
 
 /**
  * Fields the server manages. PUT (and the rule of POST /rules/test) accept
@@ -55,50 +31,65 @@ const contentProperties = {
  * as is; POST /rules refuses them like any unknown field.
  */
 const serverManagedProperties = {
-  id: {},
-  status: {},
-  publishedVersion: {},
-  createdAt: {},
-  updatedAt: {},
-  publishedAt: {},
+  id: ignoredOnInput,
+  status: ignoredOnInput,
+  publishedVersion: ignoredOnInput,
+  createdAt: ignoredOnInput,
+  updatedAt: ignoredOnInput,
+  publishedAt: ignoredOnInput,
+} as const;
+
+const ruleBodyExample = {
+  context: 'loan-application',
+  code: 'AMOUNT_LIMIT',
+  name: 'Loan amount limit',
+  fieldPath: 'amount',
+  expression: 'amount <= 50000',
+  message: 'Amount {{ $value }} exceeds the limit of {{ $expected }}',
+  priority: 2,
 } as const;
 
 /** POST /rules. */
 export const createRuleBodySchema = {
   type: 'object',
+  description: 'A new rule. It needs at least one of expression, schema or required: true, and must compile.',
   required: ['context', 'code', 'name'],
   additionalProperties: false,
   properties: {
-    context: { type: 'string', pattern: CONTEXT_PATTERN },
-    code: { type: 'string', pattern: CODE_PATTERN },
-    ...contentProperties,
+    context: { type: 'string', pattern: CONTEXT_PATTERN, description: `${contextDescription} Immutable.`, examples: ['loan-application'] },
+    code: { type: 'string', pattern: CODE_PATTERN, description: `${codeDescription} Immutable.`, examples: ['AMOUNT_LIMIT'] },
+    ...ruleContentProperties,
   },
+  examples: [ruleBodyExample],
 } as const;
 
 /** PUT /rules/{id}: the content plus the version it was based on. */
 export const updateRuleBodySchema = {
   type: 'object',
+  description: 'The rule\'s whole new content: omitted optional fields return to their defaults.',
   required: ['name', 'version'],
   additionalProperties: false,
   properties: {
-    context: { type: 'string' },
-    code: { type: 'string' },
-    ...contentProperties,
-    version: { type: 'integer', minimum: 1 },
+    context: { type: 'string', description: 'May be sent, but must equal the rule\'s context.' },
+    code: { type: 'string', description: 'May be sent, but must equal the rule\'s code.' },
+    ...ruleContentProperties,
+    version: { type: 'integer', minimum: 1, description: 'The version this edit is based on; a stale one is 409.', examples: [1] },
     ...serverManagedProperties,
   },
+  examples: [{ ...ruleBodyExample, expression: 'amount <= 60000', version: 1 }],
 } as const;
 
 /** The `rule` of POST /rules/test: a create body whose context is optional. */
 export const testRuleSchema = {
   type: 'object',
+  description: 'A rule as it would be saved (code uniqueness is not checked); context is optional.',
   required: ['code', 'name'],
   additionalProperties: false,
   properties: {
-    context: { type: 'string', pattern: CONTEXT_PATTERN },
-    code: { type: 'string', pattern: CODE_PATTERN },
-    ...contentProperties,
-    version: {},
+    context: { type: 'string', pattern: CONTEXT_PATTERN, description: contextDescription },
+    code: { type: 'string', pattern: CODE_PATTERN, description: codeDescription },
+    ...ruleContentProperties,
+    version: ignoredOnInput,
     ...serverManagedProperties,
   },
 } as const;
@@ -108,80 +99,139 @@ export const listRulesQuerySchema = {
   type: 'object',
   additionalProperties: false,
   properties: {
-    context: { type: 'string', pattern: CONTEXT_PATTERN },
-    status: { type: 'string', enum: ['draft', 'published', 'archived', 'all'] },
-    tag: { type: 'string', minLength: 1, maxLength: MAX_TAG_LENGTH },
-    limit: { type: 'string', pattern: '^[0-9]{1,9}$' },
-    cursor: { type: 'string', minLength: 1, maxLength: 512, pattern: '^[A-Za-z0-9_-]+$' },
-  },
-} as const;
-
-/** Response properties of the content, in the order of product.md's table. */
-const contentResponseProperties = {
-  name: { type: 'string' },
-  description: { type: 'string' },
-  severity: { type: 'string' },
-  errorCode: { type: 'string' },
-  fieldPath: { type: 'string' },
-  required: { type: 'boolean' },
-  expression: { type: 'string' },
-  schema: {},
-  when: { type: 'string' },
-  forEach: { type: 'string' },
-  message: { type: 'string' },
-  expectedValue: {},
-  priority: { type: 'integer' },
-  enabled: { type: 'boolean' },
-  tags: { type: 'array', items: { type: 'string' } },
-} as const;
-
-const nullableString = { type: ['string', 'null'] } as const;
-
-/** The rule resource as every rule route answers it, keys in the order of product.md's table. */
-export const ruleResponseSchema = {
-  type: 'object',
-  // No `required` list: fast-json-stringify writes required keys first,
-  // and the resource reads best in the order of product.md's table.
-  properties: {
-    id: { type: 'string' },
-    context: { type: 'string' },
-    code: { type: 'string' },
-    ...contentResponseProperties,
-    status: { type: 'string' },
-    version: { type: 'integer' },
-    publishedVersion: { type: ['integer', 'null'] },
-    createdAt: { type: 'string' },
-    updatedAt: { type: 'string' },
-    publishedAt: nullableString,
-  },
-} as const;
-
-/** GET /rules. */
-export const ruleListResponseSchema = {
-  type: 'object',
-  required: ['items', 'nextCursor'],
-  properties: {
-    items: { type: 'array', items: ruleResponseSchema },
-    nextCursor: nullableString,
-  },
-} as const;
-
-/** GET /rules/{id}/versions. */
-export const ruleVersionsResponseSchema = {
-  type: 'object',
-  required: ['items'],
-  properties: {
-    items: {
-      type: 'array',
-      items: {
-        type: 'object',
-        properties: {
-          version: { type: 'integer' },
-          ...contentResponseProperties,
-          createdAt: { type: 'string' },
-          publishedAt: nullableString,
-        },
-      },
+    context: { type: 'string', pattern: CONTEXT_PATTERN, description: 'Only rules of this context.', examples: ['loan-application'] },
+    status: {
+      type: 'string',
+      enum: ['draft', 'published', 'archived', 'all'],
+      description: 'Only rules with this status; `all` includes archived rules. Default: every rule that is not archived.',
+    },
+    tag: { type: 'string', minLength: 1, maxLength: MAX_TAG_LENGTH, description: 'Only rules with this tag.', examples: ['loans'] },
+    limit: { type: 'string', pattern: '^[0-9]{1,9}$', description: 'Page size, 1 to 500 (default 50).', examples: ['50'] },
+    cursor: {
+      type: 'string',
+      minLength: 1,
+      maxLength: 512,
+      pattern: '^[A-Za-z0-9_-]+$',
+      description: 'The nextCursor of the previous page.',
     },
   },
 } as const;
+
+/**
+ * Response properties of the content, in the order of the rule resource:
+ * the request's, but `schema` is serialized as any JSON value (a bare
+ * `type: object` would let fast-json-stringify drop its keys).
+ */
+const contentResponseProperties = {
+  ...ruleContentProperties,
+  schema: { description: ruleContentProperties.schema.description, examples: ruleContentProperties.schema.examples },
+} as const;
+
+// Timestamps are ISO-8601 strings. No `format: date-time`: fast-json-stringify
+// would serialize them through another path (one that also takes Date objects).
+const timestamp = (description: string) => ({ type: 'string', description: `${description} ISO-8601.`, examples: ['2025-01-31T09:30:00.000Z'] }) as const;
+const nullableTimestamp = (description: string) => ({ type: ['string', 'null'], description: `${description} ISO-8601.`, examples: ['2025-01-31T09:30:00.000Z'] }) as const;
+
+const ruleStatus = {
+  type: 'string',
+  enum: ['draft', 'published', 'archived'],
+  description: 'archived after DELETE; else published when the latest version is live, draft when it is not.',
+  examples: ['published'],
+} as const;
+
+const ruleExample = {
+  id: '0f8d6c3e-8a47-4b8e-9a55-3b1c2d4e5f60',
+  ...ruleBodyExample,
+  severity: 'Error',
+  required: false,
+  enabled: true,
+  tags: [],
+  status: 'published',
+  version: 1,
+  publishedVersion: 1,
+  createdAt: '2025-01-31T09:30:00.000Z',
+  updatedAt: '2025-01-31T09:30:00.000Z',
+  publishedAt: '2025-01-31T09:31:00.000Z',
+} as const;
+
+/** The rule resource as every rule route answers it, keys in the resource's order. */
+export const ruleResponseSchema = {
+  $id: 'Rule',
+  type: 'object',
+  description: 'A rule: its content, and the fields the server manages. Optional content fields that were not set are absent.',
+  // No `required` list: fast-json-stringify writes required keys first, and
+  // the resource reads best in its own order. The document states which
+  // keys are always present (RULE_KEYS_ALWAYS_PRESENT).
+  properties: {
+    id: { type: 'string', format: 'uuid', description: 'Assigned by the server.', examples: [ruleExample.id] },
+    context: { type: 'string', description: contextDescription, examples: ['loan-application'] },
+    code: { type: 'string', description: codeDescription, examples: ['AMOUNT_LIMIT'] },
+    ...contentResponseProperties,
+    status: ruleStatus,
+    version: { type: 'integer', description: 'Starts at 1 and rises by 1 with each content change.', examples: [1] },
+    publishedVersion: {
+      type: ['integer', 'null'],
+      description: 'The version validation evaluates now; null when none is live.',
+      examples: [1],
+    },
+    createdAt: timestamp('When the rule was created.'),
+    updatedAt: timestamp('When its content last changed.'),
+    publishedAt: nullableTimestamp('When a version of it was last made live; null if never.'),
+  },
+  examples: [ruleExample],
+} as const;
+
+/** The keys every rule has, whatever its content; the OpenAPI document marks them required. */
+export const RULE_KEYS_ALWAYS_PRESENT = [
+  'id', 'context', 'code', 'name', 'severity', 'required', 'priority', 'enabled', 'tags',
+  'status', 'version', 'publishedVersion', 'createdAt', 'updatedAt', 'publishedAt',
+] as const;
+
+/** GET /rules. */
+export const ruleListResponseSchema = {
+  $id: 'RulePage',
+  type: 'object',
+  description: 'A page of rules, by creation time then id.',
+  required: ['items', 'nextCursor'],
+  properties: {
+    items: { type: 'array', description: 'The rules of this page.', items: { $ref: 'Rule#' } },
+    nextCursor: {
+      type: ['string', 'null'],
+      description: 'Pass as `cursor` for the next page; null on the last page.',
+      examples: ['MjAyNS0wMS0zMVQwOTozMDowMC4wMDBa'],
+    },
+  },
+} as const;
+
+/** One immutable version of a rule. */
+export const ruleVersionSchema = {
+  $id: 'RuleVersion',
+  type: 'object',
+  description: 'One version of a rule\'s content, as it was saved.',
+  // No `required` list, for the same reason as the rule's (RULE_VERSION_KEYS_ALWAYS_PRESENT).
+  properties: {
+    version: { type: 'integer', description: 'The version number.', examples: [1] },
+    ...contentResponseProperties,
+    createdAt: timestamp('When this version was saved.'),
+    publishedAt: nullableTimestamp('When this version was last made live; null if never.'),
+  },
+} as const;
+
+/** The keys every rule version has; the OpenAPI document marks them required. */
+export const RULE_VERSION_KEYS_ALWAYS_PRESENT = [
+  'version', 'name', 'severity', 'required', 'priority', 'enabled', 'tags', 'createdAt', 'publishedAt',
+] as const;
+
+/** GET /rules/{id}/versions. */
+export const ruleVersionsResponseSchema = {
+  $id: 'RuleVersionList',
+  type: 'object',
+  description: 'Every version of a rule, newest first.',
+  required: ['items'],
+  properties: {
+    items: { type: 'array', description: 'The versions, newest first.', items: { $ref: 'RuleVersion#' } },
+  },
+} as const;
+
+/** The shared schemas of this module. */
+export const ruleSchemas = [ruleResponseSchema, ruleListResponseSchema, ruleVersionSchema, ruleVersionsResponseSchema] as const;
