@@ -111,7 +111,7 @@ export function createCelLoanEngine(now: number): PeerEngine {
     .registerFunction('sum(list): double', (values: unknown[]) =>
       values.reduce<number>((total, v) => total + (typeof v === 'number' ? v : Number.NaN), 0));
   const parse = (source: string | undefined): Program | undefined =>
-    source === undefined ? undefined : (env.parse(source) as unknown as Program);
+    source === undefined ? undefined : (env.parse(source));
   const rules: PeerRule<Program>[] = sources.map((s) => ({
     code: s.code,
     forEach: s.forEach,

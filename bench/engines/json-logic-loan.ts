@@ -125,10 +125,10 @@ export function createJsonLogicLoanEngine(now: number): PeerEngine {
     return compiled;
   };
   jsonLogic.add_operation('matches', ((text: unknown, pattern: string) =>
-    typeof text === 'string' && regex(pattern).test(text)) as never);
-  jsonLogic.add_operation('len', codePoints as never);
-  jsonLogic.add_operation('age', ((dob: unknown) => ageAt(dob, now) ?? Number.NaN) as never);
-  jsonLogic.add_operation('daysBetween', ((a: unknown, b: unknown) => daysBetween(a, b) ?? Number.NaN) as never);
+    typeof text === 'string' && regex(pattern).test(text)));
+  jsonLogic.add_operation('len', codePoints);
+  jsonLogic.add_operation('age', ((dob: unknown) => ageAt(dob, now) ?? Number.NaN));
+  jsonLogic.add_operation('daysBetween', ((a: unknown, b: unknown) => daysBetween(a, b) ?? Number.NaN));
   const evaluate = (logic: Logic, data: unknown): boolean => jsonLogic.truthy(jsonLogic.apply(logic, data));
   return {
     name: 'json-logic-js',

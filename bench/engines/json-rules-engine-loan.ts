@@ -17,7 +17,7 @@ import type { PeerEngine } from './peer-engine.ts';
 type Condition = NestedCondition;
 
 const is = (fact: string, path: string, operator: string, value: unknown): Condition =>
-  ({ fact, path, operator, value }) as Condition;
+  ({ fact, path, operator, value });
 const present = (fact: string, path: string, yes = true): Condition => is(fact, path, 'present', yes);
 const factRef = (fact: string, path: string): { fact: string; path: string } => ({ fact, path });
 
@@ -173,11 +173,11 @@ export function createJsonRulesEngineLoanEngine(now: number): PeerEngine {
 
   const run = async (payload: unknown): Promise<string[]> => {
     const facts = payload as Record<string, unknown>;
-    const failed = (await payloadEngine.run(facts)).failureResults.map((r) => r.name as string);
+    const failed = (await payloadEngine.run(facts)).failureResults.map((r) => r.name);
     if (Array.isArray(facts.items)) {
       for (let index = 0; index < facts.items.length; index++) {
         const result = await lineEngine.run({ item: facts.items[index], index });
-        for (const r of result.failureResults) failed.push(`${r.name as string}[${index}]`);
+        for (const r of result.failureResults) failed.push(`${r.name}[${index}]`);
       }
     }
     return failed.sort((a, b) => rank(a) - rank(b) || elementIndex(a) - elementIndex(b));

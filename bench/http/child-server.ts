@@ -99,8 +99,8 @@ export async function startChildServer(options: ChildServerOptions): Promise<Chi
   const keep = (chunk: Buffer): void => {
     output = (output + chunk.toString('utf8')).slice(-4000);
   };
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
+  child.stdout.on('data', keep);
+  child.stderr.on('data', keep);
   let exited: { code: number | null; signal: NodeJS.Signals | null } | undefined;
   const exit = new Promise<void>((resolve) => {
     child.once('exit', (code, signal) => {

@@ -102,7 +102,7 @@ export async function perfAvailable(): Promise<boolean> {
 export async function profileWhile<T>(pid: number, dataFile: string, during: () => Promise<T>, frequencyHz = 4999): Promise<{ entries: ProfileEntry[]; result: T }> {
   const recorder = spawn('perf', ['record', '-q', '-e', 'cpu-clock', '-F', String(frequencyHz), '-p', String(pid), '-o', dataFile], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
-  recorder.stderr!.on('data', (chunk: Buffer) => {
+  recorder.stderr.on('data', (chunk: Buffer) => {
     stderr = (stderr + chunk.toString('utf8')).slice(-2000);
   });
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {

@@ -87,7 +87,7 @@ export async function runTimeProfile(options: TimeProfileOptions = {}): Promise<
   const body = singleBody(options.payload);
   const pair = await startHttpPair({ serviceProcesses: processes, nodeFlags: PERF_NODE_FLAGS, bareNodeFlags: PERF_NODE_FLAGS });
   const servers: { name: string; server: ChildServer; headers: Record<string, string> }[] = [
-    ...pair.services.map((s, i) => ({ name: `service #${i}`, server: s as ChildServer, headers: s.headers })),
+    ...pair.services.map((s, i) => ({ name: `service #${i}`, server: s, headers: s.headers })),
     // The bare route ignores the key.
     { name: 'bare route', server: pair.bare, headers: pair.service.headers },
   ];
@@ -133,7 +133,7 @@ function printProfiles(profiles: ServerProfile[], top: number, payload: string):
   if (services.length > 0) table(`Where ${services[0].name} spends more (and less) than the bare route, per request`, bare, services[0]);
   if (services.length > 1) {
     const byPace = [...services].sort((a, b) => b.requestsPerSec - a.requestsPerSec);
-    table(`Where the slowest service process spends more (and less) than the fastest, per request`, byPace[0], byPace[byPace.length - 1]);
+    table('Where the slowest service process spends more (and less) than the fastest, per request', byPace[0], byPace[byPace.length - 1]);
   }
 }
 

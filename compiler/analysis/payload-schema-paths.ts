@@ -180,7 +180,7 @@ export class PayloadSchema {
   private propertySchemas(schema: SchemaObject, key: string): Schema[] | 'open' {
     const properties = own(schema, 'properties');
     if (isSchemaObject(properties) && Object.hasOwn(properties, key) && isSchema(properties[key])) {
-      return [properties[key] as Schema];
+      return [properties[key]];
     }
     const matched: Schema[] = [];
     const patterns = own(schema, 'patternProperties');

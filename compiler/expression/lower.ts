@@ -272,7 +272,7 @@ class Lowering {
     const sameLevel = n.left.type === 'BinaryExpression' || n.left.type === 'LogicalExpression';
     return {
       kind: 'logical',
-      op: n.operator as LogicalOp,
+      op: n.operator,
       left: this.expr(n.left, sameLevel ? depth : depth + 1),
       right: this.expr(n.right, depth + 1),
     };

@@ -24,7 +24,7 @@ const ACORN_OPTIONS: acorn.Options = Object.freeze({
   allowAwaitOutsideFunction: false,
   allowImportExportEverywhere: false,
   allowReserved: true,
-}) as acorn.Options;
+});
 
 /**
  * Parses one expression of the rule language.
@@ -92,7 +92,7 @@ export function parseSource(
       },
     };
   }
-  return { ok: true, expression: first.expression as acorn.Expression };
+  return { ok: true, expression: first.expression };
 }
 
 /**

@@ -54,7 +54,7 @@ export type SchemaApplications = { ok: true; count: number } | { ok: false; mess
  */
 export function schemaApplications(schema: unknown): SchemaApplications {
   try {
-    return { ok: true, count: new Expansion(schema).applications(schema as SchemaNode, PAYLOAD_DEPTH) };
+    return { ok: true, count: new Expansion(schema).applications(schema, PAYLOAD_DEPTH) };
   } catch (error) {
     if (error instanceof SelfReference) return { ok: false, message: error.message };
     // A chain of references deeper than the stack: no schema a person writes.
@@ -188,7 +188,7 @@ class Expansion {
       if (isPlainObject(map)) for (const sub of Object.values(map)) if (isNode(sub)) yield sub;
     }
     for (const keyword of ['$ref', '$dynamicRef']) {
-      const target = typeof node[keyword] === 'string' ? this.#resolve(node[keyword] as string) : undefined;
+      const target = typeof node[keyword] === 'string' ? this.#resolve(node[keyword]) : undefined;
       if (isNode(target)) yield target;
     }
   }
@@ -223,8 +223,8 @@ class Expansion {
       }
       const record = value as Record<string, unknown>;
       for (const keyword of ['$anchor', '$dynamicAnchor']) {
-        if (typeof record[keyword] === 'string' && !this.#anchors.has(record[keyword] as string)) {
-          this.#anchors.set(record[keyword] as string, record);
+        if (typeof record[keyword] === 'string' && !this.#anchors.has(record[keyword])) {
+          this.#anchors.set(record[keyword], record);
         }
       }
       stack.push(...Object.values(record));

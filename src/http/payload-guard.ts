@@ -208,8 +208,8 @@ function firstViolation(payload: unknown, basePath: string, maxDepth: number, si
 /** The path of a recorded container: its keys from the root down, appended to `basePath`. */
 function pathOf(basePath: string, parents: readonly number[], keysOf: ReadonlyArray<string | number>, node: number): string {
   const keys: Array<string | number> = [];
-  for (let at = node; at > 0; at = parents[at]!) keys.push(keysOf[at]!);
+  for (let at = node; at > 0; at = parents[at]!) keys.push(keysOf[at]);
   let path = basePath;
-  for (let i = keys.length - 1; i >= 0; i--) path = appendPath(path, keys[i]!);
+  for (let i = keys.length - 1; i >= 0; i--) path = appendPath(path, keys[i]);
   return path;
 }

@@ -35,7 +35,7 @@ export function createRequestIdSource(): () => string {
 /** `xxxxxxxx-xxxx-4xxx-yxxx-` with the version and variant bits of a v4 UUID. */
 function randomPrefix(): string {
   const hex = randomBytes(10).toString('hex');
-  const variant = ((parseInt(hex[15]!, 16) & 0x3) | 0x8).toString(16);
+  const variant = ((parseInt(hex[15], 16) & 0x3) | 0x8).toString(16);
   return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-4${hex.slice(12, 15)}-${variant}${hex.slice(16, 19)}-`;
 }
 

@@ -156,24 +156,24 @@ export class ServiceMetrics {
 
     this.validatorCache = options.tenantLabels
       ? {
-          hit: (tenantId, context) => this.#cacheHits.inc({ tenant: tenantId, context }),
-          // An empty context label: the load found no published ruleset (see ValidatorCacheObserver.miss).
-          miss: (tenantId, context) => this.#cacheMisses.inc({ tenant: tenantId, context: context ?? '' }),
-          compiled: (tenantId, context, durationMs, succeeded) => {
-            this.#compiles.inc({ result: succeeded ? 'ok' : 'error', tenant: tenantId, context });
-            this.#compileDuration.observe({ tenant: tenantId, context }, durationMs / 1000);
-          },
-        }
+        hit: (tenantId, context) => this.#cacheHits.inc({ tenant: tenantId, context }),
+        // An empty context label: the load found no published ruleset (see ValidatorCacheObserver.miss).
+        miss: (tenantId, context) => this.#cacheMisses.inc({ tenant: tenantId, context: context ?? '' }),
+        compiled: (tenantId, context, durationMs, succeeded) => {
+          this.#compiles.inc({ result: succeeded ? 'ok' : 'error', tenant: tenantId, context });
+          this.#compileDuration.observe({ tenant: tenantId, context }, durationMs / 1000);
+        },
+      }
       : {
-          hit: () => {
-            this.#hits++;
-          },
-          miss: () => this.#cacheMisses.inc(),
-          compiled: (_tenantId, _context, durationMs, succeeded) => {
-            this.#compiles.inc({ result: succeeded ? 'ok' : 'error' });
-            this.#compileDuration.observe(durationMs / 1000);
-          },
-        };
+        hit: () => {
+          this.#hits++;
+        },
+        miss: () => this.#cacheMisses.inc(),
+        compiled: (_tenantId, _context, durationMs, succeeded) => {
+          this.#compiles.inc({ result: succeeded ? 'ok' : 'error' });
+          this.#compileDuration.observe(durationMs / 1000);
+        },
+      };
     this.rateLimit = {
       rejected: (scope: RateLimitScope, tenantId: string | undefined) => {
         if (options.tenantLabels) this.#rateLimited.inc({ scope, tenant: tenantId ?? '' });

@@ -59,7 +59,7 @@ const ADMIN_PROBLEMS: StatusDescriptions = {
 
 /** Errors any route can answer. */
 const ANY_PROBLEMS: StatusDescriptions = {
-  500: API_PROBLEMS[500]!,
+  500: API_PROBLEMS[500],
 };
 
 /** Headers of problem answers, by status. */
@@ -137,10 +137,10 @@ function documentedSchema(schema: FastifySchema | undefined, url: string, route:
   const role = (route.config as { role?: string } | undefined)?.role ?? 'admin';
   const problems: StatusDescriptions = api
     ? {
-        ...API_PROBLEMS,
-        ...(role === 'admin' ? ADMIN_PROBLEMS : {}),
-        ...(operation.body === undefined ? {} : BODY_PROBLEMS),
-      }
+      ...API_PROBLEMS,
+      ...(role === 'admin' ? ADMIN_PROBLEMS : {}),
+      ...(operation.body === undefined ? {} : BODY_PROBLEMS),
+    }
     : ANY_PROBLEMS;
   const responses: Record<string, object> = {};
   const statuses = new Set([...Object.keys(response as object), ...Object.keys(problems), ...Object.keys(answers)].map(Number));

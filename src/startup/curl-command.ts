@@ -5,7 +5,7 @@
 
 /** Quotes a string for sh/bash: single quotes, with embedded ones closed, escaped and reopened. */
 export function shellQuote(value: string): string {
-  return `'${value.replaceAll("'", `'\\''`)}'`;
+  return `'${value.replaceAll("'", '\'\\\'\'')}'`;
 }
 
 export interface CurlCommandOptions {

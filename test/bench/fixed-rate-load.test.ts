@@ -165,6 +165,6 @@ describe('pooledLatency', () => {
     const figures = await runFixedRate({ url, headers: {}, body: '{}', rate: 100, durationS: 0.1, connections: 1 });
 
     expect(Object.keys(figures).sort()).toEqual(['achievedRate', 'dispatchLagMs', 'durationS', 'latencyMs', 'offeredRate', 'requests']);
-    expect(() => pooledLatency([{ ...figures } as FixedRateFigures])).toThrow('pooledLatency takes figures returned by runFixedRate');
+    expect(() => pooledLatency([{ ...figures }])).toThrow('pooledLatency takes figures returned by runFixedRate');
   });
 });

@@ -267,7 +267,7 @@ export function expressionArb(forEach: boolean, maxDepth = 4, kind: Kind = 'bool
     }
     return out;
   });
-  return (tree[`${kind}0`] as fc.Arbitrary<string>).filter((s) => s.length <= 1500);
+  return (tree[`${kind}0`]).filter((s) => s.length <= 1500);
 }
 
 // ------------------------------------------------------------ edge values
@@ -441,9 +441,9 @@ const eachShape: fc.Arbitrary<Partial<RuleDefinition>> = fc.oneof(...EACH_PATHS.
 /** One rule of any shape the reference models (no schema, no `matches`), without its code. */
 const ruleBodyArb: fc.Arbitrary<Omit<RuleDefinition, 'code'>> = fc
   .tuple(fc.constantFrom(...NAMES), common, fc.oneof(plainShape, fieldShape, eachShape))
-  .map(([name, c, shape]) => ({ name, ...c, ...shape }) as Omit<RuleDefinition, 'code'>);
+  .map(([name, c, shape]) => ({ name, ...c, ...shape }));
 
 /** A ruleset of 1-5 rules with distinct codes. */
 export const rulesetArb: fc.Arbitrary<RuleDefinition[]> = fc
   .tuple(fc.shuffledSubarray(CODES, { minLength: 1, maxLength: 5 }), fc.array(ruleBodyArb, { minLength: 5, maxLength: 5 }))
-  .map(([codes, bodies]) => codes.map((code, i) => ({ code, ...bodies[i] }) as RuleDefinition));
+  .map(([codes, bodies]) => codes.map((code, i) => ({ code, ...bodies[i] })));

@@ -185,7 +185,7 @@ describe('rule-level checks (2, 2.2-2.4)', () => {
     ['message too long', { expression: 'true', message: 'x'.repeat(2001) }, 'message', 'TOO_LONG', /2000/],
   ];
   it.each(CASES)('%s', (_title, rule, field, code, message) => {
-    const errors = checkRule({ ...base, ...rule } as RuleDefinition);
+    const errors = checkRule({ ...base, ...rule });
     const relevant = errors.filter((e) => e.field === field);
     expect(relevant.length, JSON.stringify(errors)).toBeGreaterThan(0);
     expect(relevant[0].code).toBe(code);
@@ -193,7 +193,7 @@ describe('rule-level checks (2, 2.2-2.4)', () => {
   });
 
   it('says where a message passes its length bound, as for an expression', () => {
-    const [error] = checkRule({ ...base, expression: 'true', message: `${'x'.repeat(1990)}\n${'y'.repeat(20)}` } as RuleDefinition);
+    const [error] = checkRule({ ...base, expression: 'true', message: `${'x'.repeat(1990)}\n${'y'.repeat(20)}` });
     expect(error).toMatchObject({ field: 'message', code: 'TOO_LONG', line: 2, column: 10 });
   });
 

@@ -145,7 +145,7 @@ const CASES: HostileCase[] = [
   { name: 'listed function used as a value', rule: ex('exists(len)'), outcome: { refused: ['NOT_ALLOWED', 'UNKNOWN_FUNCTION'] } },
   { name: 'listed function passed as callback', rule: ex('items.every(isNumber)'), outcome: { refused: ['NOT_ALLOWED', 'BAD_ARGUMENTS'] } },
   { name: 'method used as a value', rule: ex('s.startsWith'), outcome: { refusedOrHarmless: true, runs: [{ payload: { s: 'a' }, isValid: false }] } },
-  { name: 'assignment', rule: ex(`x = 1`), outcome: { ...NOT_ALLOWED, at: [1, 1] } },
+  { name: 'assignment', rule: ex('x = 1'), outcome: { ...NOT_ALLOWED, at: [1, 1] } },
   { name: 'assignment to the prototype', rule: ex(`x.__proto__.${MARK} = 1`), outcome: NOT_ALLOWED },
   { name: 'compound assignment', rule: ex('x += 1'), outcome: NOT_ALLOWED },
   { name: 'update ++', rule: ex('x++'), outcome: NOT_ALLOWED },
@@ -387,7 +387,7 @@ function onlyInStringLiterals(source: string, tokens: acorn.Token[], needle: str
 }
 
 function withBase(rule: Partial<RuleDefinition>): RuleDefinition {
-  return { code: 'hostile', name: 'hostile rule', ...rule } as RuleDefinition;
+  return { code: 'hostile', name: 'hostile rule', ...rule };
 }
 
 function describeErrors(errors: CompileError[]): string {
@@ -409,7 +409,7 @@ describe('hostile rules', () => {
     const outcome = c.outcome;
 
     if ('refused' in outcome || ('refusedOrHarmless' in outcome && errors.length > 0)) {
-      expect(errors.length, `expected a refusal, got none`).toBeGreaterThan(0);
+      expect(errors.length, 'expected a refusal, got none').toBeGreaterThan(0);
       const field = 'refused' in outcome ? outcome.field ?? 'expression' : undefined;
       const relevant = field ? errors.filter((e) => e.field === field) : errors;
       expect(relevant.length, `no error on ${field}: ${describeErrors(errors)}`).toBeGreaterThan(0);

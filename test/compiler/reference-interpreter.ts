@@ -154,7 +154,7 @@ function roundDecimal(x: number, digits: number): number {
 
 function numbersOf(args: unknown[]): number[] | undefined {
   const list = args.length === 1 && Array.isArray(args[0]) ? args[0] : args;
-  return list.every((x) => typeof x === 'number') ? (list as number[]) : undefined;
+  return list.every((x) => typeof x === 'number') ? (list) : undefined;
 }
 
 type Fn = (args: unknown[], scope: Scope) => unknown;
@@ -584,7 +584,7 @@ function evaluateRule(rule: RuleDefinition, payload: unknown, now: number, out: 
       record: {
         ruleCode: rule.code,
         ruleName: rule.name,
-        severity: (rule.severity ?? 'Error') as Severity,
+        severity: (rule.severity ?? 'Error'),
         message: rule.message === undefined ? `${rule.name} failed` : cut(renderTemplate(rule.message, scope)),
         errorCode: rule.errorCode ?? rule.code,
         fieldPath: field && rule.fieldPath ? reportPath(rule.fieldPath, field, element) : '',

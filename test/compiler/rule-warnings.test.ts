@@ -85,7 +85,7 @@ function analyze(rule: Partial<RuleDefinition>, schema?: object): RuleWarning[] 
 function table(rows: Row[]): void {
   it.each(rows)('%s', (_title, rule, schema, warnings) => {
     // Warnings are about rules that save: every row compiles.
-    expect(checkRule({ code: 'R-1', name: 'Rule', ...rule } as RuleDefinition)).toEqual([]);
+    expect(checkRule({ code: 'R-1', name: 'Rule', ...rule })).toEqual([]);
     expect(analyze(rule, schema)).toEqual(warnings);
   });
 }
@@ -381,7 +381,7 @@ const DEMO_SCHEMA = {
 };
 
 describe('ordinary good rules have no warnings', () => {
-  const demo = DEMO_RULES.map(({ code, content }) => ({ code, ...content }) as RuleDefinition);
+  const demo = DEMO_RULES.map(({ code, content }) => ({ code, ...content }));
   it.each([
     ['the demo rules', demo, DEMO_SCHEMA],
     ['the loan benchmark rules', loanApplicationSuite.rules, LOAN_SCHEMA],

@@ -28,7 +28,7 @@ function failure(partial: Partial<FailureRecord> & { ruleCode: string }): Failur
     actualValue: null,
     expectedValue: null,
     ...partial,
-  } as FailureRecord;
+  };
 }
 
 describe('failure records (2.1)', () => {

@@ -76,7 +76,7 @@ function tableRows(text: string): string[][] {
  */
 function configurationVariables(): string[] {
   const read = new Set<string>();
-  const unset = new Proxy({} as Record<string, string | undefined>, {
+  const unset = new Proxy({}, {
     get(_target, name) {
       if (typeof name === 'string') read.add(name);
       return undefined;

@@ -19,7 +19,7 @@ afterAll(async () => {
 });
 
 function api(method: string, path: string, body?: unknown, key?: string): Promise<Response> {
-  return t.request(method, `/api/v1${path}`, { body, key }) as Promise<Response>;
+  return t.request(method, `/api/v1${path}`, { body, key });
 }
 
 async function listKeys(): Promise<Json[]> {

@@ -26,7 +26,7 @@ let t: TestApp;
 const tenants: Record<'first' | 'second', TenantFixture> = {} as never;
 
 function api(tenant: TenantFixture, method: string, path: string, body?: unknown, key = tenant.adminKey): Promise<Response> {
-  return t.request(method, `/api/v1${path}`, { body, key, tenant: tenant.tenantId }) as Promise<Response>;
+  return t.request(method, `/api/v1${path}`, { body, key, tenant: tenant.tenantId });
 }
 
 async function setUp(name: 'first' | 'second', tenantId: string, adminKey: string): Promise<TenantFixture> {

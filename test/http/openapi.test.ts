@@ -35,7 +35,7 @@ beforeAll(async () => {
   storage = await createStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   await bootstrapTenants(storage, config.bootstrapTenants ?? []);
   const collect = (route: RouteOptions): void => {
-    const schema = route.schema as { hide?: boolean } | undefined;
+    const schema = route.schema;
     for (const method of [route.method].flat()) routes.push({ method, url: route.url, hidden: schema?.hide === true });
   };
   app = await buildApp({ config, storage, onRoute: collect });

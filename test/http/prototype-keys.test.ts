@@ -20,7 +20,7 @@ function walkOfRecord(value: unknown): string | undefined {
     }
     const keys = Object.keys(current);
     for (let i = keys.length - 1; i >= 0; i--) {
-      const key = keys[i]!;
+      const key = keys[i];
       const child = (current as Record<string, unknown>)[key];
       if (key === '__proto__') return appendPath(path, key);
       if (key === 'constructor' && typeof child === 'object' && child !== null && Object.hasOwn(child, 'prototype')) {

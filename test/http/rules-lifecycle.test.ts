@@ -23,7 +23,7 @@ afterAll(async () => {
 });
 
 function api(method: string, path: string, body?: unknown, options: Json = {}): Promise<Response> {
-  return t.request(method, `/api/v1${path}`, { body, ...options }) as Promise<Response>;
+  return t.request(method, `/api/v1${path}`, { body, ...options });
 }
 
 function createRule(context: string, code: string, expression: string, extra: Json = {}): Promise<Json> {

@@ -52,8 +52,8 @@ async function startServer(env: Record<string, string>): Promise<Server> {
   });
   let stdout = '';
   let stderr = '';
-  child.stdout!.on('data', (chunk) => (stdout += chunk));
-  child.stderr!.on('data', (chunk) => (stderr += chunk));
+  child.stdout.on('data', (chunk) => (stdout += chunk));
+  child.stderr.on('data', (chunk) => (stderr += chunk));
   const exited = new Promise<number | null>((done) => child.on('exit', (code) => done(code)));
   return { child, port, stdout: () => stdout, stderr: () => stderr, exited };
 }

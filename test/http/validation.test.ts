@@ -412,7 +412,7 @@ describe('payload guard', () => {
   });
 
   it('names the item of a batch', async () => {
-    const response = await raw(BATCH, `{"context":"kyc","items":[{"id":"a","payload":{}},{"id":"b","payload":{"n":[1e400]}}]}`);
+    const response = await raw(BATCH, '{"context":"kyc","items":[{"id":"a","payload":{}},{"id":"b","payload":{"n":[1e400]}}]}');
     expect(response.status).toBe(400);
     expect(response.body.errors).toEqual([{ path: 'items[1].payload.n[0]', message: 'must be a finite number' }]);
   });

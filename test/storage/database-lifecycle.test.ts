@@ -90,7 +90,7 @@ describe.runIf(onPostgres)('migrations on PostgreSQL', () => {
     const options = { databaseUrl: database.databaseUrl, dataDir: database.dataDir };
     try {
       const storages = await Promise.all([createStorage(options), createStorage(options), createStorage(options)]);
-      await storages[0]!.tenants.ensureTenant('acme');
+      await storages[0].tenants.ensureTenant('acme');
       for (const s of storages) expect(await s.tenants.exists('acme')).toBe(true);
       await Promise.all(storages.map((s) => s.close()));
 

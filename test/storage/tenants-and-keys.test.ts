@@ -77,7 +77,7 @@ describe('API keys', () => {
     expect(await storage.apiKeys.revoke('globex', key.id)).toEqual(revoked);
   });
 
-  it("are unknown to other tenants", async () => {
+  it('are unknown to other tenants', async () => {
     const key = await storage.apiKeys.create('globex', 'private', 'validator', 'hash-g-private');
     await expect(storage.apiKeys.revoke('acme', key.id)).rejects.toBeInstanceOf(NotFoundError);
     expect((await storage.apiKeys.list('acme')).map((k) => k.id)).not.toContain(key.id);

@@ -81,8 +81,8 @@ export async function startInstance(options: InstanceOptions): Promise<Instance>
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
     child.on('exit', (code, signal) => done({ code, signal })),
   );

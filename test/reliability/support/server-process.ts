@@ -45,8 +45,8 @@ export async function startServerProcess(env: Record<string, string>, port?: num
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
+  child.stdout.on('data', (chunk) => (output += chunk));
+  child.stderr.on('data', (chunk) => (output += chunk));
   const exited = new Promise<number | string | null>((done) => child.on('exit', (code, signal) => done(code ?? signal)));
   let gone = false;
   void exited.then(() => (gone = true));
