@@ -27,7 +27,8 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Kysely } from 'kysely';
 import type { RuleDefinition } from '../compiler/types.ts';
-import { toRuleContent, type RuleContentBody } from '../src/routes/schemas/rule-body.ts';
+import type { RuleContentInput } from '../compiler/rule-schema.ts';
+import { toRuleContent } from '../src/routes/schemas/rule-body.ts';
 import { runMigrations } from '../src/storage/migrate-to-latest.ts';
 import { openDatabase } from '../src/storage/open-database.ts';
 import { normalizeContent } from '../src/storage/rule-content.ts';
@@ -114,7 +115,7 @@ async function insertDrafts(db: Kysely<DatabaseSchema>, context: string, rules: 
 }
 
 /** A compiler rule definition as the body a client would send for it. */
-function asBody(rule: RuleDefinition): RuleContentBody {
+function asBody(rule: RuleDefinition): RuleContentInput {
   const { code: _code, schema, ...rest } = rule;
   return { ...rest, ...(typeof schema === 'object' ? { schema } : {}) };
 }
