@@ -13,9 +13,9 @@ import { buildStandaloneModule, StandaloneModuleCache } from '../../compiler/sta
 import { compileAhead } from '../validators/early-compile.ts';
 import { runInSlices } from '../validators/time-slices.ts';
 import type { AppDeps, CompiledValidator } from '../app-deps.ts';
-import { ProblemError } from '../errors.ts';
+import { PROBLEMS, ProblemError } from '../errors.ts';
 import { NotFoundError } from '../storage/types.ts';
-import { contextNotFound, tenantOf } from './schemas/route-helpers.ts';
+import { tenantOf } from './schemas/route-helpers.ts';
 import { CONTEXT_REGEX } from './schemas/rule-schemas.ts';
 import { operation } from '../openapi/operation.ts';
 import {
@@ -49,7 +49,7 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
   /** The context name of the URL; a name that cannot exist is an unknown context. */
   const contextOf = (params: ContextParams): string => {
     if (!CONTEXT_REGEX.test(params.context)) {
-      throw new ProblemError('CONTEXT_NOT_FOUND', 'The context was not found.');
+      throw new ProblemError(PROBLEMS.impossibleContextName());
     }
     return params.context;
   };
@@ -80,7 +80,7 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
       if (live !== undefined) validators.install(live);
       return result;
     } catch (error) {
-      if (error instanceof NotFoundError) throw contextNotFound(context, 'has no rules');
+      if (error instanceof NotFoundError) throw new ProblemError(PROBLEMS.contextHasNoRules(context));
       throw error;
     }
   });
@@ -165,7 +165,7 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
     const tenantId = tenantOf(request);
     const context = contextOf(request.params);
     const validator = await validators.recompile(tenantId, context);
-    if (validator === null) throw contextNotFound(context, 'has no published ruleset');
+    if (validator === null) throw new ProblemError(PROBLEMS.contextsNotPublished([{ context }]));
     return {
       context,
       rulesetVersion: validator.rulesetVersion,
@@ -194,7 +194,7 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
     const context = contextOf(request.params);
     const validator: CompiledValidator | null =
       validators.get(tenantId, context) ?? (await validators.load(tenantId, context));
-    if (validator === null) throw contextNotFound(context, 'has no published ruleset');
+    if (validator === null) throw new ProblemError(PROBLEMS.contextsNotPublished([{ context }]));
     if (request.query.format === 'module') {
       const { rulesetVersion, ruleset } = validator;
       const code = await modules.get(`${tenantId}\u0000${context}\u0000${rulesetVersion}`, async () => {

@@ -11,7 +11,7 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { AppDeps, CompiledValidator, ValidatorService } from '../app-deps.ts';
 import type { RuleStore } from '../storage/types.ts';
-import { ProblemError, type FieldError } from '../errors.ts';
+import { PROBLEMS, ProblemError, type FieldError, type NamedContext } from '../errors.ts';
 import { checkPayload, sizeOf, type PayloadSize } from '../http/payload-guard.ts';
 import { replayBufferedBody } from '../http/request-replay.ts';
 import { costProfileOf, estimateCost } from '../validators/evaluation-cost.ts';
@@ -170,7 +170,7 @@ export const validationRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (ap
       if (violation !== undefined) errors.push(violation);
       sizes[i] = sizeOf(size);
     }
-    if (errors.length > 0) throw new ProblemError('INVALID_BODY', 'The request body is invalid.', errors);
+    if (errors.length > 0) throw new ProblemError(PROBLEMS.invalidBody(errors));
 
     const cached = validators.get(tenantId, context);
     if (cached === undefined) {
@@ -227,7 +227,7 @@ export const validationRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (ap
     const size = emptySize();
     const violation = checkPayload(payload, 'payload', maxDepth, size);
     if (violation !== undefined) errors.push(violation);
-    if (errors.length > 0) throw new ProblemError('INVALID_BODY', 'The request body is invalid.', errors);
+    if (errors.length > 0) throw new ProblemError(PROBLEMS.invalidBody(errors));
 
     const cached = cachedSet(validators, tenantId, contexts);
     if (cached === undefined) {
@@ -295,20 +295,12 @@ function emptySize(): PayloadSize {
 }
 
 function rejectInvalid(violation: FieldError | undefined): void {
-  if (violation !== undefined) throw new ProblemError('INVALID_BODY', 'The request body is invalid.', [violation]);
-}
-
-/** A context the request names, and where it names it. */
-interface NamedContext {
-  context: string;
-  path: string;
+  if (violation !== undefined) throw new ProblemError(PROBLEMS.invalidBody([violation]));
 }
 
 /** The 404 of contexts without a published ruleset: every one the request names, each with its path. */
 function contextNotFound(unknown: NamedContext[]): ProblemError {
-  const names = unknown.map(({ context }) => JSON.stringify(context)).join(', ');
-  const detail = unknown.length === 1 ? `Context ${names} has no published rules.` : `Contexts ${names} have no published rules.`;
-  return new ProblemError('CONTEXT_NOT_FOUND', detail, unknown.map(({ path }) => ({ path, message: 'names no published ruleset' })));
+  return new ProblemError(PROBLEMS.contextsNotPublished(unknown));
 }
 
 async function loadValidator(validators: ValidatorService, tenantId: string, context: string, path: string): Promise<CompiledValidator> {
@@ -398,7 +390,5 @@ async function consistentSet(
     }
     if (matches) return set;
   }
-  throw new ProblemError('SERVICE_UNAVAILABLE', 'The contexts are being republished too quickly to take one consistent set; retry shortly.', undefined, {
-    'retry-after': '1',
-  });
+  throw new ProblemError(PROBLEMS.contextsRepublishing());
 }

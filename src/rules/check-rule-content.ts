@@ -7,7 +7,7 @@
 import { checkRule, positionOf } from '../../compiler/index.ts';
 import { toRuleDefinition } from '../../compiler/rule-schema.ts';
 import type { CompileError } from '../../compiler/types.ts';
-import { ProblemError, type FieldError } from '../errors.ts';
+import { PROBLEMS, ProblemError, type FieldError } from '../errors.ts';
 import type { RuleContent } from '../storage/types.ts';
 import { jsonDepthExceeds } from './json-depth.ts';
 
@@ -68,7 +68,7 @@ export function ruleContentErrors(code: string, content: RuleContent, options: R
 export function assertRuleCompiles(code: string, content: RuleContent, options: RuleCheckOptions): void {
   const errors = ruleContentErrors(code, content, options);
   if (errors.length > 0) {
-    throw new ProblemError('INVALID_BODY', 'The rule does not compile.', errors);
+    throw new ProblemError(PROBLEMS.ruleDoesNotCompile(errors));
   }
 }
 

@@ -18,7 +18,7 @@
  * object) is walked once per answer.
  */
 import type { FailureRecord } from '../../compiler/types.ts';
-import { ProblemError } from '../errors.ts';
+import { PROBLEMS, ProblemError } from '../errors.ts';
 
 /** Which failure fields the answer carries: all of them (single validation, rule test) or ruleCode and message (batch, transaction). */
 export type FailureForm = 'full' | 'short';
@@ -109,10 +109,7 @@ export class AnswerBudget {
  * request (`payload`, `items`) that asks for it.
  */
 export function answerTooLarge(path: string, maxBytes: number): ProblemError {
-  return new ProblemError('INVALID_BODY', 'The answer would be too large to send.', [{
-    path,
-    message: `its failures would take more than ${maxBytes} bytes (MAX_ANSWER_BYTES); send a smaller payload, or fewer items`,
-  }]);
+  return new ProblemError(PROBLEMS.answerTooLarge(path, maxBytes));
 }
 
 /**

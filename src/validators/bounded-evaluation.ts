@@ -5,7 +5,7 @@
  * results come in: answer-size.ts.)
  */
 import { MAX_FAILURES_PER_VALIDATION, TooManyFailuresError } from '../../compiler/index.ts';
-import { ProblemError } from '../errors.ts';
+import { PROBLEMS, ProblemError } from '../errors.ts';
 import { EvaluationTimeoutError, evaluateEachWithin, evaluateWithin } from './evaluation-deadline.ts';
 
 /**
@@ -45,14 +45,10 @@ export function evaluateEachBounded(costs: readonly number[], path: string, eval
 /** The 400 for an evaluation stopped at the deadline or the failure bound; anything else as it was. */
 function refusalOf(error: unknown, path: string): unknown {
   if (error instanceof EvaluationTimeoutError) {
-    return new ProblemError('INVALID_BODY', 'The payload is too large to evaluate against the rules of this context.', [
-      { path, message: `took longer than ${error.deadlineMs} ms to evaluate; send a smaller payload` },
-    ]);
+    return new ProblemError(PROBLEMS.evaluationTooLong(path, error.deadlineMs));
   }
   if (error instanceof TooManyFailuresError) {
-    return new ProblemError('INVALID_BODY', 'The payload fails too many rules to answer.', [
-      { path, message: `fails rules more than ${MAX_FAILURES_PER_VALIDATION} times in one validation; send a smaller payload` },
-    ]);
+    return new ProblemError(PROBLEMS.tooManyFailures(path, MAX_FAILURES_PER_VALIDATION));
   }
   return error;
 }

@@ -21,7 +21,7 @@
  */
 import type { CompileError, CompilerLimits } from '../../compiler/types.ts';
 import type { CompiledValidator, ValidatorService } from '../app-deps.ts';
-import { ProblemError, type FieldError } from '../errors.ts';
+import { PROBLEMS, ProblemError, type FieldError } from '../errors.ts';
 import type { LiveRuleset, RuleStore } from '../storage/types.ts';
 import { compileValidator } from './compile-validator.ts';
 import { TenantQueue } from './tenant-queue.ts';
@@ -204,9 +204,9 @@ export class ValidatorCache implements ValidatorService {
       // A limit of the ruleset as a whole (its text, its regex patterns) is a
       // limit like rules per context, not a fault of one rule's text.
       if (errors.some((error) => error.code === 'LIMIT_EXCEEDED')) {
-        throw new ProblemError('LIMIT_EXCEEDED', `The ruleset of context "${ruleset.context}" is over a limit.`, fieldErrors);
+        throw new ProblemError(PROBLEMS.rulesetOverLimit(fieldErrors, ruleset.context));
       }
-      throw new ProblemError('INVALID_BODY', `The ruleset of context "${ruleset.context}" does not compile.`, fieldErrors);
+      throw new ProblemError(PROBLEMS.rulesetDoesNotCompile(fieldErrors, ruleset.context));
     }
     return validator;
   }
