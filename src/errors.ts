@@ -8,6 +8,8 @@
  * test/docs/docs-facts.test.ts) and test/http/errors.test.ts follow this list.
  */
 
+import type { FieldError } from './domain-errors.ts';
+
 /** One code of the catalogue. */
 export interface ErrorEntry {
   readonly status: number;
@@ -33,11 +35,8 @@ export const ERRORS = {
 
 export type ErrorCode = keyof typeof ERRORS;
 
-/** One problem with a request body or query, at a path in the rules' field-path syntax. */
-export interface FieldError {
-  path: string;
-  message: string;
-}
+// The `errors` of a problem: one entry per place in the request.
+export type { FieldError };
 
 /** The problem+json body. */
 export interface Problem {
@@ -251,6 +250,20 @@ export const PROBLEMS = {
       errors: errors.length > 0 ? errors : undefined,
     };
   },
+
+  // 409: the state of what is changed.
+  ruleArchived: (): ProblemSpec => ({ code: 'CONFLICT', detail: 'the rule is archived' }),
+  staleVersion: (currentVersion: number, basedOnVersion: number): ProblemSpec => ({
+    code: 'CONFLICT', detail: `the rule is at version ${currentVersion}, not ${basedOnVersion}`,
+  }),
+
+  // Storage's other refusals, each in the words storage gives it (they name the versions, counts and codes involved).
+  storageNotFound: (detail: string): ProblemSpec => ({ code: 'NOT_FOUND', detail }),
+  storageConflict: (detail: string): ProblemSpec => ({ code: 'CONFLICT', detail }),
+  storageLimitExceeded: (detail: string): ProblemSpec => ({ code: 'LIMIT_EXCEEDED', detail }),
+  storageInvalidInput: (path: string, detail: string): ProblemSpec => ({
+    code: 'INVALID_BODY', detail, errors: [{ path, message: detail }],
+  }),
 
   // 413, 415: the body's size and form.
   bodyTooLarge: (): ProblemSpec => ({ code: 'PAYLOAD_TOO_LARGE', detail: 'The request body is larger than the limit.' }),

@@ -15,13 +15,7 @@ import {
   type ErrorCode,
   type ProblemSpec,
 } from '../errors.ts';
-import {
-  ConflictError,
-  InvalidInputError,
-  LimitExceededError,
-  NotFoundError,
-  UnavailableError,
-} from '../storage/types.ts';
+import { domainProblem } from './problem-mapping.ts';
 import { nextRequestId } from './request-id.ts';
 import { serverTiming } from './request-timing.ts';
 import { schemaErrorsToFieldErrors, type SchemaErrorLike } from './schema-errors.ts';
@@ -57,13 +51,8 @@ const CODE_BY_STATUS: Record<number, ErrorCode> = {
 /** Maps any thrown value to the problem it is answered with; undefined means an unexpected error (500). */
 export function toProblem(error: unknown): ProblemSpec | undefined {
   if (error instanceof ProblemError) return error;
-  if (error instanceof UnavailableError) return PROBLEMS.databaseUnavailable();
-  if (error instanceof NotFoundError) return { code: 'NOT_FOUND', detail: error.message };
-  if (error instanceof ConflictError) return { code: 'CONFLICT', detail: error.message };
-  if (error instanceof LimitExceededError) return { code: 'LIMIT_EXCEEDED', detail: error.message };
-  if (error instanceof InvalidInputError) {
-    return { code: 'INVALID_BODY', detail: error.message, errors: [{ path: error.path, message: error.message }] };
-  }
+  const domain = domainProblem(error);
+  if (domain !== undefined) return domain;
   if (typeof error !== 'object' || error === null) return undefined;
 
   const fastifyError = error as Partial<FastifyError> & { validation?: SchemaErrorLike[] };

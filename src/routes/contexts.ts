@@ -14,7 +14,6 @@ import { compileAhead } from '../validators/early-compile.ts';
 import { runInSlices } from '../validators/time-slices.ts';
 import type { AppDeps, CompiledValidator } from '../app-deps.ts';
 import { PROBLEMS, ProblemError } from '../errors.ts';
-import { NotFoundError } from '../storage/types.ts';
 import { tenantOf } from './schemas/route-helpers.ts';
 import { CONTEXT_REGEX } from './schemas/rule-schemas.ts';
 import { operation } from '../openapi/operation.ts';
@@ -75,14 +74,10 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
   }, async (request) => {
     const tenantId = tenantOf(request);
     const context = contextOf(request.params);
-    try {
-      const { result, live } = await compileAhead(validators, (compile) => storage.rules.publishContext(tenantId, context, compile));
-      if (live !== undefined) validators.install(live);
-      return result;
-    } catch (error) {
-      if (error instanceof NotFoundError) throw new ProblemError(PROBLEMS.contextHasNoRules(context));
-      throw error;
-    }
+    // A context without rules is refused by storage (ContextNotFoundError, a 404 CONTEXT_NOT_FOUND).
+    const { result, live } = await compileAhead(validators, (compile) => storage.rules.publishContext(tenantId, context, compile));
+    if (live !== undefined) validators.install(live);
+    return result;
   });
 
   app.post<{ Params: ContextParams; Body: { rulesetVersion: number } }>('/contexts/:context/rollback', {

@@ -2,12 +2,13 @@
  * The save-time check of a rule (product.md 2: "saving compiles the rule").
  * What JSON Schema cannot say is checked here, then the compiler's own
  * checkRule runs; every problem becomes one `{ path, message }` entry of a
- * 400 INVALID_BODY, so a publish never meets a rule that cannot compile.
+ * RuleInvalidError (a 400 over HTTP), so a publish never meets a rule that
+ * cannot compile.
  */
 import { checkRule, positionOf } from '../../compiler/index.ts';
 import { toRuleDefinition } from '../../compiler/rule-schema.ts';
 import type { CompileError } from '../../compiler/types.ts';
-import { PROBLEMS, ProblemError, type FieldError } from '../errors.ts';
+import { RuleInvalidError, type FieldError } from '../domain-errors.ts';
 import type { RuleContent } from '../storage/types.ts';
 import { jsonDepthExceeds } from './json-depth.ts';
 
@@ -63,12 +64,12 @@ export function ruleContentErrors(code: string, content: RuleContent, options: R
 }
 
 /**
- * Throws the 400 INVALID_BODY that names every problem of the rule.
+ * Throws RuleInvalidError naming every problem of the rule.
  */
 export function assertRuleCompiles(code: string, content: RuleContent, options: RuleCheckOptions): void {
   const errors = ruleContentErrors(code, content, options);
   if (errors.length > 0) {
-    throw new ProblemError(PROBLEMS.ruleDoesNotCompile(errors));
+    throw new RuleInvalidError(errors);
   }
 }
 

@@ -11,7 +11,7 @@ import { notifyChange } from '../sync/change-notice.ts';
 import { guard } from './database-errors.ts';
 import { isUuid } from './identifiers.ts';
 import type { ApiKeysTable, DatabaseSchema } from './schema.ts';
-import { ConflictError, NotFoundError, type ApiKeyRecord, type ApiKeyStore, type KeyRef, type Role } from './types.ts';
+import { ApiKeyNotFoundError, ConflictError, type ApiKeyRecord, type ApiKeyStore, type KeyRef, type Role } from './types.ts';
 
 /** Keys checked per query by activeAmong. */
 const ACTIVE_CHECK_CHUNK = 1000;
@@ -117,7 +117,7 @@ export class SqlApiKeyStore implements ApiKeyStore {
   revoke(tenantId: string, keyId: string): Promise<ApiKeyRecord> {
     return guard(() =>
       this.#db.transaction().execute(async (trx) => {
-        if (!isUuid(keyId)) throw new NotFoundError('API key not found');
+        if (!isUuid(keyId)) throw new ApiKeyNotFoundError();
         await trx.selectFrom('tenants').select('id').where('id', '=', tenantId).forUpdate().execute();
         const key = await trx
           .selectFrom('api_keys')
@@ -125,7 +125,7 @@ export class SqlApiKeyStore implements ApiKeyStore {
           .where('tenant_id', '=', tenantId)
           .where('id', '=', keyId)
           .executeTakeFirst();
-        if (key === undefined) throw new NotFoundError('API key not found');
+        if (key === undefined) throw new ApiKeyNotFoundError();
         if (key.revoked_at !== null) return toRecord(key);
         if (key.role === 'admin') {
           const { count } = await trx

@@ -18,7 +18,7 @@
  * object) is walked once per answer.
  */
 import type { FailureRecord } from '../../compiler/types.ts';
-import { PROBLEMS, ProblemError } from '../errors.ts';
+import { AnswerTooLargeError } from '../domain-errors.ts';
 
 /** Which failure fields the answer carries: all of them (single validation, rule test) or ruleCode and message (batch, transaction). */
 export type FailureForm = 'full' | 'short';
@@ -105,11 +105,11 @@ export class AnswerBudget {
 }
 
 /**
- * The 400 of an answer over MAX_ANSWER_BYTES, naming the part of the
+ * The refusal of an answer over MAX_ANSWER_BYTES, naming the part of the
  * request (`payload`, `items`) that asks for it.
  */
-export function answerTooLarge(path: string, maxBytes: number): ProblemError {
-  return new ProblemError(PROBLEMS.answerTooLarge(path, maxBytes));
+export function answerTooLarge(path: string, maxBytes: number): AnswerTooLargeError {
+  return new AnswerTooLargeError(path, maxBytes);
 }
 
 /**

@@ -21,7 +21,7 @@
  */
 import type { CompileError, CompilerLimits } from '../../compiler/types.ts';
 import type { CompiledValidator, ValidatorService } from '../app-deps.ts';
-import { PROBLEMS, ProblemError, type FieldError } from '../errors.ts';
+import { RulesetInvalidError, RulesetOverLimitError, type FieldError } from '../domain-errors.ts';
 import type { LiveRuleset, RuleStore } from '../storage/types.ts';
 import { compileValidator } from './compile-validator.ts';
 import { TenantQueue } from './tenant-queue.ts';
@@ -204,9 +204,9 @@ export class ValidatorCache implements ValidatorService {
       // A limit of the ruleset as a whole (its text, its regex patterns) is a
       // limit like rules per context, not a fault of one rule's text.
       if (errors.some((error) => error.code === 'LIMIT_EXCEEDED')) {
-        throw new ProblemError(PROBLEMS.rulesetOverLimit(fieldErrors, ruleset.context));
+        throw new RulesetOverLimitError(ruleset.context, fieldErrors);
       }
-      throw new ProblemError(PROBLEMS.rulesetDoesNotCompile(fieldErrors, ruleset.context));
+      throw new RulesetInvalidError(ruleset.context, fieldErrors);
     }
     return validator;
   }
