@@ -9,6 +9,7 @@
  */
 
 import type { FieldError } from './domain-errors.ts';
+import { TUNING } from './tuning.ts';
 
 /** One code of the catalogue. */
 export interface ErrorEntry {
@@ -109,15 +110,6 @@ export function problemBody(code: ErrorCode, detail: string, requestId: string, 
 
 /** The single body every authentication failure gets, whatever part was wrong. */
 export const UNAUTHORIZED_DETAIL = 'A valid X-Api-Key and the X-Tenant-Id of its tenant are required.';
-
-/** Seconds a client should wait after a 503 of an unreachable database: it is expected back within seconds. */
-export const UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
-
-/** Seconds a client should wait after contexts were republished under a transaction: the next round usually matches. */
-const REPUBLISHED_RETRY_AFTER_SECONDS = 1;
-
-/** Seconds a scraper should wait after the workers' metrics could not be collected. */
-const METRICS_RETRY_AFTER_SECONDS = 5;
 
 /** The code's default detail. */
 function generic(code: ErrorCode): ProblemSpec {
@@ -291,16 +283,16 @@ export const PROBLEMS = {
   databaseUnavailable: (): ProblemWithHeaders => ({
     code: 'SERVICE_UNAVAILABLE',
     detail: 'The database is unavailable; retry shortly.',
-    headers: retryAfter(UNAVAILABLE_RETRY_AFTER_SECONDS),
+    headers: retryAfter(TUNING.unavailableRetryAfterSeconds.value),
   }),
   workerMetricsUnavailable: (): ProblemWithHeaders => ({
     code: 'SERVICE_UNAVAILABLE',
     detail: 'The workers\' metrics could not be collected; retry shortly.',
-    headers: retryAfter(METRICS_RETRY_AFTER_SECONDS),
+    headers: retryAfter(TUNING.metricsRetryAfterSeconds.value),
   }),
   contextsRepublishing: (): ProblemWithHeaders => ({
     code: 'SERVICE_UNAVAILABLE',
     detail: 'The contexts are being republished too quickly to take one consistent set; retry shortly.',
-    headers: retryAfter(REPUBLISHED_RETRY_AFTER_SECONDS),
+    headers: retryAfter(TUNING.republishedRetryAfterSeconds.value),
   }),
 } as const satisfies Record<string, (...args: never[]) => ProblemSpec>;

@@ -30,6 +30,7 @@ import type { Config } from '../config.ts';
 import { ERRORS, PROBLEMS, problemBody } from '../errors.ts';
 import { sendProblem } from '../http/error-handler.ts';
 import type { TenantStore } from '../storage/types.ts';
+import { TUNING } from '../tuning.ts';
 import { addressBucket } from './client-address.ts';
 import { MemoryRateLimitStore } from './memory-store.ts';
 import type { RateLimitStore, WindowState } from './rate-limit-store.ts';
@@ -71,7 +72,6 @@ declare module 'fastify' {
 export const HEADER_LIMIT = 'ratelimit-limit';
 export const HEADER_REMAINING = 'ratelimit-remaining';
 export const HEADER_RESET = 'ratelimit-reset';
-const DEFAULT_READY_TIMEOUT_MS = 1_000;
 
 /**
  * Installs both budgets. Call it right after `registerAuth`, before the
@@ -211,7 +211,7 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
   });
 
   app.addHook('onReady', async () => {
-    await store.ready(options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS);
+    await store.ready(options.readyTimeoutMs ?? TUNING.rateLimitReadyTimeoutMs.value);
   });
   app.addHook('onClose', async () => {
     await store.close();

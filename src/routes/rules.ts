@@ -12,6 +12,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { AppDeps } from '../app-deps.ts';
 import { PROBLEMS, ProblemError } from '../errors.ts';
 import type { ListRulesQuery, Rule, RuleStatus } from '../storage/types.ts';
+import { TUNING } from '../tuning.ts';
 import { assertRuleCompiles } from '../rules/check-rule-content.ts';
 import { compileAhead } from '../validators/early-compile.ts';
 import { operation } from '../openapi/operation.ts';
@@ -19,11 +20,6 @@ import { idParamsSchema, isUuid, tenantOf } from './schemas/route-helpers.ts';
 import { toRuleContent, type CreateRuleBody, type UpdateRuleBody } from './schemas/rule-body.ts';
 import { createRuleBodySchema, listRulesQuerySchema, updateRuleBodySchema } from './schemas/rule-schemas.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
-
-/** Rules per page of GET /rules when `limit` is not given. */
-export const DEFAULT_PAGE_SIZE = 50;
-/** The largest `limit` GET /rules accepts; more is 400. */
-export const MAX_PAGE_SIZE = 500;
 
 interface IdParams {
   id: string;
@@ -232,12 +228,13 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
   });
 };
 
-/** `limit` of GET /rules: default 50, 1 to 500, anything else a 400 naming it. */
+/** `limit` of GET /rules: a default, 1 to a maximum (TUNING), anything else a 400 naming it. */
 function pageSize(raw: string | undefined): number {
-  if (raw === undefined) return DEFAULT_PAGE_SIZE;
+  if (raw === undefined) return TUNING.defaultPageSize.value;
   const limit = Number(raw);
-  if (limit < 1 || limit > MAX_PAGE_SIZE) {
-    throw new ProblemError(PROBLEMS.invalidQuery([{ path: 'limit', message: `must be between 1 and ${MAX_PAGE_SIZE}` }]));
+  const max = TUNING.maxPageSize.value;
+  if (limit < 1 || limit > max) {
+    throw new ProblemError(PROBLEMS.invalidQuery([{ path: 'limit', message: `must be between 1 and ${max}` }]));
   }
   return limit;
 }

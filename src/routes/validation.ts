@@ -14,6 +14,7 @@ import type { RuleStore } from '../storage/types.ts';
 import { PROBLEMS, ProblemError, type FieldError, type NamedContext } from '../errors.ts';
 import { checkPayload, sizeOf, type PayloadSize } from '../http/payload-guard.ts';
 import { replayBufferedBody } from '../http/request-replay.ts';
+import { TUNING } from '../tuning.ts';
 import { costProfileOf, estimateCost } from '../validators/evaluation-cost.ts';
 import { evaluateBounded, evaluateEachBounded } from '../validators/bounded-evaluation.ts';
 import { AnswerBudget, answerTooLarge, assertAnswerFits } from '../validators/answer-size.ts';
@@ -309,9 +310,6 @@ async function loadValidator(validators: ValidatorService, tenantId: string, con
   return validator;
 }
 
-/** Rounds of "take, compare with the database, reload what was stale" before giving up. */
-const CONSISTENT_SET_ATTEMPTS = 10;
-
 /**
  * The validators of every context of a transaction, as one consistent set
  * (product.md 6: one set of ruleset versions even while a publish runs).
@@ -351,7 +349,7 @@ async function consistentSet(
     if (cached === undefined || kept === undefined) return cached ?? kept;
     return cached.rulesetVersion >= kept.rulesetVersion ? cached : kept;
   };
-  for (let attempt = 0; attempt < CONSISTENT_SET_ATTEMPTS; attempt++) {
+  for (let attempt = 0; attempt < TUNING.consistentSetAttempts.value; attempt++) {
     // Held from here on: a small cache may drop them while misses load.
     const misses: string[] = [];
     for (const context of contexts) {

@@ -10,10 +10,8 @@ import { toRuleDefinition } from '../../compiler/rule-schema.ts';
 import type { CompileError } from '../../compiler/types.ts';
 import { RuleInvalidError, type FieldError } from '../domain-errors.ts';
 import type { RuleContent } from '../storage/types.ts';
+import { TUNING } from '../tuning.ts';
 import { jsonDepthExceeds } from './json-depth.ts';
-
-/** Deeper expected values could not be serialized back without risk; schemas have the same bound (2.5). */
-export const MAX_EXPECTED_VALUE_DEPTH = 32;
 
 export interface RuleCheckOptions {
   /** MAX_EXPRESSION_LENGTH, applied to `expression` and `when`. */
@@ -50,8 +48,9 @@ export function ruleContentErrors(code: string, content: RuleContent, options: R
       });
     }
   }
-  if (content.expectedValue !== undefined && jsonDepthExceeds(content.expectedValue, MAX_EXPECTED_VALUE_DEPTH)) {
-    errors.push({ path: at('expectedValue'), message: `is nested deeper than ${MAX_EXPECTED_VALUE_DEPTH} levels` });
+  const maxDepth = TUNING.maxExpectedValueDepth.value;
+  if (content.expectedValue !== undefined && jsonDepthExceeds(content.expectedValue, maxDepth)) {
+    errors.push({ path: at('expectedValue'), message: `is nested deeper than ${maxDepth} levels` });
   }
   // The compiler is only asked once the cheap checks pass: it would repeat
   // them with less precise wording, and an over-long text is not worth parsing.

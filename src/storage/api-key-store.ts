@@ -12,9 +12,7 @@ import { guard } from './database-errors.ts';
 import { isUuid } from './identifiers.ts';
 import type { ApiKeysTable, DatabaseSchema } from './schema.ts';
 import { ApiKeyNotFoundError, ConflictError, type ApiKeyRecord, type ApiKeyStore, type KeyRef, type Role } from './types.ts';
-
-/** Keys checked per query by activeAmong. */
-const ACTIVE_CHECK_CHUNK = 1000;
+import { TUNING } from '../tuning.ts';
 
 const KEY_COLUMNS = ['id', 'tenant_id', 'name', 'role', 'created_at', 'revoked_at', 'last_used_at'] as const;
 type KeyRow = Pick<Selectable<ApiKeysTable>, (typeof KEY_COLUMNS)[number]>;
@@ -154,8 +152,9 @@ export class SqlApiKeyStore implements ApiKeyStore {
     return guard(async () => {
       const wellFormed = keys.filter((k) => isUuid(k.keyId));
       const active: Array<KeyRef & { role: Role }> = [];
-      for (let start = 0; start < wellFormed.length; start += ACTIVE_CHECK_CHUNK) {
-        const chunk = wellFormed.slice(start, start + ACTIVE_CHECK_CHUNK);
+      const chunkSize = TUNING.activeKeyCheckChunk.value;
+      for (let start = 0; start < wellFormed.length; start += chunkSize) {
+        const chunk = wellFormed.slice(start, start + chunkSize);
         const rows = await this.#db
           .selectFrom('api_keys')
           .select(['tenant_id', 'id', 'role'])

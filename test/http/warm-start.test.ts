@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONTEXT_USAGE_FLUSH_MS } from '../../src/validators/usage-recorder.ts';
+import { TUNING } from '../../src/tuning.ts';
 import { freshDatabase, type FreshDatabase } from '../support/database.ts';
 import { startInstance, type Instance, type InstanceOptions } from '../support/instances.ts';
 import { sampleOf } from '../support/metrics.ts';
@@ -237,7 +237,7 @@ describe.skipIf(!process.env.DATABASE_URL)('on PostgreSQL (needs DATABASE_URL)',
     const admin = new pg.Client({ connectionString: database.databaseUrl });
     await admin.connect();
     try {
-      const deadline = Date.now() + 3 * CONTEXT_USAGE_FLUSH_MS;
+      const deadline = Date.now() + 3 * TUNING.contextUsageFlushMs.value;
       for (;;) {
         const { rows } = await admin.query("select 1 from context_usage where tenant_id = 'acme' and context = 'j-used'");
         if (rows.length > 0) break;
