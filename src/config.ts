@@ -1,10 +1,9 @@
 /**
  * Configuration: read from the environment once at start, validated, frozen.
  * A bad value stops the start with a message naming the variable; an empty
- * value means unset (product.md section 9). CONFIG_VARIABLES lists every
- * variable with its default, bounds and meaning, and is what loadConfig
- * reads by. The fixed tunables, which are not configurable, are in
- * tuning.ts.
+ * value means unset. CONFIG_VARIABLES lists every variable with its
+ * default, bounds and meaning, and is what loadConfig reads by. The fixed
+ * tunables, which are not configurable, are in tuning.ts.
  */
 import { isIP } from 'node:net';
 
