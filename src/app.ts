@@ -41,6 +41,7 @@ import { installValidationFastLane, type FastLaneStats } from './routes/validati
 import type { Storage } from './storage/types.ts';
 import { registerCacheSync, type CacheSyncHandle } from './sync/register-cache-sync.ts';
 import type { SiblingChannel } from './sync/sibling-channel.ts';
+import { TUNING } from './tuning.ts';
 import { ContextUsageRecorder, notingUses } from './validators/usage-recorder.ts';
 import { ValidatorCache } from './validators/validator-cache.ts';
 
@@ -90,14 +91,11 @@ declare module 'fastify' {
  * rather than up to 30 s later.
  */
 function connectionsCheckingInterval(requestTimeoutMs: number): number {
-  return Math.min(30_000, Math.max(50, Math.round(requestTimeoutMs / 4)));
+  return Math.min(TUNING.maxConnectionsCheckMs.value, Math.max(TUNING.minConnectionsCheckMs.value, Math.round(requestTimeoutMs / 4)));
 }
 
 /** Where pino must never print a secret. */
 const REDACTED_PATHS = ['req.headers["x-api-key"]', 'headers["x-api-key"]', 'req.headers.authorization'];
-
-/** Longer than any request line Node accepts (its header size limit, 16 KiB). */
-const MAX_PATH_SEGMENT_LENGTH = 16 * 1024;
 
 /**
  * Builds the service. Resolves once every plugin is registered (`ready`).
@@ -138,7 +136,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     // An over-long path segment (a 120-character rule id) would otherwise be a bare 400 from the
     // router, before authentication; any segment that fits Node's header size limit reaches the route,
     // which answers 401 or 404 like for any other unknown id. No route has a regex parameter to bound.
-    routerOptions: { maxParamLength: MAX_PATH_SEGMENT_LENGTH },
+    routerOptions: { maxParamLength: TUNING.maxPathSegmentLength.value },
     return503OnClosing: false,
     frameworkErrors: frameworkErrorHandler,
     clientErrorHandler,

@@ -1,7 +1,9 @@
 /**
  * Configuration: read from the environment once at start, validated, frozen.
  * A bad value stops the start with a message naming the variable; an empty
- * value means unset (product.md section 9).
+ * value means unset. CONFIG_VARIABLES lists every variable with its
+ * default, bounds and meaning, and is what loadConfig reads by. The fixed
+ * tunables, which are not configurable, are in tuning.ts.
  */
 import { isIP } from 'node:net';
 
@@ -59,34 +61,165 @@ export const TENANT_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 const BOOTSTRAP_KEY_PATTERN = /^[A-Za-z0-9_-]{22,}$/;
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 
+/** A whole number within inclusive bounds; no `max` means no upper bound. */
+export interface IntegerVariable {
+  readonly kind: 'integer';
+  readonly name: string;
+  readonly default: number;
+  readonly min: number;
+  readonly max?: number;
+  readonly meaning: string;
+}
+
+/** true/1/yes or false/0/no, any case. */
+export interface BooleanVariable {
+  readonly kind: 'boolean';
+  readonly name: string;
+  readonly default: boolean;
+  readonly meaning: string;
+}
+
+/** A URL with one of `protocols`; unset when it has no default. */
+export interface UrlVariable {
+  readonly kind: 'url';
+  readonly name: string;
+  readonly default: undefined;
+  readonly protocols: readonly string[];
+  readonly meaning: string;
+}
+
+/** One of `choices`. */
+export interface ChoiceVariable {
+  readonly kind: 'choice';
+  readonly name: string;
+  readonly default: string;
+  readonly choices: readonly string[];
+  readonly meaning: string;
+}
+
+/** Free text in the form `meaning` gives; unset when it has no default. */
+export interface TextVariable {
+  readonly kind: 'text';
+  readonly name: string;
+  readonly default: string | undefined;
+  readonly meaning: string;
+}
+
+/** One environment variable the service reads: its name, default, bounds and meaning. */
+export type ConfigVariable = IntegerVariable | BooleanVariable | UrlVariable | ChoiceVariable | TextVariable;
+
+function integerVariable(name: string, fallback: number, min: number, max: number | undefined, meaning: string): IntegerVariable {
+  return { kind: 'integer', name, default: fallback, min, ...(max === undefined ? {} : { max }), meaning };
+}
+
+/**
+ * The environment variables, by name. loadConfig reads the environment only
+ * through these entries, so their defaults and bounds are the ones applied.
+ *
+ * @example
+ * CONFIG_VARIABLE_BY_NAME.RATE_LIMIT_WINDOW_MS.min; // 100
+ */
+export const CONFIG_VARIABLE_BY_NAME = deepFreeze({
+  PORT: integerVariable('PORT', 3000, 0, 65535, 'port the HTTP server listens on'),
+  HOST: { kind: 'text', name: 'HOST', default: '127.0.0.1', meaning: 'address the HTTP server listens on' },
+  DATABASE_URL: {
+    kind: 'url', name: 'DATABASE_URL', default: undefined, protocols: ['postgres:', 'postgresql:'],
+    meaning: 'PostgreSQL connection string; unset means the embedded PGlite database in RULES_DATA_DIR',
+  },
+  RULES_DATA_DIR: { kind: 'text', name: 'RULES_DATA_DIR', default: './data', meaning: 'the embedded PGlite database\'s folder' },
+  REDIS_URL: {
+    kind: 'url', name: 'REDIS_URL', default: undefined, protocols: ['redis:', 'rediss:'],
+    meaning: 'Redis for rate-limit counters shared by every instance; unset means counters in each process\'s memory',
+  },
+  REDIS_KEY_PREFIX: {
+    kind: 'text', name: 'REDIS_KEY_PREFIX', default: 'rules:',
+    meaning: 'prefix of every Redis key, so several deployments can share one Redis: 1-64 characters of [A-Za-z0-9_.:-]',
+  },
+  TRUST_PROXY: {
+    kind: 'text', name: 'TRUST_PROXY', default: 'false',
+    meaning: 'whose X-Forwarded-For gives the client address: false, true (every hop), a hop count, or comma-separated proxy addresses/CIDR ranges',
+  },
+  RULES_BOOTSTRAP_TENANTS: {
+    kind: 'text', name: 'RULES_BOOTSTRAP_TENANTS', default: undefined,
+    meaning: 'comma-separated tenant:adminKey pairs made sure of at every start (keys: at least 22 characters of [A-Za-z0-9_-])',
+  },
+  RATE_LIMIT_MAX: integerVariable('RATE_LIMIT_MAX', 6000, 1, undefined, 'default requests per window of each tenant'),
+  RATE_LIMIT_WINDOW_MS: integerVariable('RATE_LIMIT_WINDOW_MS', 60_000, 100, undefined, 'length of the rate-limit window, in milliseconds'),
+  MAX_BODY_BYTES: integerVariable('MAX_BODY_BYTES', 1_048_576, 1024, undefined, 'largest request body, in bytes; larger bodies get 413'),
+  MAX_BATCH_ITEMS: integerVariable('MAX_BATCH_ITEMS', 1000, 1, undefined, 'most items of one batch validation; more get 400'),
+  MAX_TRANSACTION_CONTEXTS: integerVariable('MAX_TRANSACTION_CONTEXTS', 20, 1, undefined, 'most contexts of one transaction validation; more get 400'),
+  MAX_PAYLOAD_DEPTH: integerVariable('MAX_PAYLOAD_DEPTH', 64, 1, 1000, 'deepest payload nesting (the payload object is level 1); deeper gets 400'),
+  MAX_EXPRESSION_LENGTH: integerVariable('MAX_EXPRESSION_LENGTH', 4096, 16, 1_000_000, 'longest rule expression or condition, in characters; longer gets 400'),
+  MAX_RULES_PER_CONTEXT: integerVariable('MAX_RULES_PER_CONTEXT', 5000, 1, undefined, 'most non-archived rules in one context; more get 409 LIMIT_EXCEEDED'),
+  MAX_ANSWER_BYTES: integerVariable(
+    'MAX_ANSWER_BYTES', 16_777_216, 65_536, 268_435_456,
+    'largest validation answer, estimated from its failures before it is built, in bytes; larger answers get 400',
+  ),
+  VALIDATOR_CACHE_SIZE: integerVariable('VALIDATOR_CACHE_SIZE', 1000, 1, undefined, 'compiled validators kept per process; least recently used beyond it are dropped'),
+  VALIDATOR_CACHE_MB: integerVariable(
+    'VALIDATOR_CACHE_MB', 1024, 1, 1_048_576,
+    'estimated heap the cached validators may hold together, in MiB; least recently used beyond it are dropped',
+  ),
+  WORKERS: integerVariable('WORKERS', 1, 1, 64, 'processes sharing the port; more than 1 needs DATABASE_URL'),
+  WARM_START_MS: integerVariable(
+    'WARM_START_MS', 15_000, 0, 600_000,
+    'longest time a starting process spends compiling the validators most likely to be asked for before it listens, in milliseconds; 0 starts cold',
+  ),
+  REQUEST_TIMEOUT_MS: integerVariable(
+    'REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000,
+    'a request not fully arrived this long after it began is refused and its connection closed, in milliseconds',
+  ),
+  SHUTDOWN_TIMEOUT_MS: integerVariable('SHUTDOWN_TIMEOUT_MS', 10_000, 0, undefined, 'time after SIGTERM before a hard stop, in milliseconds'),
+  METRICS_TENANT_LABELS: {
+    kind: 'boolean', name: 'METRICS_TENANT_LABELS', default: false, meaning: 'add tenant and context labels to metrics',
+  },
+  LOG_LEVEL: { kind: 'choice', name: 'LOG_LEVEL', default: 'info', choices: LOG_LEVELS, meaning: 'pino log level' },
+} as const satisfies Record<string, ConfigVariable>);
+
+function deepFreeze<T extends Record<string, ConfigVariable>>(variables: T): Readonly<T> {
+  for (const variable of Object.values(variables)) Object.freeze(variable);
+  return Object.freeze(variables);
+}
+
+/**
+ * Every environment variable the service reads, with its default, bounds
+ * and meaning, in the order of the Config they fill.
+ *
+ * @example
+ * for (const variable of CONFIG_VARIABLES) console.log(variable.name, variable.default);
+ */
+export const CONFIG_VARIABLES: readonly ConfigVariable[] = Object.freeze(Object.values(CONFIG_VARIABLE_BY_NAME));
+
 type Env = Record<string, string | undefined>;
 
 /** Reads and validates the configuration. Throws ConfigError naming the first bad variable. */
 export function loadConfig(env: Env = process.env): Config {
-  const read = (name: string): string | undefined => {
-    const value = env[name];
+  const read = (variable: ConfigVariable): string | undefined => {
+    const value = env[variable.name];
     return value === undefined || value.trim() === '' ? undefined : value.trim();
   };
 
-  const integer = (name: string, fallback: number, min: number, max = Number.MAX_SAFE_INTEGER): number => {
-    const raw = read(name);
-    if (raw === undefined) return fallback;
+  const integer = (variable: IntegerVariable): number => {
+    const { name, min, max = Number.MAX_SAFE_INTEGER } = variable;
+    const raw = read(variable);
+    if (raw === undefined) return variable.default;
     if (!/^\d+$/.test(raw)) throw new ConfigError(name, `must be a whole number, got "${raw}"`);
     const value = Number(raw);
     if (value < min || value > max) throw new ConfigError(name, `must be between ${min} and ${max}, got ${value}`);
     return value;
   };
 
-  const boolean = (name: string, fallback: boolean): boolean => {
-    const raw = read(name);
-    if (raw === undefined) return fallback;
+  const boolean = (variable: BooleanVariable): boolean => {
+    const raw = read(variable);
+    if (raw === undefined) return variable.default;
     if (/^(true|1|yes)$/i.test(raw)) return true;
     if (/^(false|0|no)$/i.test(raw)) return false;
-    throw new ConfigError(name, `must be true or false, got "${raw}"`);
+    throw new ConfigError(variable.name, `must be true or false, got "${raw}"`);
   };
 
-  const url = (name: string, protocols: string[]): string | undefined => {
-    const raw = read(name);
+  const url = (variable: UrlVariable): string | undefined => {
+    const { name, protocols } = variable;
+    const raw = read(variable);
     if (raw === undefined) return undefined;
     let parsed: URL;
     try {
@@ -100,50 +233,54 @@ export function loadConfig(env: Env = process.env): Config {
     return raw;
   };
 
-  const logLevel = (read('LOG_LEVEL') ?? 'info') as LogLevel;
-  if (!LOG_LEVELS.includes(logLevel)) {
-    throw new ConfigError('LOG_LEVEL', `must be one of ${LOG_LEVELS.join(', ')}`);
-  }
+  const text = <D extends string | undefined>(variable: TextVariable & { default: D }): string | D => read(variable) ?? variable.default;
 
-  const databaseUrl = url('DATABASE_URL', ['postgres:', 'postgresql:']);
-  const workers = integer('WORKERS', 1, 1, 64);
+  const choice = (variable: ChoiceVariable): string => {
+    const value = read(variable) ?? variable.default;
+    if (!variable.choices.includes(value)) throw new ConfigError(variable.name, `must be one of ${variable.choices.join(', ')}`);
+    return value;
+  };
+
+  const vars = CONFIG_VARIABLE_BY_NAME;
+  const logLevel = choice(vars.LOG_LEVEL) as LogLevel;
+  const databaseUrl = url(vars.DATABASE_URL);
+  const workers = integer(vars.WORKERS);
   if (workers > 1 && databaseUrl === undefined) {
-    throw new ConfigError('WORKERS', 'above 1 needs DATABASE_URL (the embedded database belongs to one process)');
+    throw new ConfigError(vars.WORKERS.name, 'above 1 needs DATABASE_URL (the embedded database belongs to one process)');
   }
 
   return Object.freeze({
-    port: integer('PORT', 3000, 0, 65535),
-    host: read('HOST') ?? '127.0.0.1',
+    port: integer(vars.PORT),
+    host: text(vars.HOST),
     databaseUrl,
-    dataDir: read('RULES_DATA_DIR') ?? './data',
-    redisUrl: url('REDIS_URL', ['redis:', 'rediss:']),
-    redisKeyPrefix: redisKeyPrefix(read('REDIS_KEY_PREFIX')),
-    trustProxy: parseTrustProxy(read('TRUST_PROXY')),
-    bootstrapTenants: parseBootstrapTenants(read('RULES_BOOTSTRAP_TENANTS')),
-    rateLimitMax: integer('RATE_LIMIT_MAX', 6000, 1),
-    rateLimitWindowMs: integer('RATE_LIMIT_WINDOW_MS', 60_000, 100),
-    maxBodyBytes: integer('MAX_BODY_BYTES', 1_048_576, 1024),
-    maxBatchItems: integer('MAX_BATCH_ITEMS', 1000, 1),
-    maxTransactionContexts: integer('MAX_TRANSACTION_CONTEXTS', 20, 1),
-    maxPayloadDepth: integer('MAX_PAYLOAD_DEPTH', 64, 1, 1000),
-    maxExpressionLength: integer('MAX_EXPRESSION_LENGTH', 4096, 16, 1_000_000),
-    maxRulesPerContext: integer('MAX_RULES_PER_CONTEXT', 5000, 1),
-    maxAnswerBytes: integer('MAX_ANSWER_BYTES', 16_777_216, 65_536, 268_435_456),
-    validatorCacheSize: integer('VALIDATOR_CACHE_SIZE', 1000, 1),
-    validatorCacheMb: integer('VALIDATOR_CACHE_MB', 1024, 1, 1_048_576),
+    dataDir: text(vars.RULES_DATA_DIR),
+    redisUrl: url(vars.REDIS_URL),
+    redisKeyPrefix: redisKeyPrefix(text(vars.REDIS_KEY_PREFIX)),
+    trustProxy: parseTrustProxy(text(vars.TRUST_PROXY)),
+    bootstrapTenants: parseBootstrapTenants(text(vars.RULES_BOOTSTRAP_TENANTS)),
+    rateLimitMax: integer(vars.RATE_LIMIT_MAX),
+    rateLimitWindowMs: integer(vars.RATE_LIMIT_WINDOW_MS),
+    maxBodyBytes: integer(vars.MAX_BODY_BYTES),
+    maxBatchItems: integer(vars.MAX_BATCH_ITEMS),
+    maxTransactionContexts: integer(vars.MAX_TRANSACTION_CONTEXTS),
+    maxPayloadDepth: integer(vars.MAX_PAYLOAD_DEPTH),
+    maxExpressionLength: integer(vars.MAX_EXPRESSION_LENGTH),
+    maxRulesPerContext: integer(vars.MAX_RULES_PER_CONTEXT),
+    maxAnswerBytes: integer(vars.MAX_ANSWER_BYTES),
+    validatorCacheSize: integer(vars.VALIDATOR_CACHE_SIZE),
+    validatorCacheMb: integer(vars.VALIDATOR_CACHE_MB),
     workers,
-    warmStartMs: integer('WARM_START_MS', 15_000, 0, 600_000),
-    requestTimeoutMs: integer('REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000),
-    shutdownTimeoutMs: integer('SHUTDOWN_TIMEOUT_MS', 10_000, 0),
-    metricsTenantLabels: boolean('METRICS_TENANT_LABELS', false),
+    warmStartMs: integer(vars.WARM_START_MS),
+    requestTimeoutMs: integer(vars.REQUEST_TIMEOUT_MS),
+    shutdownTimeoutMs: integer(vars.SHUTDOWN_TIMEOUT_MS),
+    metricsTenantLabels: boolean(vars.METRICS_TENANT_LABELS),
     logLevel,
   });
 }
 
 const REDIS_KEY_PREFIX_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;
 
-function redisKeyPrefix(raw: string | undefined): string {
-  if (raw === undefined) return 'rules:';
+function redisKeyPrefix(raw: string): string {
   if (!REDIS_KEY_PREFIX_PATTERN.test(raw)) {
     throw new ConfigError('REDIS_KEY_PREFIX', 'must be 1-64 characters of [A-Za-z0-9_.:-]');
   }
@@ -156,8 +293,8 @@ function redisKeyPrefix(raw: string | undefined): string {
  * X-Forwarded-For); a number trusts that many hops; otherwise a
  * comma-separated list of proxy addresses or CIDR ranges.
  */
-function parseTrustProxy(raw: string | undefined): boolean | number | string[] {
-  if (raw === undefined || /^(false|0|no)$/i.test(raw)) return false;
+function parseTrustProxy(raw: string): boolean | number | string[] {
+  if (/^(false|0|no)$/i.test(raw)) return false;
   if (/^(true|yes)$/i.test(raw)) return true;
   if (/^\d+$/.test(raw)) return Number(raw);
   const entries = raw.split(',').map((entry) => entry.trim());

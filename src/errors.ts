@@ -1,32 +1,43 @@
 /**
- * The error registry: every error the service answers with has a stable
- * upper-case code, one HTTP status and a title, and is sent as RFC 9457
- * problem+json (product.md section 7). docs/api.md's error table (checked by
+ * The error catalogue: every error the service answers with has a stable
+ * upper-case code, one HTTP status, a title and a default detail, and is
+ * sent as RFC 9457 problem+json. PROBLEMS names each situation the service
+ * refuses a request for, so that one situation always reads the same
+ * wherever it is met; throw sites and hooks take their problem from there
+ * and write no text of their own. docs/api.md's error table (checked by
  * test/docs/docs-facts.test.ts) and test/http/errors.test.ts follow this list.
  */
 
+import type { FieldError } from './domain-errors.ts';
+import { TUNING } from './tuning.ts';
+
+/** One code of the catalogue. */
+export interface ErrorEntry {
+  readonly status: number;
+  readonly title: string;
+  /** What the problem says when nothing more specific is known. */
+  readonly detail: string;
+}
+
 export const ERRORS = {
-  INVALID_BODY: { status: 400, title: 'Invalid request' },
-  UNAUTHORIZED: { status: 401, title: 'Unauthorized' },
-  FORBIDDEN: { status: 403, title: 'Forbidden' },
-  NOT_FOUND: { status: 404, title: 'Not found' },
-  CONTEXT_NOT_FOUND: { status: 404, title: 'Context not found' },
-  CONFLICT: { status: 409, title: 'Conflict' },
-  LIMIT_EXCEEDED: { status: 409, title: 'Limit exceeded' },
-  PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload too large' },
-  UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type' },
-  RATE_LIMITED: { status: 429, title: 'Too many requests' },
-  INTERNAL: { status: 500, title: 'Internal error' },
-  SERVICE_UNAVAILABLE: { status: 503, title: 'Service unavailable' },
-} as const;
+  INVALID_BODY: { status: 400, title: 'Invalid request', detail: 'Invalid request.' },
+  UNAUTHORIZED: { status: 401, title: 'Unauthorized', detail: 'Unauthorized.' },
+  FORBIDDEN: { status: 403, title: 'Forbidden', detail: 'Forbidden.' },
+  NOT_FOUND: { status: 404, title: 'Not found', detail: 'Not found.' },
+  CONTEXT_NOT_FOUND: { status: 404, title: 'Context not found', detail: 'The context was not found.' },
+  CONFLICT: { status: 409, title: 'Conflict', detail: 'Conflict.' },
+  LIMIT_EXCEEDED: { status: 409, title: 'Limit exceeded', detail: 'Limit exceeded.' },
+  PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload too large', detail: 'Payload too large.' },
+  UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type', detail: 'Unsupported media type.' },
+  RATE_LIMITED: { status: 429, title: 'Too many requests', detail: 'Too many requests.' },
+  INTERNAL: { status: 500, title: 'Internal error', detail: 'An internal error occurred; it has been logged.' },
+  SERVICE_UNAVAILABLE: { status: 503, title: 'Service unavailable', detail: 'The service is unavailable; retry shortly.' },
+} as const satisfies Record<string, ErrorEntry>;
 
 export type ErrorCode = keyof typeof ERRORS;
 
-/** One problem with a request body or query, at a path in product.md 2.4 syntax. */
-export interface FieldError {
-  path: string;
-  message: string;
-}
+// The `errors` of a problem: one entry per place in the request.
+export type { FieldError };
 
 /** The problem+json body. */
 export interface Problem {
@@ -39,6 +50,18 @@ export interface Problem {
   errors?: FieldError[];
 }
 
+/** A problem ready to send: its code, what it says, and what goes with it. */
+export interface ProblemSpec {
+  readonly code: ErrorCode;
+  readonly detail: string;
+  readonly errors?: FieldError[];
+  /** Added to the response (Retry-After for 429 and 503). */
+  readonly headers?: Record<string, string>;
+}
+
+/** A problem that always comes with headers (Retry-After). */
+export type ProblemWithHeaders = ProblemSpec & { readonly headers: Record<string, string> };
+
 export const PROBLEM_CONTENT_TYPE = 'application/problem+json; charset=utf-8';
 
 /** The `type` URI of a code: a relative reference documented in docs/api.md. */
@@ -48,21 +71,26 @@ export function problemType(code: ErrorCode): string {
 
 /**
  * An error that becomes a problem+json response. Throw it from handlers and
- * hooks; the error handler renders it. `headers` are added to the response
- * (Retry-After for 429 and 503).
+ * hooks with a problem of PROBLEMS; the error handler renders it.
+ *
+ * @example
+ * throw new ProblemError(PROBLEMS.invalidBody(errors));
  */
-export class ProblemError extends Error {
+export class ProblemError extends Error implements ProblemSpec {
   readonly status: number;
+  readonly code: ErrorCode;
+  readonly detail: string;
+  readonly errors?: FieldError[];
+  readonly headers?: Record<string, string>;
 
-  constructor(
-    readonly code: ErrorCode,
-    readonly detail: string,
-    readonly errors?: FieldError[],
-    readonly headers?: Record<string, string>,
-  ) {
-    super(detail);
+  constructor(problem: ProblemSpec) {
+    super(problem.detail);
     this.name = 'ProblemError';
-    this.status = ERRORS[code].status;
+    this.code = problem.code;
+    this.detail = problem.detail;
+    if (problem.errors !== undefined) this.errors = problem.errors;
+    if (problem.headers !== undefined) this.headers = problem.headers;
+    this.status = ERRORS[problem.code].status;
   }
 }
 
@@ -80,5 +108,191 @@ export function problemBody(code: ErrorCode, detail: string, requestId: string, 
   return body;
 }
 
-/** The single body every authentication failure gets, whatever part was wrong (product.md 5). */
+/** The single body every authentication failure gets, whatever part was wrong. */
 export const UNAUTHORIZED_DETAIL = 'A valid X-Api-Key and the X-Tenant-Id of its tenant are required.';
+
+/** The code's default detail. */
+function generic(code: ErrorCode): ProblemSpec {
+  return { code, detail: ERRORS[code].detail };
+}
+
+function retryAfter(seconds: number): Record<string, string> {
+  return { 'retry-after': String(seconds) };
+}
+
+/** Context names as a detail quotes them: `"a", "b"`. */
+function quoted(names: readonly string[]): string {
+  return names.map((name) => JSON.stringify(name)).join(', ');
+}
+
+/** A context a request names, and where in the request it names it (none when in the URL). */
+export interface NamedContext {
+  context: string;
+  path?: string;
+}
+
+/**
+ * The situations the service refuses a request for, by name. Each gives the
+ * same code and detail wherever the situation is met.
+ *
+ * @example
+ * throw new ProblemError(PROBLEMS.ruleNotFound());
+ * sendProblem(request, reply, PROBLEMS.tenantBudgetSpent(max, resetSeconds));
+ */
+export const PROBLEMS = {
+  // 400: the request itself.
+  /** Fastify or Node refused a client error the catalogue has no text for. */
+  clientError: (code: ErrorCode): ProblemSpec => generic(code),
+  invalidBody: (errors?: FieldError[]): ProblemSpec => ({ code: 'INVALID_BODY', detail: 'The request body is invalid.', errors }),
+  invalidQuery: (errors?: FieldError[]): ProblemSpec => ({ code: 'INVALID_BODY', detail: 'The query string is invalid.', errors }),
+  invalidParams: (errors?: FieldError[]): ProblemSpec => ({ code: 'INVALID_BODY', detail: 'The path parameters are invalid.', errors }),
+  invalidHeaders: (errors?: FieldError[]): ProblemSpec => ({ code: 'INVALID_BODY', detail: 'The request headers are invalid.', errors }),
+  bodyEmpty: (): ProblemSpec => ({
+    code: 'INVALID_BODY', detail: 'The request body is empty.', errors: [{ path: '', message: 'is required' }],
+  }),
+  bodyNotJson: (): ProblemSpec => ({
+    code: 'INVALID_BODY', detail: 'The request body is not valid JSON.', errors: [{ path: '', message: 'must be valid JSON' }],
+  }),
+  bodyNotUtf8: (): ProblemSpec => ({
+    code: 'INVALID_BODY', detail: 'The request body is not valid UTF-8.', errors: [{ path: '', message: 'must be valid UTF-8' }],
+  }),
+  forbiddenKey: (path: string): ProblemSpec => ({
+    code: 'INVALID_BODY',
+    detail: 'The request body holds a forbidden key.',
+    errors: [{ path, message: 'is a forbidden key (prototype poisoning)' }],
+  }),
+  unstorableBodyText: (error: FieldError): ProblemSpec => ({
+    code: 'INVALID_BODY', detail: 'The request body holds text that cannot be stored.', errors: [error],
+  }),
+  unstorableQueryText: (error: FieldError): ProblemSpec => ({
+    code: 'INVALID_BODY', detail: 'The query string holds text that cannot be stored or searched for.', errors: [error],
+  }),
+  malformedUrl: (): ProblemSpec => ({
+    code: 'INVALID_BODY', detail: 'The URL is malformed: a path segment is not valid percent-encoded UTF-8.',
+  }),
+  malformedRequest: (): ProblemSpec => ({ code: 'INVALID_BODY', detail: 'The request is malformed.' }),
+  contentLengthMismatch: (): ProblemSpec => ({ code: 'INVALID_BODY', detail: 'The Content-Length header does not match the body.' }),
+  headersTooLarge: (): ProblemSpec => ({ code: 'INVALID_BODY', detail: 'The request headers are too large.' }),
+  requestTooSlow: (): ProblemSpec => ({ code: 'INVALID_BODY', detail: 'The request took too long to arrive.' }),
+
+  // 400: what the request asks the rules to do.
+  evaluationTooLong: (path: string, deadlineMs: number): ProblemSpec => ({
+    code: 'INVALID_BODY',
+    detail: 'The payload is too large to evaluate against the rules of this context.',
+    errors: [{ path, message: `took longer than ${deadlineMs} ms to evaluate; send a smaller payload` }],
+  }),
+  tooManyFailures: (path: string, maxFailures: number): ProblemSpec => ({
+    code: 'INVALID_BODY',
+    detail: 'The payload fails too many rules to answer.',
+    errors: [{ path, message: `fails rules more than ${maxFailures} times in one validation; send a smaller payload` }],
+  }),
+  answerTooLarge: (path: string, maxBytes: number): ProblemSpec => ({
+    code: 'INVALID_BODY',
+    detail: 'The answer would be too large to send.',
+    errors: [{
+      path,
+      message: `its failures would take more than ${maxBytes} bytes (MAX_ANSWER_BYTES); send a smaller payload, or fewer items`,
+    }],
+  }),
+  ruleDoesNotCompile: (errors: FieldError[]): ProblemSpec => ({ code: 'INVALID_BODY', detail: 'The rule does not compile.', errors }),
+  /** A ruleset that does not compile; `context` names it when it is a stored context's. */
+  rulesetDoesNotCompile: (errors: FieldError[], context?: string): ProblemSpec => ({
+    code: 'INVALID_BODY',
+    detail: context === undefined ? 'The ruleset does not compile.' : `The ruleset of context ${quoted([context])} does not compile.`,
+    errors,
+  }),
+  rulesetOverLimit: (errors: FieldError[], context?: string): ProblemSpec => ({
+    code: 'LIMIT_EXCEEDED',
+    detail: context === undefined ? 'The ruleset is over a limit.' : `The ruleset of context ${quoted([context])} is over a limit.`,
+    errors,
+  }),
+  immutableRuleFields: (errors: FieldError[]): ProblemSpec => ({
+    code: 'INVALID_BODY', detail: 'The context and code of a rule are immutable.', errors,
+  }),
+  ruleAndContextBoth: (errors: FieldError[]): ProblemSpec => ({
+    code: 'INVALID_BODY', detail: 'Send either `rule` or `context`, not both.', errors,
+  }),
+  ruleOrContextMissing: (): ProblemSpec => ({
+    code: 'INVALID_BODY',
+    detail: 'Send either `rule` or `context`.',
+    errors: [{ path: 'rule', message: 'either `rule` or `context` is required' }],
+  }),
+
+  // 401, 403: who is asking.
+  unauthorized: (): ProblemSpec => ({ code: 'UNAUTHORIZED', detail: UNAUTHORIZED_DETAIL }),
+  roleForbidden: (): ProblemSpec => ({ code: 'FORBIDDEN', detail: 'This API key may not call this operation.' }),
+
+  // 404: what is asked for.
+  noSuchRoute: (): ProblemSpec => ({ code: 'NOT_FOUND', detail: 'No such route.' }),
+  ruleNotFound: (): ProblemSpec => ({ code: 'NOT_FOUND', detail: 'Rule was not found.' }),
+  apiKeyNotFound: (): ProblemSpec => ({ code: 'NOT_FOUND', detail: 'API key was not found.' }),
+  /** A context name in the URL that no context can have. */
+  impossibleContextName: (): ProblemSpec => generic('CONTEXT_NOT_FOUND'),
+  contextHasNoRules: (context: string): ProblemSpec => ({
+    code: 'CONTEXT_NOT_FOUND', detail: `Context ${quoted([context])} has no rules.`,
+  }),
+  /** Contexts without a published ruleset; each named where the request names it, when that is in the body. */
+  contextsNotPublished: (contexts: readonly NamedContext[]): ProblemSpec => {
+    const names = quoted(contexts.map(({ context }) => context));
+    const errors: FieldError[] = [];
+    for (const { path } of contexts) if (path !== undefined) errors.push({ path, message: 'names no published ruleset' });
+    return {
+      code: 'CONTEXT_NOT_FOUND',
+      detail: contexts.length === 1 ? `Context ${names} has no published rules.` : `Contexts ${names} have no published rules.`,
+      errors: errors.length > 0 ? errors : undefined,
+    };
+  },
+
+  // 409: the state of what is changed.
+  ruleArchived: (): ProblemSpec => ({ code: 'CONFLICT', detail: 'the rule is archived' }),
+  staleVersion: (currentVersion: number, basedOnVersion: number): ProblemSpec => ({
+    code: 'CONFLICT', detail: `the rule is at version ${currentVersion}, not ${basedOnVersion}`,
+  }),
+
+  // Storage's other refusals, each in the words storage gives it (they name the versions, counts and codes involved).
+  storageNotFound: (detail: string): ProblemSpec => ({ code: 'NOT_FOUND', detail }),
+  storageConflict: (detail: string): ProblemSpec => ({ code: 'CONFLICT', detail }),
+  storageLimitExceeded: (detail: string): ProblemSpec => ({ code: 'LIMIT_EXCEEDED', detail }),
+  storageInvalidInput: (path: string, detail: string): ProblemSpec => ({
+    code: 'INVALID_BODY', detail, errors: [{ path, message: detail }],
+  }),
+
+  // 413, 415: the body's size and form.
+  bodyTooLarge: (): ProblemSpec => ({ code: 'PAYLOAD_TOO_LARGE', detail: 'The request body is larger than the limit.' }),
+  notJson: (): ProblemSpec => ({ code: 'UNSUPPORTED_MEDIA_TYPE', detail: 'Send the body as Content-Type: application/json.' }),
+  encodedBody: (): ProblemSpec => ({
+    code: 'UNSUPPORTED_MEDIA_TYPE', detail: 'The body\'s Content-Encoding is not supported: send it uncompressed.',
+  }),
+
+  // 429: budgets.
+  tenantBudgetSpent: (max: number, resetSeconds: number): ProblemWithHeaders => ({
+    code: 'RATE_LIMITED',
+    detail: `The tenant's budget of ${max} requests per window is spent; retry in ${resetSeconds} s.`,
+    headers: retryAfter(resetSeconds),
+  }),
+  addressBudgetSpent: (resetSeconds: number): ProblemWithHeaders => ({
+    code: 'RATE_LIMITED',
+    detail: `Too many unauthenticated requests from this address; retry in ${resetSeconds} s.`,
+    headers: retryAfter(resetSeconds),
+  }),
+
+  // 500, 503: the service.
+  internal: (): ProblemSpec => generic('INTERNAL'),
+  /** A route registered outside the authentication hook: it must never answer with data. */
+  notAuthenticated: (): ProblemSpec => ({ code: 'INTERNAL', detail: 'The request was not authenticated.' }),
+  databaseUnavailable: (): ProblemWithHeaders => ({
+    code: 'SERVICE_UNAVAILABLE',
+    detail: 'The database is unavailable; retry shortly.',
+    headers: retryAfter(TUNING.unavailableRetryAfterSeconds.value),
+  }),
+  workerMetricsUnavailable: (): ProblemWithHeaders => ({
+    code: 'SERVICE_UNAVAILABLE',
+    detail: 'The workers\' metrics could not be collected; retry shortly.',
+    headers: retryAfter(TUNING.metricsRetryAfterSeconds.value),
+  }),
+  contextsRepublishing: (): ProblemWithHeaders => ({
+    code: 'SERVICE_UNAVAILABLE',
+    detail: 'The contexts are being republished too quickly to take one consistent set; retry shortly.',
+    headers: retryAfter(TUNING.republishedRetryAfterSeconds.value),
+  }),
+} as const satisfies Record<string, (...args: never[]) => ProblemSpec>;

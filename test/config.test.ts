@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../src/config.ts';
+import { CONFIG_VARIABLES, ConfigError, loadConfig, type IntegerVariable } from '../src/config.ts';
 
 describe('loadConfig', () => {
   it('gives the documented defaults with an empty environment', () => {
@@ -102,5 +102,51 @@ describe('loadConfig', () => {
     expect(error).toBeInstanceOf(ConfigError);
     expect((error as ConfigError).variable).toBe(variable);
     expect((error as Error).message).toContain(variable);
+  });
+});
+
+describe('CONFIG_VARIABLES', () => {
+  const names = CONFIG_VARIABLES.map((variable) => variable.name);
+  const integers = CONFIG_VARIABLES.filter((variable): variable is IntegerVariable => variable.kind === 'integer');
+  // WORKERS above 1 needs a database URL; with one, every variable's bounds can be tried alone.
+  const base = { DATABASE_URL: 'postgres://u@db:5432/rules' };
+
+  it('names each variable once, in upper case, with a meaning', () => {
+    expect(new Set(names).size).toBe(names.length);
+    for (const variable of CONFIG_VARIABLES) {
+      expect(variable.name).toMatch(/^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$/);
+      expect(variable.meaning.trim(), variable.name).not.toBe('');
+    }
+  });
+
+  it('is every variable loadConfig reads, and loadConfig reads every one', () => {
+    const read = new Set<string>();
+    const env = new Proxy({} as Record<string, string | undefined>, {
+      get: (_target, name) => {
+        if (typeof name === 'string') read.add(name);
+        return undefined;
+      },
+    });
+    loadConfig(env);
+    expect([...read].sort()).toEqual([...names].sort());
+  });
+
+  it.each(CONFIG_VARIABLES.filter((variable) => variable.default !== undefined).map((variable) => [variable.name, variable]))(
+    '%s: its default is what an empty environment gives',
+    (name, variable) => {
+      expect(loadConfig({ [name]: String(variable.default) })).toEqual(loadConfig({}));
+    },
+  );
+
+  it.each(integers.map((variable) => [variable.name, variable]))('%s: its bounds are the ones applied', (name, variable) => {
+    expect(() => loadConfig({ ...base, [name]: String(variable.min) })).not.toThrow();
+    if (variable.min > 0) expect(() => loadConfig({ ...base, [name]: String(variable.min - 1) })).toThrow(name);
+    const max = variable.max;
+    if (max !== undefined) {
+      expect(() => loadConfig({ ...base, [name]: String(max) })).not.toThrow();
+      expect(() => loadConfig({ ...base, [name]: String(max + 1) })).toThrow(name);
+    }
+    expect(variable.default).toBeGreaterThanOrEqual(variable.min);
+    if (variable.max !== undefined) expect(variable.default).toBeLessThanOrEqual(variable.max);
   });
 });

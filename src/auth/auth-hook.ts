@@ -8,7 +8,7 @@
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { TENANT_ID_PATTERN } from '../config.ts';
-import { UNAUTHORIZED_DETAIL } from '../errors.ts';
+import { PROBLEMS } from '../errors.ts';
 import { sendProblem } from '../http/error-handler.ts';
 import { isWellFormedApiKey } from './api-key.ts';
 import type { CachedKey, KeyCache } from './key-cache.ts';
@@ -22,8 +22,8 @@ export interface AuthOptions {
   lastUsed: LastUsedTracker;
 }
 
-const UNAUTHORIZED = { code: 'UNAUTHORIZED', detail: UNAUTHORIZED_DETAIL } as const;
-const FORBIDDEN = { code: 'FORBIDDEN', detail: 'This API key may not call this operation.' } as const;
+const UNAUTHORIZED = PROBLEMS.unauthorized();
+const FORBIDDEN = PROBLEMS.roleForbidden();
 
 /** Registers `request.auth` and the onRequest hook that sets it. */
 export function registerAuth(app: FastifyInstance, options: AuthOptions): void {

@@ -8,6 +8,7 @@
  */
 import { hashApiKey } from './api-key.ts';
 import type { ApiKeyRecord, Role } from '../storage/types.ts';
+import { TUNING } from '../tuning.ts';
 
 /** What authentication needs to know about a key. */
 export interface CachedKey {
@@ -54,9 +55,9 @@ export class KeyCache {
 
   constructor(options: KeyCacheOptions) {
     this.#find = options.find;
-    this.#maxKeys = options.maxKeys ?? 10_000;
-    this.#maxUnknown = options.maxUnknown ?? 10_000;
-    this.#unknownTtlMs = options.unknownTtlMs ?? 5_000;
+    this.#maxKeys = options.maxKeys ?? TUNING.keyCacheMaxKeys.value;
+    this.#maxUnknown = options.maxUnknown ?? TUNING.keyCacheMaxUnknown.value;
+    this.#unknownTtlMs = options.unknownTtlMs ?? TUNING.keyCacheUnknownTtlMs.value;
     this.#now = options.now ?? Date.now;
     this.#maxPresented = this.#maxKeys + this.#maxUnknown;
   }

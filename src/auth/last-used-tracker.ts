@@ -4,22 +4,20 @@
  */
 import { PeriodicFlush } from '../storage/periodic-flush.ts';
 import type { ApiKeyStore } from '../storage/types.ts';
-
-/** Default interval between background flushes. */
-export const LAST_USED_FLUSH_MS = 30_000;
+import { TUNING } from '../tuning.ts';
 
 export interface LastUsedLogger {
   warn(o: object, msg?: string): void;
 }
 
-/** Pending uses are written every LAST_USED_FLUSH_MS; a failed write is logged and retried with the next flush. */
+/** Pending uses are written every TUNING.lastUsedFlushMs; a failed write is logged and retried with the next flush. */
 export class LastUsedTracker extends PeriodicFlush {
   readonly #store: Pick<ApiKeyStore, 'touch'>;
   readonly #logger: LastUsedLogger;
   #pending = new Map<string, number>();
 
   constructor(store: Pick<ApiKeyStore, 'touch'>, logger: LastUsedLogger) {
-    super(LAST_USED_FLUSH_MS);
+    super(TUNING.lastUsedFlushMs.value);
     this.#store = store;
     this.#logger = logger;
   }

@@ -3,7 +3,7 @@
  * the database: a wrong command line is exit 2 with nothing done.
  */
 import { parseArgs } from 'node:util';
-import { TENANT_ID_PATTERN } from '../config.ts';
+import { CONFIG_VARIABLE_BY_NAME, TENANT_ID_PATTERN } from '../config.ts';
 import type { Role } from '../storage/types.ts';
 import { UsageError } from './cli-errors.ts';
 
@@ -32,8 +32,6 @@ export interface CommandLine {
 
 /** The columns are PostgreSQL `integer`s. */
 const MAX_INT4 = 2_147_483_647;
-/** As RATE_LIMIT_WINDOW_MS: shorter windows make no sense for a per-tenant budget. */
-const MIN_WINDOW_MS = 100;
 /** As POST /api-keys. */
 const MAX_KEY_NAME = 200;
 const ROLES: readonly Role[] = ['admin', 'validator'];
@@ -135,7 +133,11 @@ function rateLimitCommand(rest: readonly string[]): Draft {
   return {
     kind: 'rate-limit-set',
     tenantId: tenantOf(rest[0]),
-    limit: { max: integer('<max>', rest[1], 1), windowMs: integer('<windowMs>', rest[2], MIN_WINDOW_MS) },
+    // The bounds of the configured default budget apply to a tenant's own.
+    limit: {
+      max: integer('<max>', rest[1], CONFIG_VARIABLE_BY_NAME.RATE_LIMIT_MAX.min),
+      windowMs: integer('<windowMs>', rest[2], CONFIG_VARIABLE_BY_NAME.RATE_LIMIT_WINDOW_MS.min),
+    },
   };
 }
 

@@ -22,6 +22,7 @@
  */
 import { AggregatorRegistry, type Registry } from 'prom-client';
 import type { PrimaryLogger } from './primary-logger.ts';
+import { TUNING } from '../tuning.ts';
 
 export const METRICS_MESSAGE_TYPE = 'rules-metrics';
 
@@ -29,9 +30,6 @@ export type MetricsMessage =
   | { type: typeof METRICS_MESSAGE_TYPE; op: 'collect'; id: number }
   | { type: typeof METRICS_MESSAGE_TYPE; op: 'collected'; id: number; text: string }
   | { type: typeof METRICS_MESSAGE_TYPE; op: 'collected'; id: number; error: string };
-
-/** A worker waits this long for the primary: prom-client's own bound for the workers' answers, and a little more. */
-const COLLECT_WAIT_MS = 6000;
 
 function isMetricsMessage(message: unknown): message is MetricsMessage {
   return typeof message === 'object' && message !== null && (message as { type?: unknown }).type === METRICS_MESSAGE_TYPE;
@@ -88,7 +86,8 @@ export class WorkerMetrics implements InstanceMetrics {
         this.#waiting.delete(id);
         reject(new Error(`could not collect the workers' metrics: ${reason}`));
       };
-      const timer = setTimeout(() => fail(`no answer within ${COLLECT_WAIT_MS} ms`), COLLECT_WAIT_MS);
+      const waitMs = TUNING.metricsCollectWaitMs.value;
+      const timer = setTimeout(() => fail(`no answer within ${waitMs} ms`), waitMs);
       this.#waiting.set(id, { resolve, reject, timer });
       if (this.#ipc.send === undefined) {
         fail('not a cluster worker');

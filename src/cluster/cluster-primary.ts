@@ -21,6 +21,7 @@ import cluster, { type Worker } from 'node:cluster';
 import type { PrimaryLogger } from './primary-logger.ts';
 import { MetricsCollector } from './cluster-metrics.ts';
 import { SyncRelay } from './sync-relay.ts';
+import { TUNING } from '../tuning.ts';
 
 export interface ClusterPrimaryOptions {
   workers: number;
@@ -29,12 +30,6 @@ export interface ClusterPrimaryOptions {
   log: PrimaryLogger;
   exit?: (code: number) => void;
 }
-
-/** A worker that lived at least this long had a real life: restart it at once. */
-const HEALTHY_LIFETIME_MS = 10_000;
-const MAX_RESTART_DELAY_MS = 30_000;
-/** Extra time over SHUTDOWN_TIMEOUT_MS before the primary kills what is left. */
-const SHUTDOWN_GRACE_MS = 2000;
 
 /**
  * Starts the workers and manages them until the process exits.
@@ -95,8 +90,10 @@ export function runClusterPrimary(options: ClusterPrimaryOptions): void {
       return;
     }
     const lived = Date.now() - (entry?.startedAt ?? 0);
-    youngDeaths = lived < HEALTHY_LIFETIME_MS ? youngDeaths + 1 : 0;
-    const delay = youngDeaths <= 1 ? 0 : Math.min(MAX_RESTART_DELAY_MS, 1000 * 2 ** (youngDeaths - 2));
+    youngDeaths = lived < TUNING.healthyWorkerLifetimeMs.value ? youngDeaths + 1 : 0;
+    const delay = youngDeaths <= 1
+      ? 0
+      : Math.min(TUNING.maxWorkerRestartDelayMs.value, TUNING.workerRestartBaseDelayMs.value * 2 ** (youngDeaths - 2));
     log.error({ worker: worker.process.pid, code, signal, restartInMs: delay }, 'a worker died unexpectedly; restarting it');
     const timer = setTimeout(() => {
       restarts.delete(timer);
@@ -120,7 +117,7 @@ export function runClusterPrimary(options: ClusterPrimaryOptions): void {
         if (!worker.isDead()) worker.process.kill('SIGKILL');
       }
       exit(1);
-    }, options.shutdownTimeoutMs + SHUTDOWN_GRACE_MS);
+    }, options.shutdownTimeoutMs + TUNING.workerShutdownGraceMs.value);
     if (alive.size === 0) exit(failedExit ? 1 : 0);
   };
 

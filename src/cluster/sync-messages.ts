@@ -21,9 +21,6 @@ export type SyncMessage =
   | { type: typeof SYNC_MESSAGE_TYPE; op: 'applied'; id: string }
   | { type: typeof SYNC_MESSAGE_TYPE; op: 'done'; id: number };
 
-/** How long a change waits for the sibling workers before the call returns anyway. */
-export const SIBLING_WAIT_MS = 1000;
-
 /** True for the messages above (other IPC traffic is left alone). */
 export function isSyncMessage(message: unknown): message is SyncMessage {
   return typeof message === 'object' && message !== null && (message as { type?: unknown }).type === SYNC_MESSAGE_TYPE;

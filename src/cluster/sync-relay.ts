@@ -1,12 +1,13 @@
 /**
  * SyncRelay: the primary's part of keeping workers in step. It forwards a
  * worker's change notice to every other ready worker and tells the sender
- * once all of them applied it, or once SIBLING_WAIT_MS passed, whichever
+ * once all of them applied it, or once TUNING.siblingWaitMs passed, whichever
  * comes first: a dead or stuck worker delays a publish by at most that
  * bound, never forever. A worker that exits stops being waited for.
  */
 import type { PrimaryLogger } from './primary-logger.ts';
-import { isSyncMessage, SIBLING_WAIT_MS, SYNC_MESSAGE_TYPE, type SyncMessage } from './sync-messages.ts';
+import { TUNING } from '../tuning.ts';
+import { isSyncMessage, SYNC_MESSAGE_TYPE, type SyncMessage } from './sync-messages.ts';
 
 /** A worker as the relay sees it (node:cluster's Worker fits). */
 export interface RelayPeer {
@@ -31,7 +32,7 @@ export class SyncRelay {
 
   constructor(options: { log: PrimaryLogger; waitMs?: number }) {
     this.#log = options.log;
-    this.#waitMs = options.waitMs ?? SIBLING_WAIT_MS;
+    this.#waitMs = options.waitMs ?? TUNING.siblingWaitMs.value;
   }
 
   /** Handles an IPC message from a worker; ignores anything else. */

@@ -5,7 +5,8 @@
  */
 import type { ChangeNotice } from '../sync/change-notice.ts';
 import type { SiblingChannel } from '../sync/sibling-channel.ts';
-import { isSyncMessage, SIBLING_WAIT_MS, SYNC_MESSAGE_TYPE, type SyncMessage } from './sync-messages.ts';
+import { TUNING } from '../tuning.ts';
+import { isSyncMessage, SYNC_MESSAGE_TYPE, type SyncMessage } from './sync-messages.ts';
 
 /** The parts of `process` the channel uses (a cluster worker's IPC). */
 export interface IpcProcess {
@@ -17,7 +18,7 @@ export interface IpcProcess {
 
 export interface WorkerChannelOptions {
   ipc?: IpcProcess;
-  /** The primary waits SIBLING_WAIT_MS; this side waits a little longer in case the primary is gone. */
+  /** The primary waits TUNING.siblingWaitMs; this side waits a little longer in case the primary is gone. */
   waitMs?: number;
 }
 
@@ -31,7 +32,7 @@ export class WorkerChannel implements SiblingChannel {
 
   constructor(options: WorkerChannelOptions = {}) {
     this.#ipc = options.ipc ?? process;
-    this.#waitMs = options.waitMs ?? SIBLING_WAIT_MS + 500;
+    this.#waitMs = options.waitMs ?? TUNING.siblingWaitMs.value + TUNING.workerSiblingMarginMs.value;
     this.#ipc.on('message', this.#onMessage);
   }
 

@@ -14,9 +14,6 @@
 import type { Server } from 'node:http';
 import type { FastifyInstance } from 'fastify';
 
-/** How long connections idle at shutdown stay open for requests already on their way. */
-export const IDLE_GRACE_MS = 1000;
-
 /** What other parts of the app need to know of the drain. */
 export interface ConnectionDrain {
   /** True once the app started closing. */
@@ -43,7 +40,7 @@ export function registerConnectionDrain(app: FastifyInstance): ConnectionDrain {
  * `graceMs` (those busy then close after their response).
  *
  * @example
- * spareIdleConnections(app.server, IDLE_GRACE_MS);
+ * spareIdleConnections(app.server, TUNING.idleGraceMs.value);
  * await app.close();
  */
 export function spareIdleConnections(server: Server, graceMs: number): void {

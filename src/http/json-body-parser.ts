@@ -18,7 +18,7 @@
  */
 import { isAscii, isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { ProblemError } from '../errors.ts';
+import { PROBLEMS, ProblemError } from '../errors.ts';
 import { findPrototypeKey, mayHavePrototypeKeys } from './prototype-keys.ts';
 
 const JSON_MEDIA_TYPE = /^application\/json(?:; *charset=(?:utf-8|"utf-8"))?$/i;
@@ -61,16 +61,12 @@ export function parseJsonBody(body: string): unknown {
   try {
     value = JSON.parse(text);
   } catch {
-    throw new ProblemError('INVALID_BODY', 'The request body is not valid JSON.', [
-      { path: '', message: 'must be valid JSON' },
-    ]);
+    throw new ProblemError(PROBLEMS.bodyNotJson());
   }
   if (mayHavePrototypeKeys(text)) {
     const path = findPrototypeKey(value);
     if (path !== undefined) {
-      throw new ProblemError('INVALID_BODY', 'The request body holds a forbidden key.', [
-        { path, message: 'is a forbidden key (prototype poisoning)' },
-      ]);
+      throw new ProblemError(PROBLEMS.forbiddenKey(path));
     }
   }
   return value;
@@ -88,9 +84,7 @@ export function decodeUtf8Body(body: Buffer): string {
   // ASCII (JSON encoders often escape everything else as \uXXXX).
   if (isAscii(body)) return body.toString('latin1');
   if (!isUtf8(body)) {
-    throw new ProblemError('INVALID_BODY', 'The request body is not valid UTF-8.', [
-      { path: '', message: 'must be valid UTF-8' },
-    ]);
+    throw new ProblemError(PROBLEMS.bodyNotUtf8());
   }
   return body.toString('utf8');
 }
@@ -103,11 +97,11 @@ export function registerJsonBodyParser(app: FastifyInstance): void {
     { parseAs: 'buffer' },
     (request: FastifyRequest, body: string | Buffer, done: (error: Error | null, body?: unknown) => void) => {
       if (!isJsonContentType(request.headers['content-type'])) {
-        done(new ProblemError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as Content-Type: application/json.'));
+        done(new ProblemError(PROBLEMS.notJson()));
         return;
       }
       if (!isIdentityEncoding(request.headers['content-encoding'])) {
-        done(new ProblemError('UNSUPPORTED_MEDIA_TYPE', 'The body\'s Content-Encoding is not supported: send it uncompressed.'));
+        done(new ProblemError(PROBLEMS.encodedBody()));
         return;
       }
       try {

@@ -18,7 +18,7 @@
  */
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { appendPath } from '../../compiler/paths.ts';
-import { ProblemError, type FieldError } from '../errors.ts';
+import { PROBLEMS, ProblemError, type FieldError } from '../errors.ts';
 
 const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
@@ -89,7 +89,7 @@ export function findUnstorableText(value: unknown, basePath = ''): FieldError | 
  */
 export function assertStorableText(value: unknown, basePath = ''): void {
   const problem = findUnstorableText(value, basePath);
-  if (problem !== undefined) throw new ProblemError('INVALID_BODY', 'The request body holds text that cannot be stored.', [problem]);
+  if (problem !== undefined) throw new ProblemError(PROBLEMS.unstorableBodyText(problem));
 }
 
 /**
@@ -103,6 +103,6 @@ export async function refuseUnstorableText(request: FastifyRequest, _reply: Fast
   assertStorableText(request.body);
   const inQuery = findUnstorableText(request.query);
   if (inQuery !== undefined) {
-    throw new ProblemError('INVALID_BODY', 'The query string holds text that cannot be stored or searched for.', [inQuery]);
+    throw new ProblemError(PROBLEMS.unstorableQueryText(inQuery));
   }
 }

@@ -4,7 +4,7 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { InstanceMetrics } from '../cluster/cluster-metrics.ts';
-import { ProblemError } from '../errors.ts';
+import { PROBLEMS, ProblemError } from '../errors.ts';
 import { operation } from '../openapi/operation.ts';
 import type { ServiceMetrics } from './service-metrics.ts';
 
@@ -45,7 +45,7 @@ export const metricsRoutes: FastifyPluginAsync<{
       } catch (error) {
         // A scrape that fails is a gap Prometheus shows; one worker's figures as the instance's would be wrong.
         app.log.warn({ err: error }, 'metrics: could not collect every worker\'s figures');
-        throw new ProblemError('SERVICE_UNAVAILABLE', 'The workers\' metrics could not be collected; retry shortly.', undefined, { 'retry-after': '5' });
+        throw new ProblemError(PROBLEMS.workerMetricsUnavailable());
       }
     }
     return reply.type(metrics.contentType).send(text);

@@ -4,6 +4,7 @@
  * timer so keys that stop arriving (client addresses) do not pile up.
  */
 import type { RateLimitStore, WindowState } from './rate-limit-store.ts';
+import { TUNING } from '../tuning.ts';
 
 interface MutableWindow {
   count: number;
@@ -15,8 +16,6 @@ export interface MemoryRateLimitStoreOptions {
   sweepIntervalMs?: number;
   now?: () => number;
 }
-
-const DEFAULT_SWEEP_INTERVAL_MS = 30_000;
 
 /**
  * Fixed-window counters in a Map.
@@ -32,7 +31,7 @@ export class MemoryRateLimitStore implements RateLimitStore {
 
   constructor(options: MemoryRateLimitStoreOptions = {}) {
     this.#now = options.now ?? Date.now;
-    this.#sweeper = setInterval(() => this.#sweep(), options.sweepIntervalMs ?? DEFAULT_SWEEP_INTERVAL_MS);
+    this.#sweeper = setInterval(() => this.#sweep(), options.sweepIntervalMs ?? TUNING.memoryStoreSweepMs.value);
     this.#sweeper.unref();
   }
 

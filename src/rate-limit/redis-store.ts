@@ -5,12 +5,13 @@
  * crash between INCR and PEXPIRE can never leave a counter without one).
  *
  * Availability over exactness: when Redis cannot answer (down, not yet
- * connected, slower than COMMAND_TIMEOUT_MS), `hit` says so with
+ * connected, slower than TUNING.redisCommandTimeoutMs), `hit` says so with
  * `undefined` and the request passes. The client reconnects on its own;
  * one warning is logged when counting stops and one line when it resumes.
  */
 import { Redis } from 'ioredis';
 import type { RateLimitStore, WindowState } from './rate-limit-store.ts';
+import { TUNING } from '../tuning.ts';
 
 /** The logger calls this store makes (a pino logger fits). */
 export interface RateLimitStoreLogger {
@@ -23,11 +24,6 @@ export interface RedisRateLimitStoreOptions {
   log: RateLimitStoreLogger;
   now?: () => number;
 }
-
-/** A hit waits at most this long for Redis before the request passes uncounted. */
-export const COMMAND_TIMEOUT_MS = 250;
-/** Reconnect attempts back off up to this delay, and never stop. */
-const MAX_RECONNECT_DELAY_MS = 1_000;
 
 // Returns { count, milliseconds left in the window }. PTTL < 0 means the key
 // has no expiry yet (its first hit): the window opens now.
@@ -68,9 +64,9 @@ export class RedisRateLimitStore implements RateLimitStore {
       // reconnect.
       enableOfflineQueue: false,
       maxRetriesPerRequest: 0,
-      commandTimeout: COMMAND_TIMEOUT_MS,
-      connectTimeout: 2_000,
-      retryStrategy: (attempt) => Math.min(attempt * 100, MAX_RECONNECT_DELAY_MS),
+      commandTimeout: TUNING.redisCommandTimeoutMs.value,
+      connectTimeout: TUNING.redisConnectTimeoutMs.value,
+      retryStrategy: (attempt) => Math.min(attempt * TUNING.redisReconnectStepMs.value, TUNING.redisMaxReconnectDelayMs.value),
     }) as ScriptedRedis;
     this.#client.defineCommand('rulesRateLimitHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
     // Without a listener, ioredis would raise connection errors as

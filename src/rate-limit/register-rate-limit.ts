@@ -27,9 +27,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import { isAuthenticatedPath } from '../auth/auth-hook.ts';
 import type { Config } from '../config.ts';
-import { problemBody } from '../errors.ts';
+import { ERRORS, PROBLEMS, problemBody } from '../errors.ts';
 import { sendProblem } from '../http/error-handler.ts';
 import type { TenantStore } from '../storage/types.ts';
+import { TUNING } from '../tuning.ts';
 import { addressBucket } from './client-address.ts';
 import { MemoryRateLimitStore } from './memory-store.ts';
 import type { RateLimitStore, WindowState } from './rate-limit-store.ts';
@@ -71,7 +72,6 @@ declare module 'fastify' {
 export const HEADER_LIMIT = 'ratelimit-limit';
 export const HEADER_REMAINING = 'ratelimit-remaining';
 export const HEADER_RESET = 'ratelimit-reset';
-const DEFAULT_READY_TIMEOUT_MS = 1_000;
 
 /**
  * Installs both budgets. Call it right after `registerAuth`, before the
@@ -136,11 +136,7 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
       return;
     }
     observer?.rejected('tenant', tenantId);
-    sendProblem(request, reply, {
-      code: 'RATE_LIMITED',
-      detail: `The tenant's budget of ${max} requests per window is spent; retry in ${resetSeconds} s.`,
-      headers: { 'retry-after': String(resetSeconds) },
-    });
+    sendProblem(request, reply, PROBLEMS.tenantBudgetSpent(max, resetSeconds));
   };
 
   const spendTenant = (
@@ -203,9 +199,9 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
         return;
       }
       observer?.rejected('address', undefined);
-      reply.code(429).header('retry-after', String(resetSeconds));
-      const detail = `Too many unauthenticated requests from this address; retry in ${resetSeconds} s.`;
-      done(null, JSON.stringify(problemBody('RATE_LIMITED', detail, request.id)));
+      const problem = PROBLEMS.addressBudgetSpent(resetSeconds);
+      reply.code(ERRORS[problem.code].status).headers(problem.headers);
+      done(null, JSON.stringify(problemBody(problem.code, problem.detail, request.id)));
     };
     if (state instanceof Promise) {
       state.then(answer, () => done(null, payload));
@@ -215,7 +211,7 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
   });
 
   app.addHook('onReady', async () => {
-    await store.ready(options.readyTimeoutMs ?? DEFAULT_READY_TIMEOUT_MS);
+    await store.ready(options.readyTimeoutMs ?? TUNING.rateLimitReadyTimeoutMs.value);
   });
   app.addHook('onClose', async () => {
     await store.close();

@@ -13,6 +13,7 @@
  * hot path nothing.
  */
 import type { TenantStore } from '../storage/types.ts';
+import { TUNING } from '../tuning.ts';
 
 /** A budget and the counter key it is spent from. */
 export interface RateLimitPolicy {
@@ -46,10 +47,6 @@ interface Entry {
   refreshing: boolean;
 }
 
-/** Default time an override is trusted before it is read again. */
-export const POLICY_TTL_MS = 5_000;
-const DEFAULT_MAX_TENANTS = 100_000;
-
 /**
  * Per-tenant rate-limit policies, cached.
  *
@@ -75,8 +72,8 @@ export class TenantPolicies {
     this.#defaults = options.defaults;
     this.#keyPrefix = options.keyPrefix;
     this.#log = options.log;
-    this.#ttlMs = options.ttlMs ?? POLICY_TTL_MS;
-    this.#maxTenants = options.maxTenants ?? DEFAULT_MAX_TENANTS;
+    this.#ttlMs = options.ttlMs ?? TUNING.policyTtlMs.value;
+    this.#maxTenants = options.maxTenants ?? TUNING.maxPolicyTenants.value;
     this.#now = options.now ?? Date.now;
   }
 

@@ -7,8 +7,9 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppDeps } from '../app-deps.ts';
 import type { Role } from '../storage/types.ts';
+import { PROBLEMS, ProblemError } from '../errors.ts';
 import { operation } from '../openapi/operation.ts';
-import { idParamsSchema, isUuid, notFound, tenantOf } from './schemas/route-helpers.ts';
+import { idParamsSchema, isUuid, tenantOf } from './schemas/route-helpers.ts';
 import { createApiKeyBodySchema } from './schemas/api-key-schemas.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
 
@@ -80,7 +81,7 @@ export const apiKeysRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, 
       response: { 204: { type: 'null' } },
     },
   }, async (request, reply) => {
-    if (!isUuid(request.params.id)) throw notFound('API key');
+    if (!isUuid(request.params.id)) throw new ProblemError(PROBLEMS.apiKeyNotFound());
     await keys.revoke(tenantOf(request), request.params.id);
     return reply.code(204).send();
   });

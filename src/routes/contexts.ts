@@ -13,9 +13,8 @@ import { buildStandaloneModule, StandaloneModuleCache } from '../../compiler/sta
 import { compileAhead } from '../validators/early-compile.ts';
 import { runInSlices } from '../validators/time-slices.ts';
 import type { AppDeps, CompiledValidator } from '../app-deps.ts';
-import { ProblemError } from '../errors.ts';
-import { NotFoundError } from '../storage/types.ts';
-import { contextNotFound, tenantOf } from './schemas/route-helpers.ts';
+import { PROBLEMS, ProblemError } from '../errors.ts';
+import { tenantOf } from './schemas/route-helpers.ts';
 import { CONTEXT_REGEX } from './schemas/rule-schemas.ts';
 import { operation } from '../openapi/operation.ts';
 import {
@@ -49,7 +48,7 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
   /** The context name of the URL; a name that cannot exist is an unknown context. */
   const contextOf = (params: ContextParams): string => {
     if (!CONTEXT_REGEX.test(params.context)) {
-      throw new ProblemError('CONTEXT_NOT_FOUND', 'The context was not found.');
+      throw new ProblemError(PROBLEMS.impossibleContextName());
     }
     return params.context;
   };
@@ -75,14 +74,10 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
   }, async (request) => {
     const tenantId = tenantOf(request);
     const context = contextOf(request.params);
-    try {
-      const { result, live } = await compileAhead(validators, (compile) => storage.rules.publishContext(tenantId, context, compile));
-      if (live !== undefined) validators.install(live);
-      return result;
-    } catch (error) {
-      if (error instanceof NotFoundError) throw contextNotFound(context, 'has no rules');
-      throw error;
-    }
+    // A context without rules is refused by storage (ContextNotFoundError, a 404 CONTEXT_NOT_FOUND).
+    const { result, live } = await compileAhead(validators, (compile) => storage.rules.publishContext(tenantId, context, compile));
+    if (live !== undefined) validators.install(live);
+    return result;
   });
 
   app.post<{ Params: ContextParams; Body: { rulesetVersion: number } }>('/contexts/:context/rollback', {
@@ -165,7 +160,7 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
     const tenantId = tenantOf(request);
     const context = contextOf(request.params);
     const validator = await validators.recompile(tenantId, context);
-    if (validator === null) throw contextNotFound(context, 'has no published ruleset');
+    if (validator === null) throw new ProblemError(PROBLEMS.contextsNotPublished([{ context }]));
     return {
       context,
       rulesetVersion: validator.rulesetVersion,
@@ -194,7 +189,7 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
     const context = contextOf(request.params);
     const validator: CompiledValidator | null =
       validators.get(tenantId, context) ?? (await validators.load(tenantId, context));
-    if (validator === null) throw contextNotFound(context, 'has no published ruleset');
+    if (validator === null) throw new ProblemError(PROBLEMS.contextsNotPublished([{ context }]));
     if (request.query.format === 'module') {
       const { rulesetVersion, ruleset } = validator;
       const code = await modules.get(`${tenantId}\u0000${context}\u0000${rulesetVersion}`, async () => {

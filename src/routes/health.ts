@@ -5,7 +5,8 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppDeps } from '../app-deps.ts';
-import { sendProblem, unavailable } from '../http/error-handler.ts';
+import { PROBLEMS } from '../errors.ts';
+import { sendProblem } from '../http/error-handler.ts';
 import { operation } from '../openapi/operation.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
 
@@ -45,6 +46,6 @@ export const healthRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, {
     },
   }, async (request, reply) => {
     if (await deps.storage.ping()) return { status: 'ready' };
-    return sendProblem(request, reply, unavailable());
+    return sendProblem(request, reply, PROBLEMS.databaseUnavailable());
   });
 };

@@ -9,7 +9,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { toRuleDefinition } from '../../compiler/rule-schema.ts';
 import type { AppDeps } from '../app-deps.ts';
-import { ProblemError } from '../errors.ts';
+import { PROBLEMS, ProblemError } from '../errors.ts';
 import { checkPayload, sizeOf, type PayloadSize } from '../http/payload-guard.ts';
 import { assertStorableText } from '../http/storable-text.ts';
 import type { LiveRuleset } from '../storage/types.ts';
@@ -17,7 +17,7 @@ import { assertRuleCompiles, describeCompileError } from '../rules/check-rule-co
 import { assertAnswerFits } from '../validators/answer-size.ts';
 import { evaluateBounded } from '../validators/bounded-evaluation.ts';
 import { costProfileOf, estimateCost } from '../validators/evaluation-cost.ts';
-import { contextNotFound, tenantOf } from './schemas/route-helpers.ts';
+import { tenantOf } from './schemas/route-helpers.ts';
 import { toRuleContent, type TestRuleBody } from './schemas/rule-body.ts';
 import { ruleTestBodySchema } from './schemas/rule-test-schemas.ts';
 import { operation } from '../openapi/operation.ts';
@@ -63,7 +63,9 @@ export const ruleTestRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
     const ruleset = draft
       ? await storage.rules.draftRuleset(tenantId, context)
       : await storage.rules.liveRuleset(tenantId, context);
-    if (ruleset === null) throw contextNotFound(context, draft ? 'has no rules' : 'has no published ruleset');
+    if (ruleset === null) {
+      throw new ProblemError(draft ? PROBLEMS.contextHasNoRules(context) : PROBLEMS.contextsNotPublished([{ context }]));
+    }
     return ruleset;
   };
 
@@ -93,7 +95,7 @@ export const ruleTestRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
     // before anything recursive (the validator, the serializer) sees it.
     const size: PayloadSize = { values: 0, characters: 0 };
     const payloadProblem = checkPayload(body.payload, 'payload', config.maxPayloadDepth, size);
-    if (payloadProblem !== undefined) throw new ProblemError('INVALID_BODY', 'The payload is invalid.', [payloadProblem]);
+    if (payloadProblem !== undefined) throw new ProblemError(PROBLEMS.invalidBody([payloadProblem]));
     let ruleset: LiveRuleset;
     if (body.rule !== undefined) {
       assertOneForm(body);
@@ -112,9 +114,9 @@ export const ruleTestRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
       }));
       // The draft of a context can be over a ruleset-wide limit, as its publish would be.
       if (errors.some((error) => error.code === 'LIMIT_EXCEEDED')) {
-        throw new ProblemError('LIMIT_EXCEEDED', 'The ruleset is over a limit.', fieldErrors);
+        throw new ProblemError(PROBLEMS.rulesetOverLimit(fieldErrors));
       }
-      throw new ProblemError('INVALID_BODY', 'The ruleset does not compile.', fieldErrors);
+      throw new ProblemError(PROBLEMS.rulesetDoesNotCompile(fieldErrors));
     }
     // Under the same deadline as the validation operations: a test runs
     // caller-supplied rules on a caller-supplied payload just the same.
@@ -131,18 +133,16 @@ export const ruleTestRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
 function assertOneForm(body: RuleTestBody): void {
   const extra = (['context', 'draft'] as const).filter((field) => body[field] !== undefined);
   if (extra.length > 0) {
-    throw new ProblemError('INVALID_BODY', 'Send either `rule` or `context`, not both.', extra.map((field) => ({
+    throw new ProblemError(PROBLEMS.ruleAndContextBoth(extra.map((field) => ({
       path: field,
       message: 'must be left out when `rule` is sent (put the context inside the rule)',
-    })));
+    }))));
   }
 }
 
 function requireContext(body: RuleTestBody): string {
   if (body.context === undefined) {
-    throw new ProblemError('INVALID_BODY', 'Send either `rule` or `context`.', [
-      { path: 'rule', message: 'either `rule` or `context` is required' },
-    ]);
+    throw new ProblemError(PROBLEMS.ruleOrContextMissing());
   }
   return body.context;
 }

@@ -10,20 +10,16 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppDeps } from '../app-deps.ts';
-import { ProblemError } from '../errors.ts';
+import { PROBLEMS, ProblemError } from '../errors.ts';
 import type { ListRulesQuery, Rule, RuleStatus } from '../storage/types.ts';
+import { TUNING } from '../tuning.ts';
 import { assertRuleCompiles } from '../rules/check-rule-content.ts';
 import { compileAhead } from '../validators/early-compile.ts';
 import { operation } from '../openapi/operation.ts';
-import { idParamsSchema, isUuid, notFound, tenantOf } from './schemas/route-helpers.ts';
+import { idParamsSchema, isUuid, tenantOf } from './schemas/route-helpers.ts';
 import { toRuleContent, type CreateRuleBody, type UpdateRuleBody } from './schemas/rule-body.ts';
 import { createRuleBodySchema, listRulesQuerySchema, updateRuleBodySchema } from './schemas/rule-schemas.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
-
-/** Rules per page of GET /rules when `limit` is not given. */
-export const DEFAULT_PAGE_SIZE = 50;
-/** The largest `limit` GET /rules accepts; more is 400. */
-export const MAX_PAGE_SIZE = 500;
 
 interface IdParams {
   id: string;
@@ -55,7 +51,7 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
   /** The rule, or 404 for malformed, unknown and other tenants' ids alike. */
   const findRule = async (tenantId: string, id: string): Promise<Rule> => {
     const rule = isUuid(id) ? await storage.rules.get(tenantId, id) : null;
-    if (rule === null) throw notFound('Rule');
+    if (rule === null) throw new ProblemError(PROBLEMS.ruleNotFound());
     return rule;
   };
 
@@ -156,7 +152,7 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
       immutable.push({ path: 'code', message: `cannot change: the rule's code is "${stored.code}"` });
     }
     if (immutable.length > 0) {
-      throw new ProblemError('INVALID_BODY', 'The context and code of a rule are immutable.', immutable);
+      throw new ProblemError(PROBLEMS.immutableRuleFields(immutable));
     }
     const content = toRuleContent(body);
     assertRuleCompiles(stored.code, content, checkOptions);
@@ -179,7 +175,7 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
     },
   }, async (request, reply) => {
     const tenantId = tenantOf(request);
-    if (!isUuid(request.params.id)) throw notFound('Rule');
+    if (!isUuid(request.params.id)) throw new ProblemError(PROBLEMS.ruleNotFound());
     const { live } = await compileAhead(validators, (compile) => storage.rules.archive(tenantId, request.params.id, compile));
     if (live !== undefined) validators.install(live);
     return reply.code(204).send();
@@ -205,7 +201,7 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
     },
   }, async (request) => {
     const tenantId = tenantOf(request);
-    if (!isUuid(request.params.id)) throw notFound('Rule');
+    if (!isUuid(request.params.id)) throw new ProblemError(PROBLEMS.ruleNotFound());
     const { rule, live } = await compileAhead(validators, (compile) => storage.rules.publishRule(tenantId, request.params.id, compile));
     validators.install(live);
     return rule;
@@ -227,19 +223,18 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
   }, async (request) => {
     const tenantId = tenantOf(request);
     const versions = isUuid(request.params.id) ? await storage.rules.versions(tenantId, request.params.id) : null;
-    if (versions === null) throw notFound('Rule');
+    if (versions === null) throw new ProblemError(PROBLEMS.ruleNotFound());
     return { items: versions };
   });
 };
 
-/** `limit` of GET /rules: default 50, 1 to 500, anything else a 400 naming it. */
+/** `limit` of GET /rules: a default, 1 to a maximum (TUNING), anything else a 400 naming it. */
 function pageSize(raw: string | undefined): number {
-  if (raw === undefined) return DEFAULT_PAGE_SIZE;
+  if (raw === undefined) return TUNING.defaultPageSize.value;
   const limit = Number(raw);
-  if (limit < 1 || limit > MAX_PAGE_SIZE) {
-    throw new ProblemError('INVALID_BODY', 'The query is invalid.', [
-      { path: 'limit', message: `must be between 1 and ${MAX_PAGE_SIZE}` },
-    ]);
+  const max = TUNING.maxPageSize.value;
+  if (limit < 1 || limit > max) {
+    throw new ProblemError(PROBLEMS.invalidQuery([{ path: 'limit', message: `must be between 1 and ${max}` }]));
   }
   return limit;
 }

@@ -11,9 +11,10 @@
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { AppDeps, CompiledValidator, ValidatorService } from '../app-deps.ts';
 import type { RuleStore } from '../storage/types.ts';
-import { ProblemError, type FieldError } from '../errors.ts';
+import { PROBLEMS, ProblemError, type FieldError, type NamedContext } from '../errors.ts';
 import { checkPayload, sizeOf, type PayloadSize } from '../http/payload-guard.ts';
 import { replayBufferedBody } from '../http/request-replay.ts';
+import { TUNING } from '../tuning.ts';
 import { costProfileOf, estimateCost } from '../validators/evaluation-cost.ts';
 import { evaluateBounded, evaluateEachBounded } from '../validators/bounded-evaluation.ts';
 import { AnswerBudget, answerTooLarge, assertAnswerFits } from '../validators/answer-size.ts';
@@ -170,7 +171,7 @@ export const validationRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (ap
       if (violation !== undefined) errors.push(violation);
       sizes[i] = sizeOf(size);
     }
-    if (errors.length > 0) throw new ProblemError('INVALID_BODY', 'The request body is invalid.', errors);
+    if (errors.length > 0) throw new ProblemError(PROBLEMS.invalidBody(errors));
 
     const cached = validators.get(tenantId, context);
     if (cached === undefined) {
@@ -227,7 +228,7 @@ export const validationRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (ap
     const size = emptySize();
     const violation = checkPayload(payload, 'payload', maxDepth, size);
     if (violation !== undefined) errors.push(violation);
-    if (errors.length > 0) throw new ProblemError('INVALID_BODY', 'The request body is invalid.', errors);
+    if (errors.length > 0) throw new ProblemError(PROBLEMS.invalidBody(errors));
 
     const cached = cachedSet(validators, tenantId, contexts);
     if (cached === undefined) {
@@ -295,20 +296,12 @@ function emptySize(): PayloadSize {
 }
 
 function rejectInvalid(violation: FieldError | undefined): void {
-  if (violation !== undefined) throw new ProblemError('INVALID_BODY', 'The request body is invalid.', [violation]);
-}
-
-/** A context the request names, and where it names it. */
-interface NamedContext {
-  context: string;
-  path: string;
+  if (violation !== undefined) throw new ProblemError(PROBLEMS.invalidBody([violation]));
 }
 
 /** The 404 of contexts without a published ruleset: every one the request names, each with its path. */
 function contextNotFound(unknown: NamedContext[]): ProblemError {
-  const names = unknown.map(({ context }) => JSON.stringify(context)).join(', ');
-  const detail = unknown.length === 1 ? `Context ${names} has no published rules.` : `Contexts ${names} have no published rules.`;
-  return new ProblemError('CONTEXT_NOT_FOUND', detail, unknown.map(({ path }) => ({ path, message: 'names no published ruleset' })));
+  return new ProblemError(PROBLEMS.contextsNotPublished(unknown));
 }
 
 async function loadValidator(validators: ValidatorService, tenantId: string, context: string, path: string): Promise<CompiledValidator> {
@@ -316,9 +309,6 @@ async function loadValidator(validators: ValidatorService, tenantId: string, con
   if (validator === null) throw contextNotFound([{ context, path }]);
   return validator;
 }
-
-/** Rounds of "take, compare with the database, reload what was stale" before giving up. */
-const CONSISTENT_SET_ATTEMPTS = 10;
 
 /**
  * The validators of every context of a transaction, as one consistent set
@@ -359,7 +349,7 @@ async function consistentSet(
     if (cached === undefined || kept === undefined) return cached ?? kept;
     return cached.rulesetVersion >= kept.rulesetVersion ? cached : kept;
   };
-  for (let attempt = 0; attempt < CONSISTENT_SET_ATTEMPTS; attempt++) {
+  for (let attempt = 0; attempt < TUNING.consistentSetAttempts.value; attempt++) {
     // Held from here on: a small cache may drop them while misses load.
     const misses: string[] = [];
     for (const context of contexts) {
@@ -398,7 +388,5 @@ async function consistentSet(
     }
     if (matches) return set;
   }
-  throw new ProblemError('SERVICE_UNAVAILABLE', 'The contexts are being republished too quickly to take one consistent set; retry shortly.', undefined, {
-    'retry-after': '1',
-  });
+  throw new ProblemError(PROBLEMS.contextsRepublishing());
 }

@@ -2,17 +2,16 @@
  * The save-time check of a rule (product.md 2: "saving compiles the rule").
  * What JSON Schema cannot say is checked here, then the compiler's own
  * checkRule runs; every problem becomes one `{ path, message }` entry of a
- * 400 INVALID_BODY, so a publish never meets a rule that cannot compile.
+ * RuleInvalidError (a 400 over HTTP), so a publish never meets a rule that
+ * cannot compile.
  */
 import { checkRule, positionOf } from '../../compiler/index.ts';
 import { toRuleDefinition } from '../../compiler/rule-schema.ts';
 import type { CompileError } from '../../compiler/types.ts';
-import { ProblemError, type FieldError } from '../errors.ts';
+import { RuleInvalidError, type FieldError } from '../domain-errors.ts';
 import type { RuleContent } from '../storage/types.ts';
+import { TUNING } from '../tuning.ts';
 import { jsonDepthExceeds } from './json-depth.ts';
-
-/** Deeper expected values could not be serialized back without risk; schemas have the same bound (2.5). */
-export const MAX_EXPECTED_VALUE_DEPTH = 32;
 
 export interface RuleCheckOptions {
   /** MAX_EXPRESSION_LENGTH, applied to `expression` and `when`. */
@@ -49,8 +48,9 @@ export function ruleContentErrors(code: string, content: RuleContent, options: R
       });
     }
   }
-  if (content.expectedValue !== undefined && jsonDepthExceeds(content.expectedValue, MAX_EXPECTED_VALUE_DEPTH)) {
-    errors.push({ path: at('expectedValue'), message: `is nested deeper than ${MAX_EXPECTED_VALUE_DEPTH} levels` });
+  const maxDepth = TUNING.maxExpectedValueDepth.value;
+  if (content.expectedValue !== undefined && jsonDepthExceeds(content.expectedValue, maxDepth)) {
+    errors.push({ path: at('expectedValue'), message: `is nested deeper than ${maxDepth} levels` });
   }
   // The compiler is only asked once the cheap checks pass: it would repeat
   // them with less precise wording, and an over-long text is not worth parsing.
@@ -63,12 +63,12 @@ export function ruleContentErrors(code: string, content: RuleContent, options: R
 }
 
 /**
- * Throws the 400 INVALID_BODY that names every problem of the rule.
+ * Throws RuleInvalidError naming every problem of the rule.
  */
 export function assertRuleCompiles(code: string, content: RuleContent, options: RuleCheckOptions): void {
   const errors = ruleContentErrors(code, content, options);
   if (errors.length > 0) {
-    throw new ProblemError('INVALID_BODY', 'The rule does not compile.', errors);
+    throw new RuleInvalidError(errors);
   }
 }
 

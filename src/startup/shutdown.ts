@@ -4,8 +4,9 @@
  * ignored; if draining takes longer than the timeout, the process exits 1.
  */
 import type { FastifyInstance } from 'fastify';
-import { IDLE_GRACE_MS, spareIdleConnections } from '../http/connection-drain.ts';
+import { spareIdleConnections } from '../http/connection-drain.ts';
 import type { Storage } from '../storage/types.ts';
+import { TUNING } from '../tuning.ts';
 
 export interface ShutdownOptions {
   app: FastifyInstance;
@@ -31,7 +32,7 @@ export function installShutdown(options: ShutdownOptions): void {
       exit(1);
     }, timeoutMs);
     // Clients may be sending on their idle keep-alive connections right now.
-    spareIdleConnections(app.server, Math.min(IDLE_GRACE_MS, timeoutMs / 2));
+    spareIdleConnections(app.server, Math.min(TUNING.idleGraceMs.value, timeoutMs / 2));
     app
       .close()
       .then(() => storage.close())

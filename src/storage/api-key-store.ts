@@ -11,10 +11,8 @@ import { notifyChange } from '../sync/change-notice.ts';
 import { guard } from './database-errors.ts';
 import { isUuid } from './identifiers.ts';
 import type { ApiKeysTable, DatabaseSchema } from './schema.ts';
-import { ConflictError, NotFoundError, type ApiKeyRecord, type ApiKeyStore, type KeyRef, type Role } from './types.ts';
-
-/** Keys checked per query by activeAmong. */
-const ACTIVE_CHECK_CHUNK = 1000;
+import { ApiKeyNotFoundError, ConflictError, type ApiKeyRecord, type ApiKeyStore, type KeyRef, type Role } from './types.ts';
+import { TUNING } from '../tuning.ts';
 
 const KEY_COLUMNS = ['id', 'tenant_id', 'name', 'role', 'created_at', 'revoked_at', 'last_used_at'] as const;
 type KeyRow = Pick<Selectable<ApiKeysTable>, (typeof KEY_COLUMNS)[number]>;
@@ -117,7 +115,7 @@ export class SqlApiKeyStore implements ApiKeyStore {
   revoke(tenantId: string, keyId: string): Promise<ApiKeyRecord> {
     return guard(() =>
       this.#db.transaction().execute(async (trx) => {
-        if (!isUuid(keyId)) throw new NotFoundError('API key not found');
+        if (!isUuid(keyId)) throw new ApiKeyNotFoundError();
         await trx.selectFrom('tenants').select('id').where('id', '=', tenantId).forUpdate().execute();
         const key = await trx
           .selectFrom('api_keys')
@@ -125,7 +123,7 @@ export class SqlApiKeyStore implements ApiKeyStore {
           .where('tenant_id', '=', tenantId)
           .where('id', '=', keyId)
           .executeTakeFirst();
-        if (key === undefined) throw new NotFoundError('API key not found');
+        if (key === undefined) throw new ApiKeyNotFoundError();
         if (key.revoked_at !== null) return toRecord(key);
         if (key.role === 'admin') {
           const { count } = await trx
@@ -154,8 +152,9 @@ export class SqlApiKeyStore implements ApiKeyStore {
     return guard(async () => {
       const wellFormed = keys.filter((k) => isUuid(k.keyId));
       const active: Array<KeyRef & { role: Role }> = [];
-      for (let start = 0; start < wellFormed.length; start += ACTIVE_CHECK_CHUNK) {
-        const chunk = wellFormed.slice(start, start + ACTIVE_CHECK_CHUNK);
+      const chunkSize = TUNING.activeKeyCheckChunk.value;
+      for (let start = 0; start < wellFormed.length; start += chunkSize) {
+        const chunk = wellFormed.slice(start, start + chunkSize);
         const rows = await this.#db
           .selectFrom('api_keys')
           .select(['tenant_id', 'id', 'role'])

@@ -9,9 +9,8 @@ import { openDatabase, type DatabaseOptions } from './open-database.ts';
 import { SqlRuleStore } from './rule-store.ts';
 import { SqlTenantStore } from './tenant-store.ts';
 import { sql } from 'kysely';
+import { TUNING } from '../tuning.ts';
 import type { Storage } from './types.ts';
-
-const PING_TIMEOUT_MS = 1500;
 
 /**
  * Opens the database (PGlite in dataDir when databaseUrl is undefined, else
@@ -45,7 +44,7 @@ export async function createStorage(options: DatabaseOptions): Promise<Storage> 
     async ping() {
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<boolean>((resolve) => {
-        timer = setTimeout(() => resolve(false), PING_TIMEOUT_MS);
+        timer = setTimeout(() => resolve(false), TUNING.readinessPingTimeoutMs.value);
       });
       const answer = sql`select 1`.execute(db).then(
         () => true,

@@ -12,6 +12,7 @@
 import { open, readFile, rm } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
+import { TUNING } from '../tuning.ts';
 
 /** File name of the lock inside the data folder. */
 export const LOCK_FILE = 'rules-service.lock';
@@ -36,7 +37,6 @@ interface LockContent {
 }
 
 const heldHere = new Map<string, number>();
-const HALF_WRITTEN_GRACE_MS = 200;
 
 const delay = (ms: number): Promise<void> => new Promise((done) => setTimeout(done, ms));
 
@@ -84,7 +84,7 @@ async function acquire(dir: string, path: string): Promise<void> {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
     }
     // A lock just created by another process may not be written yet.
-    const holder = (await readHolder(path)) ?? (await delay(HALF_WRITTEN_GRACE_MS).then(() => readHolder(path)));
+    const holder = (await readHolder(path)) ?? (await delay(TUNING.dataDirHalfWrittenGraceMs.value).then(() => readHolder(path)));
     if (holder !== undefined && isAlive(holder)) throw new DataDirLockedError(dir, holder.pid, holder.host);
     await rm(path, { force: true });
   }

@@ -8,6 +8,7 @@ import { Migrator, type Kysely, type Migration } from 'kysely';
 import pg from 'pg';
 import { migrations } from '../../migrations/index.ts';
 import { openDatabase, type DatabaseOptions } from './open-database.ts';
+import { TUNING } from '../tuning.ts';
 
 // Any constant distinct from kysely's own migration lock id.
 const MIGRATION_LOCK_KEY = '7203118455104372001';
@@ -30,7 +31,7 @@ export async function runMigrations(
   const set = options.migrations ?? migrations;
   if (options.kind === 'pglite' || options.databaseUrl === undefined) return migrate(db, set);
 
-  const lockClient = new pg.Client({ connectionString: options.databaseUrl, connectionTimeoutMillis: 2000 });
+  const lockClient = new pg.Client({ connectionString: options.databaseUrl, connectionTimeoutMillis: TUNING.migrationLockConnectTimeoutMs.value });
   // A lock connection dying mid-migration must not crash the process; the
   // migration's own queries will fail and report it.
   lockClient.on('error', () => {});

@@ -8,6 +8,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { Kysely, PostgresDialect } from 'kysely';
 import { PGliteDialect } from 'kysely-pglite-dialect';
 import pg from 'pg';
+import { TUNING } from '../tuning.ts';
 import { lockDataDir } from './data-dir-lock.ts';
 import { discardingConnectionsInDoubt } from './in-doubt-pool.ts';
 import type { DatabaseSchema } from './schema.ts';
@@ -31,16 +32,6 @@ export interface OpenDatabase {
   readonly db: Kysely<DatabaseSchema>;
   close(): Promise<void>;
 }
-
-// Fail fast while the server is down (product.md 9: 503 within 5 s); the
-// Pool opens fresh connections once it is back, so recovery needs nothing.
-const CONNECTION_TIMEOUT_MS = 2000;
-// A server that stops answering without closing the connection (a network
-// partition) would otherwise leave queries waiting forever. A transaction
-// that meets it waits twice (the statement, then its ROLLBACK), still
-// within the 5 s of product.md 9.
-const QUERY_TIMEOUT_MS = 2000;
-const POOL_SIZE = 10;
 
 /**
  * Opens PGlite in `dataDir` (created if missing) or a pg Pool on
@@ -68,9 +59,13 @@ export async function openDatabase(options: DatabaseOptions): Promise<OpenDataba
 
   const pool = new pg.Pool({
     connectionString: options.databaseUrl,
-    max: POOL_SIZE,
-    connectionTimeoutMillis: CONNECTION_TIMEOUT_MS,
-    query_timeout: QUERY_TIMEOUT_MS,
+    max: TUNING.databasePoolSize.value,
+    // Fail fast while the server is down; the Pool opens fresh connections
+    // once it is back, so recovery needs nothing.
+    connectionTimeoutMillis: TUNING.databaseConnectTimeoutMs.value,
+    // A server that stops answering without closing the connection (a
+    // network partition) would otherwise leave queries waiting forever.
+    query_timeout: TUNING.databaseQueryTimeoutMs.value,
     keepAlive: true,
   });
   // An idle client whose server went away emits 'error' on the pool;

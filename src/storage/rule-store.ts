@@ -20,8 +20,12 @@ import { decodeCursor, encodeCursor } from './rule-cursor.ts';
 import type { DatabaseSchema, RulesetMember } from './schema.ts';
 import {
   ConflictError,
+  ContextNotFoundError,
   LimitExceededError,
   NotFoundError,
+  RuleArchivedError,
+  RuleNotFoundError,
+  StaleVersionError,
   type BeforeCommit,
   type ContextRef,
   type ContextSummary,
@@ -60,7 +64,7 @@ async function findRule(db: Db, tenantId: string, id: string, lock = false): Pro
 
 async function requireRule(db: Db, tenantId: string, id: string, lock = false): Promise<RuleRow> {
   const row = await findRule(db, tenantId, id, lock);
-  if (row === undefined) throw new NotFoundError('rule not found');
+  if (row === undefined) throw new RuleNotFoundError();
   return row;
 }
 
@@ -190,9 +194,9 @@ export class SqlRuleStore implements RuleStore {
     return guard(() =>
       this.#db.transaction().execute(async (trx) => {
         const rule = await requireRule(trx, tenantId, id, true);
-        if (rule.archived_at !== null) throw new ConflictError('the rule is archived');
+        if (rule.archived_at !== null) throw new RuleArchivedError();
         if (rule.version !== basedOnVersion) {
-          throw new ConflictError(`the rule is at version ${rule.version}, not ${basedOnVersion}`);
+          throw new StaleVersionError(rule.version, basedOnVersion);
         }
         // A PUT that changes nothing is not a content change (product.md 4):
         // no new version, and a published rule stays published. Repeating a
@@ -258,7 +262,7 @@ export class SqlRuleStore implements RuleStore {
     return guard(() =>
       this.#db.transaction().execute(async (trx) => {
         const { rule, rulesetVersion } = await lockRuleAndContext(trx, tenantId, id);
-        if (rule.archived_at !== null) throw new ConflictError('the rule is archived');
+        if (rule.archived_at !== null) throw new RuleArchivedError();
         if (rule.published_version === rule.version) throw new ConflictError(`version ${rule.version} is already live`);
         const now = new Date();
         await trx
@@ -299,7 +303,7 @@ export class SqlRuleStore implements RuleStore {
           // Only archived rules that never went live: there is no version
           // to report, so the context counts as unknown. (Throwing also
           // rolls back the context row lockContext may have created.)
-          if (rulesetVersion === null) throw new NotFoundError(`context "${context}" has no rules`);
+          if (rulesetVersion === null) throw new ContextNotFoundError(context);
           return { result: { context, rulesetVersion, published: [] } };
         }
         const now = new Date();

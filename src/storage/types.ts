@@ -106,12 +106,51 @@ export interface ListRulesQuery {
  */
 export type BeforeCommit<T> = (next: LiveRuleset) => T | Promise<T>;
 
-/** Errors with which storage operations refuse; the HTTP layer maps them. */
+/**
+ * Errors with which storage operations refuse, each with a stable code; the
+ * HTTP layer maps them (http/problem-mapping.ts). The subclasses name
+ * situations a client meets often enough to read the same everywhere.
+ */
 export class NotFoundError extends Error {
-  readonly code = 'NOT_FOUND';
+  readonly code: string = 'NOT_FOUND';
+}
+/** No rule of the tenant has this id. */
+export class RuleNotFoundError extends NotFoundError {
+  override readonly code = 'RULE_NOT_FOUND';
+  constructor() {
+    super('rule not found');
+  }
+}
+/** No API key of the tenant has this id. */
+export class ApiKeyNotFoundError extends NotFoundError {
+  override readonly code = 'API_KEY_NOT_FOUND';
+  constructor() {
+    super('API key not found');
+  }
+}
+/** The context has no rules (none, or only archived ones that never went live). */
+export class ContextNotFoundError extends NotFoundError {
+  override readonly code = 'CONTEXT_NOT_FOUND';
+  constructor(readonly context: string) {
+    super(`context "${context}" has no rules`);
+  }
 }
 export class ConflictError extends Error {
-  readonly code = 'CONFLICT';
+  readonly code: string = 'CONFLICT';
+}
+/** The rule is archived: it can be neither edited nor published. */
+export class RuleArchivedError extends ConflictError {
+  override readonly code = 'RULE_ARCHIVED';
+  constructor() {
+    super('the rule is archived');
+  }
+}
+/** A change based on a version of the rule that is no longer its latest. */
+export class StaleVersionError extends ConflictError {
+  override readonly code = 'STALE_VERSION';
+  constructor(readonly currentVersion: number, readonly basedOnVersion: number) {
+    super(`the rule is at version ${currentVersion}, not ${basedOnVersion}`);
+  }
 }
 export class LimitExceededError extends Error {
   readonly code = 'LIMIT_EXCEEDED';

@@ -21,6 +21,7 @@
 import type { ApiKeyStore, RuleStore } from '../storage/types.ts';
 import type { KeyCache } from '../auth/key-cache.ts';
 import type { ValidatorCache } from '../validators/validator-cache.ts';
+import { TUNING } from '../tuning.ts';
 import type { ChangeNotice } from './change-notice.ts';
 
 /** The slice of a pino logger cache sync uses. */
@@ -44,16 +45,6 @@ export interface ReconcileReport {
   /** Keys dropped because they were revoked or changed role. */
   keys: number;
 }
-
-/** Contexts compared per query by reconcile. */
-const VERSION_CHECK_CHUNK = 1000;
-
-/**
- * Reloads that can be overtaken: a reload whose read raced a newer commit
- * brings an older version, and the next notice or pass catches up. After
- * this many rounds the context is dropped so the next request loads it.
- */
-const MAX_FOLLOW_ROUNDS = 3;
 
 export class CacheSync {
   readonly #rules: CacheSyncOptions['rules'];
@@ -101,8 +92,9 @@ export class CacheSync {
     const report: ReconcileReport = { contexts: 0, keys: 0 };
 
     const cached = this.#validators.cachedVersions();
-    for (let start = 0; start < cached.length; start += VERSION_CHECK_CHUNK) {
-      const chunk = cached.slice(start, start + VERSION_CHECK_CHUNK);
+    const chunkSize = TUNING.versionCheckChunk.value;
+    for (let start = 0; start < cached.length; start += chunkSize) {
+      const chunk = cached.slice(start, start + chunkSize);
       const current = new Map<string, number>();
       for (const row of await this.#rules.rulesetVersionsOf(chunk)) {
         current.set(contextKey(row.tenantId, row.context), row.rulesetVersion);
@@ -139,8 +131,13 @@ export class CacheSync {
     return report;
   }
 
+  /**
+   * Reloads that can be overtaken: a reload whose read raced a newer commit
+   * brings an older version, and the next notice or pass catches up. After
+   * TUNING.maxFollowRounds the context is dropped so the next request loads it.
+   */
   async #follow(tenantId: string, context: string, target: number): Promise<void> {
-    for (let round = 0; round < MAX_FOLLOW_ROUNDS; round++) {
+    for (let round = 0; round < TUNING.maxFollowRounds.value; round++) {
       const cached = this.#validators.cachedVersion(tenantId, context);
       if (cached === undefined) {
         // Nothing cached to refresh. Still invalidate: a load in flight may

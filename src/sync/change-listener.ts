@@ -12,6 +12,7 @@
  */
 import pg from 'pg';
 import { CHANGES_CHANNEL, parseChangeNotice, type ChangeNotice } from './change-notice.ts';
+import { TUNING } from '../tuning.ts';
 
 /** The slice of a pino logger the listener uses. */
 export interface ChangeListenerLogger {
@@ -31,9 +32,6 @@ export interface ChangeListenerOptions {
   maxBackoffMs?: number;
 }
 
-const CONNECT_TIMEOUT_MS = 2000;
-const PING_TIMEOUT_MS = 2000;
-
 export class ChangeListener {
   readonly #options: ChangeListenerOptions;
   readonly #minBackoffMs: number;
@@ -48,8 +46,8 @@ export class ChangeListener {
 
   constructor(options: ChangeListenerOptions) {
     this.#options = options;
-    this.#minBackoffMs = options.minBackoffMs ?? 250;
-    this.#maxBackoffMs = options.maxBackoffMs ?? 5000;
+    this.#minBackoffMs = options.minBackoffMs ?? TUNING.listenerMinBackoffMs.value;
+    this.#maxBackoffMs = options.maxBackoffMs ?? TUNING.listenerMaxBackoffMs.value;
   }
 
   /** True while LISTEN is in place on a live connection. */
@@ -85,7 +83,7 @@ export class ChangeListener {
       await Promise.race([
         client.query('select 1'),
         new Promise((_, reject) => {
-          timer = setTimeout(() => reject(new Error('listener connection did not answer')), PING_TIMEOUT_MS);
+          timer = setTimeout(() => reject(new Error('listener connection did not answer')), TUNING.listenerPingTimeoutMs.value);
         }),
       ]);
     } catch (error) {
@@ -118,7 +116,7 @@ export class ChangeListener {
     const client = new pg.Client({
       connectionString: this.#options.connectionString,
       application_name: this.#options.applicationName ?? `rules-listener ${process.pid}`,
-      connectionTimeoutMillis: CONNECT_TIMEOUT_MS,
+      connectionTimeoutMillis: TUNING.listenerConnectTimeoutMs.value,
       keepAlive: true,
     });
     // Without an 'error' listener a dropped connection would crash the process.

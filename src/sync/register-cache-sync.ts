@@ -3,7 +3,7 @@
  * same database (product.md 4 and 9):
  *
  * - PostgreSQL: a ChangeListener applies notices as they arrive, and every
- *   RECONCILE_INTERVAL_MS a consistency check pings the listener connection
+ *   TUNING.reconcileIntervalMs a consistency check pings the listener connection
  *   and compares the caches with the database (CacheSync.reconcile), so a
  *   lost notice leaves a cache stale for at most about that long. The same
  *   check runs after every (re)connection of the listener.
@@ -16,17 +16,12 @@ import type { FastifyInstance } from 'fastify';
 import type { AppDeps, KeyService, ValidatorService } from '../app-deps.ts';
 import type { KeyCache } from '../auth/key-cache.ts';
 import type { Storage } from '../storage/types.ts';
+import { TUNING } from '../tuning.ts';
 import type { ValidatorCache } from '../validators/validator-cache.ts';
 import { CacheSync } from './cache-sync.ts';
 import { ChangeListener } from './change-listener.ts';
 import type { ChangeNotice } from './change-notice.ts';
 import type { SiblingChannel } from './sibling-channel.ts';
-
-/** How often the safety net compares caches with the database. */
-export const RECONCILE_INTERVAL_MS = 3000;
-
-/** How long the first connection of the listener may delay the start. */
-const FIRST_CONNECT_WAIT_MS = 3000;
 
 export interface CacheSyncPluginOptions {
   storage: Storage;
@@ -101,14 +96,14 @@ export function registerCacheSync(app: FastifyInstance, options: CacheSyncPlugin
       await Promise.race([
         listener.start(),
         new Promise((resolve) => {
-          wait = setTimeout(resolve, FIRST_CONNECT_WAIT_MS);
+          wait = setTimeout(resolve, TUNING.firstListenWaitMs.value);
         }),
       ]);
       clearTimeout(wait);
       timer = setInterval(() => {
         void listener.check();
         void check();
-      }, options.reconcileIntervalMs ?? RECONCILE_INTERVAL_MS);
+      }, options.reconcileIntervalMs ?? TUNING.reconcileIntervalMs.value);
       timer.unref();
     });
     app.addHook('onClose', async () => {

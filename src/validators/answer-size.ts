@@ -18,7 +18,7 @@
  * object) is walked once per answer.
  */
 import type { FailureRecord } from '../../compiler/types.ts';
-import { ProblemError } from '../errors.ts';
+import { AnswerTooLargeError } from '../domain-errors.ts';
 
 /** Which failure fields the answer carries: all of them (single validation, rule test) or ruleCode and message (batch, transaction). */
 export type FailureForm = 'full' | 'short';
@@ -105,14 +105,11 @@ export class AnswerBudget {
 }
 
 /**
- * The 400 of an answer over MAX_ANSWER_BYTES, naming the part of the
+ * The refusal of an answer over MAX_ANSWER_BYTES, naming the part of the
  * request (`payload`, `items`) that asks for it.
  */
-export function answerTooLarge(path: string, maxBytes: number): ProblemError {
-  return new ProblemError('INVALID_BODY', 'The answer would be too large to send.', [{
-    path,
-    message: `its failures would take more than ${maxBytes} bytes (MAX_ANSWER_BYTES); send a smaller payload, or fewer items`,
-  }]);
+export function answerTooLarge(path: string, maxBytes: number): AnswerTooLargeError {
+  return new AnswerTooLargeError(path, maxBytes);
 }
 
 /**

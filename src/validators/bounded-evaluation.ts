@@ -5,14 +5,14 @@
  * results come in: answer-size.ts.)
  */
 import { MAX_FAILURES_PER_VALIDATION, TooManyFailuresError } from '../../compiler/index.ts';
-import { ProblemError } from '../errors.ts';
+import { EvaluationTooLargeError, TooManyFailuresRefusal } from '../domain-errors.ts';
 import { EvaluationTimeoutError, evaluateEachWithin, evaluateWithin } from './evaluation-deadline.ts';
 
 /**
  * Evaluates within the deadline when the estimated cost is large; a
  * request that runs out of time, or whose payload fails rules more than
  * MAX_FAILURES_PER_VALIDATION times in one validation, is refused as a
- * whole (400 naming `path`), so one request cannot stall every tenant's or
+ * whole (an error naming `path`), so one request cannot stall every tenant's or
  * fill the heap.
  *
  * @example
@@ -42,17 +42,13 @@ export function evaluateEachBounded(costs: readonly number[], path: string, eval
   }
 }
 
-/** The 400 for an evaluation stopped at the deadline or the failure bound; anything else as it was. */
+/** The refusal of an evaluation stopped at the deadline or the failure bound; anything else as it was. */
 function refusalOf(error: unknown, path: string): unknown {
   if (error instanceof EvaluationTimeoutError) {
-    return new ProblemError('INVALID_BODY', 'The payload is too large to evaluate against the rules of this context.', [
-      { path, message: `took longer than ${error.deadlineMs} ms to evaluate; send a smaller payload` },
-    ]);
+    return new EvaluationTooLargeError(path, error.deadlineMs, { cause: error });
   }
   if (error instanceof TooManyFailuresError) {
-    return new ProblemError('INVALID_BODY', 'The payload fails too many rules to answer.', [
-      { path, message: `fails rules more than ${MAX_FAILURES_PER_VALIDATION} times in one validation; send a smaller payload` },
-    ]);
+    return new TooManyFailuresRefusal(path, MAX_FAILURES_PER_VALIDATION, { cause: error });
   }
   return error;
 }

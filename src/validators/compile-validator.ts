@@ -7,6 +7,7 @@ import { compileRulesetSteps } from '../../compiler/compile-ruleset.ts';
 import type { CompileError, CompilerLimits } from '../../compiler/types.ts';
 import type { CompiledValidator } from '../app-deps.ts';
 import type { LiveRuleset } from '../storage/types.ts';
+import { TUNING } from '../tuning.ts';
 import { costProfileOf, rememberCostProfile, rulesetCostProfileSteps } from './evaluation-cost.ts';
 import { runInSlices } from './time-slices.ts';
 
@@ -80,5 +81,7 @@ export function withRuleset(validator: CompiledValidator, ruleset: LiveRuleset):
  * linear-time engine, and a few kilobytes per validator whatever its size.
  */
 export function estimatedBytes(footprint: { textLength: number; patternWeight: number }): number {
-  return 4096 + 20 * footprint.textLength + 200 * footprint.patternWeight;
+  return TUNING.validatorBaseBytes.value
+    + TUNING.validatorBytesPerTextCharacter.value * footprint.textLength
+    + TUNING.validatorBytesPerPatternWeight.value * footprint.patternWeight;
 }

@@ -14,12 +14,14 @@
  */
 import { performance } from 'node:perf_hooks';
 import { createContext, Script } from 'node:vm';
+import { TUNING } from '../tuning.ts';
 
-/** Longest time one request may spend evaluating rules. */
-export const EVALUATION_DEADLINE_MS = 1000;
-
-/** Requests estimated below this many steps are evaluated without a deadline (a few milliseconds of work). */
-export const UNGUARDED_COST_LIMIT = 2_000_000;
+/**
+ * Requests estimated below this many steps are evaluated without a deadline
+ * (TUNING.unguardedCostLimit); held in a binding of its own because every
+ * validation compares with it.
+ */
+export const UNGUARDED_COST_LIMIT = TUNING.unguardedCostLimit.value;
 
 /** Thrown when evaluation was stopped at the deadline. */
 export class EvaluationTimeoutError extends Error {
@@ -45,7 +47,7 @@ const call = new Script('run()', { filename: 'evaluation-deadline' });
  * @example
  * const result = runWithDeadline(() => validator.validate(payload, now));
  */
-export function runWithDeadline<T>(evaluate: () => T, deadlineMs = EVALUATION_DEADLINE_MS): T {
+export function runWithDeadline<T>(evaluate: () => T, deadlineMs = TUNING.evaluationDeadlineMs.value): T {
   slot.run = evaluate;
   try {
     return call.runInContext(slot as object, { timeout: deadlineMs }) as T;
@@ -84,7 +86,7 @@ export function evaluateWithin<T>(estimatedCost: number, evaluate: () => T): T {
  * @example
  * evaluateEachWithin(items.map((item) => estimateCost(profile, item.size)), (i) => { results[i] = validator.validate(items[i].payload, now); });
  */
-export function evaluateEachWithin(costs: readonly number[], evaluate: (index: number) => void, deadlineMs = EVALUATION_DEADLINE_MS): void {
+export function evaluateEachWithin(costs: readonly number[], evaluate: (index: number) => void, deadlineMs = TUNING.evaluationDeadlineMs.value): void {
   const count = costs.length;
   if (costs.some((cost) => cost > UNGUARDED_COST_LIMIT)) {
     runWithDeadline(() => {

@@ -4,14 +4,12 @@
  * Compiles run on the event loop that every tenant's requests share. A
  * context of thousands of large rules takes seconds to compile; run at
  * once, it would hold every other request for as long. Run in slices, the
- * event loop gets a turn every COMPILE_SLICE_MS, so requests wait at most
+ * event loop gets a turn every TUNING.compileSliceMs, so requests wait at most
  * about one slice (plus one step: a rule or a part, a few milliseconds at
  * the limits) behind a compile, which itself takes a little longer.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
-
-/** Longest run of compile work between two turns of the event loop. */
-export const COMPILE_SLICE_MS = 10;
+import { TUNING } from '../tuning.ts';
 
 /**
  * Runs `steps` to the end, yielding to the event loop (after I/O callbacks)
@@ -20,7 +18,7 @@ export const COMPILE_SLICE_MS = 10;
  * @example
  * const compiled = await runInSlices(compileRulesetSteps(rules));
  */
-export async function runInSlices<T>(steps: Generator<unknown, T, void>, sliceMs = COMPILE_SLICE_MS): Promise<T> {
+export async function runInSlices<T>(steps: Generator<unknown, T, void>, sliceMs = TUNING.compileSliceMs.value): Promise<T> {
   let sliceEnds = performance.now() + sliceMs;
   for (;;) {
     const step = steps.next();

@@ -10,13 +10,8 @@
  */
 import { PeriodicFlush } from '../storage/periodic-flush.ts';
 import type { ContextRef, ContextUsageStore } from '../storage/types.ts';
+import { TUNING } from '../tuning.ts';
 import type { ValidatorCacheObserver } from './validator-cache.ts';
-
-/** Default interval between background flushes. */
-export const CONTEXT_USAGE_FLUSH_MS = 10_000;
-
-/** Contexts written per statement. */
-const RECORD_CHUNK = 1000;
 
 export interface UsageRecorderLogger {
   warn(o: object, msg?: string): void;
@@ -38,7 +33,7 @@ export class ContextUsageRecorder extends PeriodicFlush {
   #pending = new Map<string, Set<string>>();
 
   constructor(options: ContextUsageRecorderOptions) {
-    super(CONTEXT_USAGE_FLUSH_MS);
+    super(TUNING.contextUsageFlushMs.value);
     this.#store = options.store;
     this.#log = options.log;
     this.#now = options.now ?? Date.now;
@@ -60,8 +55,9 @@ export class ContextUsageRecorder extends PeriodicFlush {
       for (const context of names) contexts.push({ tenantId, context });
     }
     const usedAt = new Date(this.#now());
-    for (let start = 0; start < contexts.length; start += RECORD_CHUNK) {
-      const chunk = contexts.slice(start, start + RECORD_CHUNK);
+    const chunkSize = TUNING.contextUsageWriteChunk.value;
+    for (let start = 0; start < contexts.length; start += chunkSize) {
+      const chunk = contexts.slice(start, start + chunkSize);
       try {
         await this.#store.recordUse(chunk, usedAt);
       } catch (err) {

@@ -21,8 +21,9 @@
  */
 import type { CompileError, CompilerLimits } from '../../compiler/types.ts';
 import type { CompiledValidator, ValidatorService } from '../app-deps.ts';
-import { ProblemError, type FieldError } from '../errors.ts';
+import { RulesetInvalidError, RulesetOverLimitError, type FieldError } from '../domain-errors.ts';
 import type { LiveRuleset, RuleStore } from '../storage/types.ts';
+import { TUNING } from '../tuning.ts';
 import { compileValidator } from './compile-validator.ts';
 import { TenantQueue } from './tenant-queue.ts';
 
@@ -32,9 +33,14 @@ export interface ValidatorCacheOptions {
   /** Estimated heap the cached validators may hold together; unbounded when absent. */
   maxBytes?: number;
   limits: Partial<CompilerLimits>;
-  /** How long a context without a ruleset version is answered from memory. */
+  /** How long a context without a ruleset version is answered from memory (default TUNING.unknownContextTtlMs). */
   unknownTtlMs?: number;
-  /** Most such contexts remembered at once (default MAX_UNKNOWN_CONTEXTS). */
+  /**
+   * Most such contexts remembered at once (default TUNING.maxUnknownContexts).
+   * Their names are whatever callers send, so without a bound (and without
+   * dropping expired ones) a caller asking for ever new names would grow
+   * the cache for as long as the process runs.
+   */
   maxUnknownContexts?: number;
   now?: () => number;
   /** Told about hits, loads and compiles (metrics). */
@@ -60,17 +66,6 @@ interface Entry {
   validator: CompiledValidator;
   tick: number;
 }
-
-/** Default memory of unknown contexts; below the 1 s in which instances converge. */
-export const UNKNOWN_CONTEXT_TTL_MS = 500;
-
-/**
- * Most unknown contexts remembered at once. Their names are whatever
- * callers send, so without a bound (and without dropping expired ones) a
- * caller asking for ever new names would grow the cache for as long as
- * the process runs.
- */
-export const MAX_UNKNOWN_CONTEXTS = 10_000;
 
 export class ValidatorCache implements ValidatorService {
   readonly #rules: Pick<RuleStore, 'liveRuleset'>;
@@ -111,8 +106,8 @@ export class ValidatorCache implements ValidatorService {
     this.#maxEntries = options.maxEntries;
     this.#maxBytes = options.maxBytes ?? Infinity;
     this.#limits = options.limits;
-    this.#unknownTtlMs = options.unknownTtlMs ?? UNKNOWN_CONTEXT_TTL_MS;
-    this.#maxUnknown = options.maxUnknownContexts ?? MAX_UNKNOWN_CONTEXTS;
+    this.#unknownTtlMs = options.unknownTtlMs ?? TUNING.unknownContextTtlMs.value;
+    this.#maxUnknown = options.maxUnknownContexts ?? TUNING.maxUnknownContexts.value;
     this.#now = options.now ?? Date.now;
     this.#observer = options.observer;
   }
@@ -204,9 +199,9 @@ export class ValidatorCache implements ValidatorService {
       // A limit of the ruleset as a whole (its text, its regex patterns) is a
       // limit like rules per context, not a fault of one rule's text.
       if (errors.some((error) => error.code === 'LIMIT_EXCEEDED')) {
-        throw new ProblemError('LIMIT_EXCEEDED', `The ruleset of context "${ruleset.context}" is over a limit.`, fieldErrors);
+        throw new RulesetOverLimitError(ruleset.context, fieldErrors);
       }
-      throw new ProblemError('INVALID_BODY', `The ruleset of context "${ruleset.context}" does not compile.`, fieldErrors);
+      throw new RulesetInvalidError(ruleset.context, fieldErrors);
     }
     return validator;
   }

@@ -12,6 +12,7 @@
  * Nothing here fails the start: a context that no longer compiles is
  * skipped, and a database that stops answering ends the warm-up early.
  */
+import { RulesetInvalidError, RulesetOverLimitError } from '../domain-errors.ts';
 import type { ContextRef, ContextUsageStore } from '../storage/types.ts';
 import type { ValidatorCache } from './validator-cache.ts';
 
@@ -115,8 +116,7 @@ async function beforeDeadline<T>(work: Promise<T>, deadline: number): Promise<T 
   }
 }
 
-/** A ruleset refused by the compiler (ProblemError INVALID_BODY or LIMIT_EXCEEDED), not a failure to reach the database. */
+/** A ruleset refused by the compiler, not a failure to reach the database. */
 function isCompileRefusal(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  return code === 'INVALID_BODY' || code === 'LIMIT_EXCEEDED';
+  return error instanceof RulesetInvalidError || error instanceof RulesetOverLimitError;
 }

@@ -18,9 +18,8 @@ import { MAX_FIELD_PATTERN_WEIGHT } from '../../compiler/regex/pattern-size.ts';
 import { MAX_JOIN_LENGTH, MAX_MESSAGE_LENGTH } from '../../compiler/runtime.ts';
 import { MAX_SCHEMA_FAILURES, MAX_UNIQUE_ITEMS } from '../../compiler/schema/index.ts';
 import { loadConfig } from '../../src/config.ts';
-import { MAX_EXPECTED_VALUE_DEPTH } from '../../src/rules/check-rule-content.ts';
 import { createRuleBodySchema, MAX_TAG_LENGTH, MAX_TAGS } from '../../src/routes/schemas/rule-schemas.ts';
-import { EVALUATION_DEADLINE_MS } from '../../src/validators/evaluation-deadline.ts';
+import { TUNING } from '../../src/tuning.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { docExamples, type EvaluatedExample, type RefusedExample, type RuleExample, type ValueExample } from './doc-examples.ts';
 
@@ -66,7 +65,7 @@ describe('what the document names', () => {
       ['`maxItems` beside `uniqueItems`', MAX_UNIQUE_ITEMS],
       ['Failures of one schema check', MAX_SCHEMA_FAILURES],
       ['Size of `expectedValue`', DEFAULT_LIMITS.maxExpectedValueBytes],
-      ['Depth of `expectedValue`', MAX_EXPECTED_VALUE_DEPTH],
+      ['Depth of `expectedValue`', TUNING.maxExpectedValueDepth.value],
       ['Length of a path', DEFAULT_LIMITS.maxPathLength],
       ['Segments of a path', DEFAULT_LIMITS.maxPathSegments],
       ['Length of `name`', body.name.maxLength],
@@ -78,7 +77,7 @@ describe('what the document names', () => {
       ['Text of a ruleset', MAX_RULESET_TEXT_LENGTH],
       ['Length of a string built with `+`', MAX_JOIN_LENGTH],
       ['Failures of one validation', MAX_FAILURES_PER_VALIDATION],
-      ['Evaluation time of one request', EVALUATION_DEADLINE_MS],
+      ['Evaluation time of one request', TUNING.evaluationDeadlineMs.value],
     ];
     const wrong = limits.filter(([row, value]) => {
       const line = markdown.split('\n').find((l) => l.startsWith(`| ${row} |`));

@@ -62,6 +62,17 @@ describe('GET /contexts', () => {
   });
 });
 
+describe('POST /contexts/{context}/publish', () => {
+  it('404 CONTEXT_NOT_FOUND naming a context without rules, or with only archived rules that never went live', async () => {
+    const none = await expectProblem(api('POST', '/contexts/nothing-here/publish'), 404, 'CONTEXT_NOT_FOUND');
+    expect(none.detail).toBe('Context "nothing-here" has no rules.');
+    const rule = await createRule('archived-only', 'A1');
+    await ok(api('DELETE', `/rules/${rule.id}`), 204);
+    const archived = await expectProblem(api('POST', '/contexts/archived-only/publish'), 404, 'CONTEXT_NOT_FOUND');
+    expect(archived.detail).toBe('Context "archived-only" has no rules.');
+  });
+});
+
 describe('POST /contexts/{context}/recompile', () => {
   it('rebuilds the live validator from the database', async () => {
     const rule = await createRule('recompiled', 'R1');
@@ -76,9 +87,14 @@ describe('POST /contexts/{context}/recompile', () => {
     expect(after.compiledAt >= before.compiledAt).toBe(true);
   });
 
-  it('404 CONTEXT_NOT_FOUND without a ruleset version', async () => {
+  it('404 CONTEXT_NOT_FOUND without a ruleset version, in the words a validation uses', async () => {
     await createRule('unpublished', 'U1');
-    await expectProblem(api('POST', '/contexts/unpublished/recompile'), 404, 'CONTEXT_NOT_FOUND');
+    const unpublished = await expectProblem(api('POST', '/contexts/unpublished/recompile'), 404, 'CONTEXT_NOT_FOUND');
+    expect(unpublished.detail).toBe('Context "unpublished" has no published rules.');
+    const validation = await expectProblem(
+      api('POST', '/validation/validate', { context: 'unpublished', payload: {} }), 404, 'CONTEXT_NOT_FOUND',
+    );
+    expect(validation.detail).toBe(unpublished.detail);
     await expectProblem(api('POST', '/contexts/never-heard-of/recompile'), 404, 'CONTEXT_NOT_FOUND');
   });
 });
@@ -95,7 +111,8 @@ describe('GET /contexts/{context}/validator', () => {
   });
 
   it('404 CONTEXT_NOT_FOUND without a ruleset version', async () => {
-    await expectProblem(api('GET', '/contexts/unknown-context/validator'), 404, 'CONTEXT_NOT_FOUND');
+    const problem = await expectProblem(api('GET', '/contexts/unknown-context/validator'), 404, 'CONTEXT_NOT_FOUND');
+    expect(problem.detail).toBe('Context "unknown-context" has no published rules.');
   });
 
   it('400 for an unknown format (?format=module is covered by test/standalone)', async () => {

@@ -6,11 +6,12 @@
  * header first), body size, bad JSON, unknown routes, unexpected errors and
  * an unreachable database.
  */
+import { STATUS_CODES } from 'node:http';
 import { connect } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.ts';
-import { ERRORS, problemType, type ErrorCode } from '../../src/errors.ts';
+import { ERRORS, problemType, type ErrorCode, type ErrorEntry } from '../../src/errors.ts';
 import { UnavailableError, type Storage } from '../../src/storage/types.ts';
 import { startTestApp, type TestApp, type TestResponse } from '../support/app.ts';
 
@@ -338,5 +339,23 @@ describe('failures inside the service', () => {
       expect(response.headers.get('retry-after')).toMatch(/^[1-5]$/);
       expect(JSON.parse(response.text)).toMatchObject({ code: 'SERVICE_UNAVAILABLE', status: 503 });
     });
+  });
+});
+
+describe('the error catalogue', () => {
+  const entries = Object.entries(ERRORS) as Array<[ErrorCode, ErrorEntry]>;
+
+  it.each(entries)('%s: an upper-case code, an HTTP error status, a title and a default detail', (code, entry) => {
+    expect(code).toMatch(/^[A-Z][A-Z0-9]*(_[A-Z0-9]+)*$/);
+    expect(entry.status).toBeGreaterThanOrEqual(400);
+    expect(entry.status).toBeLessThanOrEqual(599);
+    expect(STATUS_CODES[entry.status], `status ${entry.status}`).toBeDefined();
+    expect(entry.title.trim()).not.toBe('');
+    expect(entry.detail.trim()).not.toBe('');
+  });
+
+  it('gives every code its own type URI', () => {
+    const types = entries.map(([code]) => problemType(code));
+    expect(new Set(types).size).toBe(types.length);
   });
 });

@@ -8,7 +8,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { addressBucket } from '../../src/rate-limit/client-address.ts';
-import { POLICY_TTL_MS } from '../../src/rate-limit/tenant-policies.ts';
+import { TUNING } from '../../src/tuning.ts';
 import { startTestApp, type TestApp, type TestResponse } from '../support/app.ts';
 
 const BAD_KEY = 'rk_not_a_key_of_anyone_0123456789abcdef';
@@ -148,7 +148,7 @@ describe('a per-tenant override', () => {
     // The tenant's budget of 2 is spent (the first test); an operator raises it, and the tenant stays idle past the TTL.
     expectRateLimited(await t.request('GET', '/api/v1/rules'), 60);
     await t.storage.tenants.setRateLimit(t.tenantId, { max: 1000, windowMs: 60_000 });
-    await new Promise((resolve) => setTimeout(resolve, POLICY_TTL_MS + 500));
+    await new Promise((resolve) => setTimeout(resolve, TUNING.policyTtlMs.value + 500));
     const first = await t.request('GET', '/api/v1/rules');
     expect(first.status, first.text).toBe(200);
     expect(budget(first).limit).toBe(1000);
@@ -156,7 +156,7 @@ describe('a per-tenant override', () => {
 
   it('is lowered once read: the first request after the idle spell is admitted on the cached budget, the next refused on the new one', async () => {
     await t.storage.tenants.setRateLimit(t.tenantId, { max: 3, windowMs: 60_000 });
-    await new Promise((resolve) => setTimeout(resolve, POLICY_TTL_MS + 500));
+    await new Promise((resolve) => setTimeout(resolve, TUNING.policyTtlMs.value + 500));
     // The first request still admits on the cached budget of 1000 while the new one is read in the background.
     const first = await t.request('GET', '/api/v1/rules');
     expect(first.status).toBe(200);

@@ -4,7 +4,7 @@
  * evaluated; nothing is ever stored or made live.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { EVALUATION_DEADLINE_MS } from '../../src/validators/evaluation-deadline.ts';
+import { TUNING } from '../../src/tuning.ts';
 import { startTestApp } from '../support/app.ts';
 import { ok, expectProblem, type Json, type Response } from '../support/expect-response.ts';
 
@@ -104,7 +104,7 @@ describe('{ rule, payload }', () => {
     });
     expect(response.status).toBe(400);
     expect(response.body).toMatchObject({ code: 'INVALID_BODY' });
-    expect(response.body.errors).toEqual([{ path: 'payload', message: `took longer than ${EVALUATION_DEADLINE_MS} ms to evaluate; send a smaller payload` }]);
+    expect(response.body.errors).toEqual([{ path: 'payload', message: `took longer than ${TUNING.evaluationDeadlineMs.value} ms to evaluate; send a smaller payload` }]);
   });
 
   it('stores nothing and makes nothing live', async () => {

@@ -257,13 +257,19 @@ describe('GET /rules/{id}', () => {
     ['a uuid with trailing text', '3f0c4a52-1c1b-4b8e-9a53-7a8d2c7e9f10x'],
     ['an SQL-looking id', "1' OR '1'='1"],
     ['an id of 5,000 characters (over the router\'s default bound of 100)', 'a'.repeat(5000)],
-  ])('404 for %s on every rule route, never 500', async (_name, id) => {
+  ])('404 for %s on every rule route, never 500, each saying the same', async (_name, id) => {
     const path = `/rules/${encodeURIComponent(id)}`;
-    expectProblem(await api('GET', path), 404, 'NOT_FOUND');
-    expectProblem(await api('PUT', path, { name: 'x', expression: 'true', version: 1 }), 404, 'NOT_FOUND');
-    expectProblem(await api('DELETE', path), 404, 'NOT_FOUND');
-    expectProblem(await api('POST', `${path}/publish`), 404, 'NOT_FOUND');
-    expectProblem(await api('GET', `${path}/versions`), 404, 'NOT_FOUND');
+    const responses = [
+      await api('GET', path),
+      await api('PUT', path, { name: 'x', expression: 'true', version: 1 }),
+      await api('DELETE', path),
+      await api('POST', `${path}/publish`),
+      await api('GET', `${path}/versions`),
+    ];
+    for (const response of responses) {
+      expectProblem(response, 404, 'NOT_FOUND');
+      expect(response.body.detail).toBe('Rule was not found.');
+    }
   });
 });
 
@@ -335,7 +341,9 @@ describe('PUT /rules/{id}', () => {
   it('409 when version is stale, and nothing changes', async () => {
     const rule = await createRule();
     expect((await api('PUT', `/rules/${rule.id}`, { name: 'v2', expression: 'true', version: 1 })).status).toBe(200);
-    expectProblem(await api('PUT', `/rules/${rule.id}`, { name: 'v3', expression: 'true', version: 1 }), 409, 'CONFLICT');
+    const stale = await api('PUT', `/rules/${rule.id}`, { name: 'v3', expression: 'true', version: 1 });
+    expectProblem(stale, 409, 'CONFLICT');
+    expect(stale.body.detail).toBe('the rule is at version 2, not 1');
     expect((await api('GET', `/rules/${rule.id}`)).body).toMatchObject({ name: 'v2', version: 2 });
   });
 
@@ -361,10 +369,16 @@ describe('PUT /rules/{id}', () => {
     expectProblem(response, 400, 'INVALID_BODY');
   });
 
-  it('409 on an archived rule', async () => {
+  it('409 on an archived rule, for an edit and a publish alike', async () => {
     const rule = await createRule();
     await api('DELETE', `/rules/${rule.id}`);
-    expectProblem(await api('PUT', `/rules/${rule.id}`, { name: 'n', expression: 'true', version: 1 }), 409, 'CONFLICT');
+    for (const response of [
+      await api('PUT', `/rules/${rule.id}`, { name: 'n', expression: 'true', version: 1 }),
+      await api('POST', `/rules/${rule.id}/publish`),
+    ]) {
+      expectProblem(response, 409, 'CONFLICT');
+      expect(response.body.detail).toBe('the rule is archived');
+    }
   });
 });
 

@@ -12,7 +12,7 @@ import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CONTEXT_USAGE_FLUSH_MS } from '../../src/validators/usage-recorder.ts';
+import { TUNING } from '../../src/tuning.ts';
 import { freshDatabase, type FreshDatabase } from '../support/database.ts';
 import { startInstance, type Instance, type InstanceOptions } from '../support/instances.ts';
 import { sampleOf } from '../support/metrics.ts';
@@ -156,6 +156,44 @@ describe('a process restarted on the same database', () => {
   });
 });
 
+describe('a published ruleset the restarted process refuses (lower limits)', () => {
+  const [acme] = tenants('acme');
+  const env = bootstrapEnv([acme]);
+  let database: FreshDatabase;
+  let running: Instance | undefined;
+
+  afterAll(async () => {
+    await running?.stop();
+    await database?.drop();
+  });
+
+  it('is skipped, the next context is still compiled, and a request gets the refusal', async () => {
+    database = await freshDatabase();
+    const first = await start(database, env);
+    const auth = { key: acme.key, tenant: acme.id };
+    const long = await first.request('POST', '/api/v1/rules', {
+      ...auth,
+      body: { context: 'long', code: 'LIMIT', name: 'Limit', fieldPath: 'amount', expression: 'amount <= 1000000000000' },
+    });
+    expect(long.status, JSON.stringify(long.body)).toBe(201);
+    expect((await first.request('POST', '/api/v1/contexts/long/publish', auth)).status).toBe(200);
+    await publish(first, acme, 'short');
+    // Used, so it is the first the next process tries.
+    expect((await validate(first, acme, 'long')).status).toBe(200);
+    await expectStoppedCleanly(first);
+
+    // Its expression is longer than this process allows: its ruleset no longer compiles.
+    running = await start(database, { ...env, MAX_EXPRESSION_LENGTH: '16' });
+    expect((await figures(running)).entries).toBe(1);
+    await expectServedWithoutCompile(running, [[acme, 'short']]);
+    const refused = await validate(running, acme, 'long');
+    expect(refused.status, JSON.stringify(refused.body)).toBe(400);
+    expect(refused.body).toMatchObject({ code: 'INVALID_BODY', detail: 'The ruleset of context "long" does not compile.' });
+    await expectStoppedCleanly(running);
+    running = undefined;
+  });
+});
+
 describe.skipIf(!process.env.DATABASE_URL)('on PostgreSQL (needs DATABASE_URL)', () => {
   const [acme] = tenants('acme');
   const env = bootstrapEnv([acme]);
@@ -199,7 +237,7 @@ describe.skipIf(!process.env.DATABASE_URL)('on PostgreSQL (needs DATABASE_URL)',
     const admin = new pg.Client({ connectionString: database.databaseUrl });
     await admin.connect();
     try {
-      const deadline = Date.now() + 3 * CONTEXT_USAGE_FLUSH_MS;
+      const deadline = Date.now() + 3 * TUNING.contextUsageFlushMs.value;
       for (;;) {
         const { rows } = await admin.query("select 1 from context_usage where tenant_id = 'acme' and context = 'j-used'");
         if (rows.length > 0) break;

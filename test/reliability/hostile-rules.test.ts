@@ -16,7 +16,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loanApplicationSuite } from '../../bench/suites/loan-application.ts';
 import { checkPayload, sizeOf } from '../../src/http/payload-guard.ts';
 import { estimateCost, expressionDegree, expressionWeight, rulesetCostProfile } from '../../src/validators/evaluation-cost.ts';
-import { EVALUATION_DEADLINE_MS, UNGUARDED_COST_LIMIT } from '../../src/validators/evaluation-deadline.ts';
+import { TUNING } from '../../src/tuning.ts';
+import { UNGUARDED_COST_LIMIT } from '../../src/validators/evaluation-deadline.ts';
 import { startTestApp, type TestApp, type TestResponse } from '../support/app.ts';
 import { fanOutSchema } from '../support/fan-out-schema.ts';
 import { BackgroundLoad, report, summarize, UNLIMITED } from './support/measure.ts';
@@ -334,7 +335,7 @@ describe('rules that would be slow are bounded', () => {
     // Either it finished, or it was stopped at the deadline with a 400 naming the payload.
     if (response.status !== 200) {
       expect(response.status, response.text.slice(0, 300)).toBe(400);
-      expect(response.body.errors).toEqual([{ path: 'payload', message: `took longer than ${EVALUATION_DEADLINE_MS} ms to evaluate; send a smaller payload` }]);
+      expect(response.body.errors).toEqual([{ path: 'payload', message: `took longer than ${TUNING.evaluationDeadlineMs.value} ms to evaluate; send a smaller payload` }]);
     }
   });
 

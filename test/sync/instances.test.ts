@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto';
 import { request as httpRequest } from 'node:http';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RECONCILE_INTERVAL_MS } from '../../src/sync/register-cache-sync.ts';
+import { TUNING } from '../../src/tuning.ts';
 import { freshDatabase, type FreshDatabase } from '../support/database.ts';
 import { startInstance, type Instance } from '../support/instances.ts';
 import { sampleOf } from '../support/metrics.ts';
@@ -25,7 +25,7 @@ const VALIDATE = '/api/v1/validation/validate';
 /** product.md 4: other instances follow within one second. */
 const FOLLOW_BOUND_MS = 1000;
 /** The safety net's period, plus a reconnect and a reload. */
-const SAFETY_NET_BOUND_MS = RECONCILE_INTERVAL_MS + 2000;
+const SAFETY_NET_BOUND_MS = TUNING.reconcileIntervalMs.value + 2000;
 
 const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 

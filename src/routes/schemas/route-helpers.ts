@@ -3,7 +3,7 @@
  * ids that cannot exist are answered.
  */
 import type { FastifyRequest } from 'fastify';
-import { ProblemError } from '../../errors.ts';
+import { PROBLEMS, ProblemError } from '../../errors.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -29,7 +29,7 @@ export function tenantOf(request: FastifyRequest): string {
   if (request.auth === null || request.auth === undefined) {
     // The auth hook runs before every /api/v1 route; reaching here means the
     // plugin was registered outside it, which must never answer with data.
-    throw new ProblemError('INTERNAL', 'The request was not authenticated.');
+    throw new ProblemError(PROBLEMS.notAuthenticated());
   }
   return request.auth.tenantId;
 }
@@ -41,14 +41,4 @@ export function tenantOf(request: FastifyRequest): string {
  */
 export function isUuid(value: string): boolean {
   return UUID.test(value);
-}
-
-/** The 404 of an unknown (or another tenant's) resource. */
-export function notFound(what: string): ProblemError {
-  return new ProblemError('NOT_FOUND', `${what} was not found.`);
-}
-
-/** The 404 of a context without rules or without a ruleset version. */
-export function contextNotFound(context: string, why: string): ProblemError {
-  return new ProblemError('CONTEXT_NOT_FOUND', `Context "${context}" ${why}.`);
 }

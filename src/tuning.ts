@@ -1,0 +1,278 @@
+/**
+ * The service's fixed tunables: every timeout, interval, bound, batch size,
+ * cache weight and retry delay that is not read from the environment (those
+ * are config.ts's CONFIG_VARIABLES), each with its value, its unit, the
+ * bounds it must stay within where something depends on it, and why it has
+ * this value. Modules take their values from here, so changing one is an
+ * edit of this file alone; test/tuning.test.ts checks every entry.
+ *
+ * The compiler keeps its own limits (compiler/limits.ts): it imports
+ * nothing from the service.
+ */
+
+/** One fixed tunable. */
+export interface Tunable {
+  readonly value: number;
+  /** `ms`, `s`, `bytes`, or what is counted (`keys`, `rows`, `rounds`...). */
+  readonly unit: string;
+  /** Inclusive bounds, where another part of the service relies on them. */
+  readonly min?: number;
+  readonly max?: number;
+  /** Why this value, in one line. */
+  readonly why: string;
+}
+
+function tunables<T extends Record<string, Tunable>>(entries: T): Readonly<T> {
+  for (const entry of Object.values(entries)) Object.freeze(entry);
+  return Object.freeze(entries);
+}
+
+/**
+ * Every fixed tunable, by name.
+ *
+ * @example
+ * setTimeout(check, TUNING.reconcileIntervalMs.value);
+ */
+export const TUNING = tunables({
+  // Rule evaluation and compiles.
+  evaluationDeadlineMs: {
+    value: 1000, unit: 'ms', min: 1,
+    why: 'longest time one request may spend evaluating rules; past it the request is refused, not the event loop held',
+  },
+  unguardedCostLimit: {
+    value: 2_000_000, unit: 'steps', min: 0,
+    why: 'requests estimated below this are evaluated without the deadline\'s watchdog thread: a few milliseconds of work at most',
+  },
+  compileSliceMs: {
+    value: 10, unit: 'ms', min: 1,
+    why: 'longest run of compile work between two turns of the event loop, so requests wait at most about one slice behind a compile',
+  },
+  maxExpectedValueDepth: {
+    value: 32, unit: 'levels', min: 1,
+    why: 'deeper expected values could not be serialized back without risk; schemas have the same bound',
+  },
+
+  // The compiled-validator cache.
+  unknownContextTtlMs: {
+    value: 500, unit: 'ms', min: 0, max: 1000,
+    why: 'a context without a ruleset is answered from memory this long; at most the 1 s in which instances converge',
+  },
+  maxUnknownContexts: {
+    value: 10_000, unit: 'contexts', min: 1,
+    why: 'unknown context names are whatever callers send, so their memory is bounded',
+  },
+  validatorBaseBytes: {
+    value: 4096, unit: 'bytes', min: 0,
+    why: 'heap a cached validator holds whatever its size, in the estimate the cache\'s byte bound counts',
+  },
+  validatorBytesPerTextCharacter: {
+    value: 20, unit: 'bytes per character', min: 1,
+    why: 'heap per character of rule text (the rules, their IR, generated code and compiled functions), estimated on the high side',
+  },
+  validatorBytesPerPatternWeight: {
+    value: 200, unit: 'bytes per unit of regex weight', min: 1,
+    why: 'heap per unit of regex weight on the linear-time engine, estimated on the high side',
+  },
+
+  // Validation requests.
+  consistentSetAttempts: {
+    value: 10, unit: 'rounds', min: 1,
+    why: 'rounds of "take, compare with the database, reload what was stale" before a transaction is answered 503',
+  },
+  republishedRetryAfterSeconds: {
+    value: 1, unit: 's', min: 1,
+    why: 'Retry-After of that 503: the next round usually matches once a burst of publishes ends',
+  },
+  defaultPageSize: {
+    value: 50, unit: 'rules', min: 1,
+    why: 'rules per page of GET /rules when `limit` is not given; at most the largest page (checked by its test)',
+  },
+  maxPageSize: {
+    value: 500, unit: 'rules', min: 1,
+    why: 'the largest `limit` GET /rules accepts, so one page stays one bounded query and answer',
+  },
+
+  // Authentication.
+  keyCacheMaxKeys: {
+    value: 10_000, unit: 'keys', min: 1,
+    why: 'known keys kept in memory, so authentication of a key seen before needs no query',
+  },
+  keyCacheMaxUnknown: {
+    value: 10_000, unit: 'keys', min: 1,
+    why: 'unknown keys remembered, so a flood of bad keys costs one query each per TTL, within a bound',
+  },
+  keyCacheUnknownTtlMs: {
+    value: 5_000, unit: 'ms', min: 0,
+    why: 'how long an unknown key is answered from memory, so a client hammering one bad key costs one query per this time',
+  },
+  lastUsedFlushMs: {
+    value: 30_000, unit: 'ms', min: 1,
+    why: 'interval between background writes of keys\' lastUsedAt; the field is coarse, and authentication never waits on it',
+  },
+
+  // Warm start: which contexts were used.
+  contextUsageFlushMs: {
+    value: 10_000, unit: 'ms', min: 1,
+    why: 'interval between background writes of the contexts used, so a use reaches the next process\'s warm start at most this late',
+  },
+  contextUsageWriteChunk: {
+    value: 1000, unit: 'contexts', min: 1,
+    why: 'contexts written per statement of that background write, so one statement stays small',
+  },
+
+  // Rate limiting.
+  rateLimitReadyTimeoutMs: {
+    value: 1_000, unit: 'ms', min: 0,
+    why: 'how long the start waits for Redis before starting without it; budgets are counted once it connects',
+  },
+  policyTtlMs: {
+    value: 5_000, unit: 'ms', min: 0,
+    why: 'how long a tenant\'s budget override is trusted before one background read refreshes it',
+  },
+  maxPolicyTenants: {
+    value: 100_000, unit: 'tenants', min: 1,
+    why: 'tenants whose budget policy is kept in memory',
+  },
+  memoryStoreSweepMs: {
+    value: 30_000, unit: 'ms', min: 1,
+    why: 'interval between sweeps of expired windows from the in-memory budget store',
+  },
+  redisCommandTimeoutMs: {
+    value: 250, unit: 'ms', min: 1,
+    why: 'a hit waits at most this long for Redis before the request passes uncounted',
+  },
+  redisConnectTimeoutMs: {
+    value: 2_000, unit: 'ms', min: 1,
+    why: 'one connection attempt to Redis; reconnects follow, and requests never wait for them',
+  },
+  redisReconnectStepMs: {
+    value: 100, unit: 'ms', min: 1,
+    why: 'reconnect attempts to Redis back off by this much per attempt',
+  },
+  redisMaxReconnectDelayMs: {
+    value: 1_000, unit: 'ms', min: 1,
+    why: 'reconnect attempts back off up to this delay, and never stop, so budgets are counted again soon after Redis returns',
+  },
+
+  // Storage.
+  databaseConnectTimeoutMs: {
+    value: 2000, unit: 'ms', min: 1, max: 5000,
+    why: 'fail fast while the server is down: a request gets its 503 within 5 s',
+  },
+  databaseQueryTimeoutMs: {
+    value: 2000, unit: 'ms', min: 1, max: 2500,
+    why: 'a server that stops answering must not hold a query forever; a transaction waits twice (statement, ROLLBACK), still within 5 s',
+  },
+  databasePoolSize: {
+    value: 10, unit: 'connections', min: 1,
+    why: 'connections per process to PostgreSQL; the hot path touches the database only on a cache miss',
+  },
+  migrationLockConnectTimeoutMs: {
+    value: 2000, unit: 'ms', min: 1,
+    why: 'the connection that holds the migration lock fails fast, like every other connection',
+  },
+  readinessPingTimeoutMs: {
+    value: 1500, unit: 'ms', min: 1, max: 5000,
+    why: '/health/ready answers not ready when the database does not answer within this, well before a probe gives up',
+  },
+  activeKeyCheckChunk: {
+    value: 1000, unit: 'keys', min: 1,
+    why: 'keys checked per query by the consistency safety net, so one statement stays small',
+  },
+  dataDirHalfWrittenGraceMs: {
+    value: 200, unit: 'ms', min: 0,
+    why: 'a lock file another process is writing is read again after this before it is judged',
+  },
+
+  // Cache sync across processes.
+  reconcileIntervalMs: {
+    value: 3000, unit: 'ms', min: 1,
+    why: 'how often the safety net compares caches with the database, so a lost notice leaves a cache stale for about this long',
+  },
+  firstListenWaitMs: {
+    value: 3000, unit: 'ms', min: 0,
+    why: 'how long the first connection of the change listener may delay the start',
+  },
+  versionCheckChunk: {
+    value: 1000, unit: 'contexts', min: 1,
+    why: 'contexts compared per query by the safety net, so one statement stays small',
+  },
+  maxFollowRounds: {
+    value: 3, unit: 'rounds', min: 1,
+    why: 'reloads of a context overtaken by newer publishes before it is dropped, so the next request loads it',
+  },
+  listenerConnectTimeoutMs: {
+    value: 2000, unit: 'ms', min: 1,
+    why: 'one connection attempt of the change listener; it retries with backoff',
+  },
+  listenerPingTimeoutMs: {
+    value: 2000, unit: 'ms', min: 1,
+    why: 'a listener connection that does not answer a ping within this is taken as dead and reopened',
+  },
+  listenerMinBackoffMs: {
+    value: 250, unit: 'ms', min: 1,
+    why: 'first delay before the change listener reconnects; it doubles (with jitter) up to the maximum',
+  },
+  listenerMaxBackoffMs: {
+    value: 5000, unit: 'ms', min: 1,
+    why: 'longest delay between reconnects of the change listener; the safety net catches up after each one',
+  },
+
+  // Worker processes (WORKERS > 1).
+  siblingWaitMs: {
+    value: 1000, unit: 'ms', min: 1,
+    why: 'how long a change waits for the sibling workers to apply it before the call returns anyway',
+  },
+  workerSiblingMarginMs: {
+    value: 500, unit: 'ms', min: 0,
+    why: 'a worker waits this much longer than the primary does, in case the primary is gone',
+  },
+  metricsCollectWaitMs: {
+    value: 6000, unit: 'ms', min: 5001,
+    why: 'a worker waits this long for the primary\'s metrics: over prom-client\'s own 5 s bound for the workers\' answers',
+  },
+  metricsRetryAfterSeconds: {
+    value: 5, unit: 's', min: 1,
+    why: 'Retry-After of a scrape whose workers\' metrics could not be collected',
+  },
+  healthyWorkerLifetimeMs: {
+    value: 10_000, unit: 'ms', min: 1,
+    why: 'a worker that lived at least this long had a real life: restart it at once',
+  },
+  workerRestartBaseDelayMs: {
+    value: 1000, unit: 'ms', min: 1,
+    why: 'restarts of workers that keep dying young back off from this, doubling',
+  },
+  maxWorkerRestartDelayMs: {
+    value: 30_000, unit: 'ms', min: 1,
+    why: 'restarts of workers that keep dying young back off up to this',
+  },
+  workerShutdownGraceMs: {
+    value: 2000, unit: 'ms', min: 0,
+    why: 'extra time over SHUTDOWN_TIMEOUT_MS before the primary kills the workers still running',
+  },
+
+  // HTTP.
+  idleGraceMs: {
+    value: 1000, unit: 'ms', min: 0,
+    why: 'connections idle at shutdown stay open this long for requests already on their way',
+  },
+  unavailableRetryAfterSeconds: {
+    value: 5, unit: 's', min: 1, max: 10,
+    why: 'Retry-After of a 503 for an unreachable database: it is expected back within 10 s',
+  },
+  maxPathSegmentLength: {
+    value: 16 * 1024, unit: 'characters', min: 100,
+    why: 'longer than any request line Node accepts (its header size limit), so the router never refuses a segment first',
+  },
+  minConnectionsCheckMs: {
+    value: 50, unit: 'ms', min: 1,
+    why: 'Node looks for requests past their timeout at a quarter of REQUEST_TIMEOUT_MS, never more often than this',
+  },
+  maxConnectionsCheckMs: {
+    value: 30_000, unit: 'ms', min: 1,
+    why: 'and never less often than Node\'s own default',
+  },
+});
+
+export type TunableName = keyof typeof TUNING;
