@@ -111,12 +111,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     ...(options.logger !== undefined
       ? { loggerInstance: options.logger }
       : {
-          logger: {
-            level: config.logLevel,
-            redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-            ...(options.logStream === undefined ? {} : { stream: options.logStream }),
-          },
-        }),
+        logger: {
+          level: config.logLevel,
+          redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+          ...(options.logStream === undefined ? {} : { stream: options.logStream }),
+        },
+      }),
     // Per-request log lines cost more than validating; they are for debugging.
     logController: new LogController({ disableRequestLogging: !verbose, requestIdLogLabel: 'requestId' }),
     // Request loggers are made when a request first logs, not for every request.
@@ -192,9 +192,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const fastLane = verbose
     ? undefined
     : installValidationFastLane(app, {
-        keyCache, lastUsed, rateLimiter, validators, metrics, drain,
-        bodyLimit: config.maxBodyBytes, maxPayloadDepth: config.maxPayloadDepth, maxAnswerBytes: config.maxAnswerBytes,
-      });
+      keyCache, lastUsed, rateLimiter, validators, metrics, drain,
+      bodyLimit: config.maxBodyBytes, maxPayloadDepth: config.maxPayloadDepth, maxAnswerBytes: config.maxAnswerBytes,
+    });
   app.decorate('internals', { validators, keyCache, lastUsed, contextUsage, cacheSync, fastLane });
 
   lastUsed.start();

@@ -67,7 +67,7 @@ export class WorkerMetrics implements InstanceMetrics {
   readonly #waiting = new Map<number, Waiting>();
   #nextId = 0;
 
-  constructor(registries: Registry[], ipc: MetricsIpc = process as MetricsIpc) {
+  constructor(registries: Registry[], ipc: MetricsIpc = process) {
     // Constructing one installs prom-client's answer to the primary's
     // requests in this worker; setRegistries says what it answers with.
     new AggregatorRegistry();

@@ -308,7 +308,7 @@ describe.skipIf(!process.env.DATABASE_URL)('WORKERS=2 on a first run (needs DATA
     }
   });
 
-  it("answers /metrics 503 with Retry-After while a worker cannot give its figures, and 200 once it can", async () => {
+  it('answers /metrics 503 with Retry-After while a worker cannot give its figures, and 200 once it can', async () => {
     const scrape = () =>
       new Promise<{ status: number; retryAfter: string | undefined; type: string | undefined; body: string }>((resolve, reject) => {
         const req = httpRequest(`${instance.baseUrl}/metrics`, { agent: false }, (res) => {
@@ -316,7 +316,7 @@ describe.skipIf(!process.env.DATABASE_URL)('WORKERS=2 on a first run (needs DATA
           res.setEncoding('utf8');
           res.on('data', (chunk) => (body += chunk));
           res.on('end', () => resolve({
-            status: res.statusCode!, retryAfter: res.headers['retry-after'] as string | undefined, type: res.headers['content-type'], body,
+            status: res.statusCode!, retryAfter: res.headers['retry-after'], type: res.headers['content-type'], body,
           }));
         });
         req.on('error', reject);
