@@ -50,7 +50,7 @@ export interface MetricsIpc {
 
 interface Waiting {
   resolve(text: string): void;
-  reject(error: Error): void;
+  reject: (error: Error) => void;
   timer: NodeJS.Timeout;
 }
 

@@ -47,11 +47,12 @@ export async function runMigrations(
 }
 
 async function migrate(db: Kysely<any>, set: Record<string, Migration>): Promise<string[]> {
-  const migrator = new Migrator({ db, provider: { getMigrations: async () => set } });
+  const migrator = new Migrator({ db, provider: { getMigrations: () => Promise.resolve(set) } });
   const { error, results } = await migrator.migrateToLatest();
   const failed = results?.find((r) => r.status === 'Error');
   if (error !== undefined) {
     const name = failed?.migrationName ?? 'migrations';
+    // eslint-disable-next-line @typescript-eslint/no-base-to-string -- a migration may throw a value that is not an Error; its own string form is all there is to show
     throw new MigrationError(`migration ${name} failed: ${error instanceof Error ? error.message : String(error)}`, {
       cause: error,
     });
