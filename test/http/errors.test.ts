@@ -292,9 +292,7 @@ describe('failures inside the service', () => {
   /** The real storage with rule loading replaced by a failure. */
   function failingStorage(storage: Storage, failure: () => Error): Storage {
     const rules = Object.create(storage.rules) as Storage['rules'];
-    rules.liveRuleset = async () => {
-      throw failure();
-    };
+    rules.liveRuleset = () => Promise.reject(failure());
     return { ...storage, rules, close: async () => {} };
   }
 
