@@ -45,6 +45,11 @@ export default tseslint.config(
     },
   },
   {
+    // Migrations take Kysely<any>, as kysely advises: they must not depend on the schema as the code now types it.
+    files: ['migrations/**/*.ts'],
+    rules: { '@typescript-eslint/no-explicit-any': 'off' },
+  },
+  {
     // Compiler tests evaluate generated source with new Function, as the compiler itself does.
     files: ['test/compiler/**/*.ts'],
     rules: { '@typescript-eslint/no-implied-eval': 'off' },
