@@ -114,6 +114,7 @@ const COMPILED = 'compiled';
 const resultsFile = path.join(path.dirname(fileURLToPath(import.meta.url)), 'results', 'compiler-latest.json');
 
 // Results land here so V8 cannot drop a call whose value is never used.
+// eslint-disable-next-line @typescript-eslint/no-unused-vars -- written, never read: V8 cannot drop a call whose result is stored
 let sink: unknown;
 
 /** Keys of the failed rules, `CODE` or `CODE[i]` for forEach elements, one per rule and element. */
@@ -139,7 +140,7 @@ async function checkAgreement(
       deepStrictEqual(compiled, byHand);
     } catch (error) {
       throw new Error(`compiled and hand-written results differ on the ${name} payload; the ratio would be meaningless.\n`
-        + `${(error as Error).message}`);
+        + `${(error as Error).message}`, { cause: error });
     }
     if (JSON.stringify(compiled) !== JSON.stringify(byHand)) {
       throw new Error(`compiled and hand-written results have different key order on the ${name} payload`);

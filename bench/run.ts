@@ -113,7 +113,7 @@ export function summaryMarkdown(results: BenchResults): string {
     '# Benchmark results', '',
     `${results.generatedAt}${results.quick ? ' (quick)' : ''}: ${env.node} ${env.platform}/${env.arch}, ${env.cpu}, ${env.cores} cores;`
       + ` load average at the end ${env.loadAverage.map((l) => fixed(l, 1)).join(' / ')} (1/5/15 min; above the core count,`
-      + ` other work shared the CPU). Every figure is a ratio against a baseline measured in the same run; absolute numbers`
+      + ' other work shared the CPU). Every figure is a ratio against a baseline measured in the same run; absolute numbers'
       + ` depend on the machine.${monitor} Produced by \`npm run bench\` in ${fixed(results.durationS, 0)} s.`, '',
   ];
   if (results.compiler !== undefined) lines.push(...compilerSection(results.compiler));

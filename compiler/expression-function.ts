@@ -48,6 +48,7 @@ export function compileExpressionFunction(
   });
   if (!compiled.ok) return compiled;
   const generated = generateExpressionFactory(compiled.expr);
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval, @typescript-eslint/no-unsafe-call -- source generated from the whitelisted AST, by design
   const fn = (new Function(`return ${generated.source};`)() as Factory)(runtime, generated.refs);
   const evaluate: ExpressionFunction = (inputs = {}) =>
     fn(inputs.payload, inputs.now ?? 0, inputs.value, inputs.item, inputs.index, inputs.expected ?? null);

@@ -28,7 +28,6 @@ const isFiniteNumber = Number.isFinite;
 const isIntegerNumber = Number.isInteger;
 const jsonParse = JSON.parse;
 const jsonStringify = JSON.stringify;
-const mathRound = Math.round;
 const mathFloor = Math.floor;
 const mathCeil = Math.ceil;
 const mathAbs = Math.abs;
@@ -265,7 +264,7 @@ export function sum(x: Json): number | undefined {
   if (!isArrayFn(x)) return undefined;
   let total = 0;
   for (let i = 0; i < x.length; i++) {
-    const v = x[i];
+    const v: unknown = x[i];
     if (typeof v !== 'number') return NaN;
     total += v;
   }
@@ -283,10 +282,11 @@ function extreme(x: Json, wantMin: boolean): number {
   if (typeof x === 'number') return num(x);
   // An empty list has no extreme; like a bad operand, that is an invalid number.
   if (!isArrayFn(x) || x.length === 0) return NaN;
-  let best = x[0];
-  if (typeof best !== 'number') return NaN;
+  const first: unknown = x[0];
+  if (typeof first !== 'number') return NaN;
+  let best = first;
   for (let i = 1; i < x.length; i++) {
-    const v = x[i];
+    const v: unknown = x[i];
     if (typeof v !== 'number') return NaN;
     best = wantMin ? mathMin(best, v) : mathMax(best, v);
   }
@@ -593,7 +593,7 @@ export function distinct(x: Json): boolean | undefined {
   if (!isArrayFn(x)) return undefined;
   let primitive = true;
   for (let i = 0; i < x.length; i++) {
-    const v = x[i];
+    const v: unknown = x[i];
     if ((v !== null && typeof v === 'object') || v !== v) {
       primitive = false;
       break;
@@ -603,14 +603,14 @@ export function distinct(x: Json): boolean | undefined {
     // Without NaN, SameValueZero (the Set's equality) is ===; a short list needs no Set.
     if (x.length > SMALL_DISTINCT) return new Set(x).size === x.length;
     for (let i = 1; i < x.length; i++) {
-      const v = x[i];
+      const v: unknown = x[i];
       for (let j = 0; j < i; j++) if (x[j] === v) return false;
     }
     return true;
   }
   const buckets = new Map<number, Json[]>();
   for (let i = 0; i < x.length; i++) {
-    const v = x[i];
+    const v: unknown = x[i];
     const hash = structuralHash(v);
     const bucket = buckets.get(hash);
     if (bucket === undefined) {

@@ -111,12 +111,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     ...(options.logger !== undefined
       ? { loggerInstance: options.logger }
       : {
-          logger: {
-            level: config.logLevel,
-            redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
-            ...(options.logStream === undefined ? {} : { stream: options.logStream }),
-          },
-        }),
+        logger: {
+          level: config.logLevel,
+          redact: { paths: REDACTED_PATHS, censor: '[redacted]' },
+          ...(options.logStream === undefined ? {} : { stream: options.logStream }),
+        },
+      }),
     // Per-request log lines cost more than validating; they are for debugging.
     logController: new LogController({ disableRequestLogging: !verbose, requestIdLogLabel: 'requestId' }),
     // Request loggers are made when a request first logs, not for every request.
@@ -176,6 +176,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
 
   await app.register(healthRoutes, { deps });
   const instanceMetrics = options.instanceMetrics?.(metrics.registries);
+  // eslint-disable-next-line @typescript-eslint/require-await -- Fastify runs a hook without a done parameter only when it returns a promise
   if (instanceMetrics !== undefined) app.addHook('onClose', async () => instanceMetrics.close());
   await app.register(metricsRoutes, { metrics, instance: instanceMetrics });
   // POST /rules/test screens its rule for text the database cannot store itself: its payload is never stored.
@@ -192,9 +193,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const fastLane = verbose
     ? undefined
     : installValidationFastLane(app, {
-        keyCache, lastUsed, rateLimiter, validators, metrics, drain,
-        bodyLimit: config.maxBodyBytes, maxPayloadDepth: config.maxPayloadDepth, maxAnswerBytes: config.maxAnswerBytes,
-      });
+      keyCache, lastUsed, rateLimiter, validators, metrics, drain,
+      bodyLimit: config.maxBodyBytes, maxPayloadDepth: config.maxPayloadDepth, maxAnswerBytes: config.maxAnswerBytes,
+    });
   app.decorate('internals', { validators, keyCache, lastUsed, contextUsage, cacheSync, fastLane });
 
   lastUsed.start();

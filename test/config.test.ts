@@ -121,7 +121,7 @@ describe('CONFIG_VARIABLES', () => {
 
   it('is every variable loadConfig reads, and loadConfig reads every one', () => {
     const read = new Set<string>();
-    const env = new Proxy({} as Record<string, string | undefined>, {
+    const env = new Proxy({}, {
       get: (_target, name) => {
         if (typeof name === 'string') read.add(name);
         return undefined;

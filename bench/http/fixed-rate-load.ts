@@ -242,6 +242,7 @@ export async function runFixedRate(options: FixedRateOptions): Promise<FixedRate
   const onFailure = (error: Error): void => finish(new Error(`load on ${options.url}: ${error.message}`));
 
   const opened = await Promise.allSettled(Array.from({ length: options.connections }, async () => {
+    // eslint-disable-next-line prefer-const -- the socket's callback reads it, and the socket is made first
     let connection: Connection | undefined;
     const socket = await connect(Number(url.port || 80), url.hostname, (bytes, buffer) => connection!.read(bytes, buffer));
     connection = new Connection(socket, onAnswer, onFailure);

@@ -258,7 +258,7 @@ export async function startHttpPair(
   ]);
   const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
   if (failed !== undefined) {
-    await Promise.all(started.map((s) => (s.status === 'fulfilled' ? s.value.stop() : undefined)));
+    await Promise.all(started.map((s) => (s.status === 'fulfilled' ? s.value.stop() : Promise.resolve())));
     throw failed.reason;
   }
   const [bare, ...services] = started.map((s) => (s as PromiseFulfilledResult<ChildServer>).value) as [ChildServer, ...ServiceProcess[]];

@@ -99,7 +99,9 @@ export async function perfAvailable(): Promise<boolean> {
  * @example
  * const entries = await profileWhile(server.pid, '/tmp/service.data', () => runLoad(...));
  */
-export async function profileWhile<T>(pid: number, dataFile: string, during: () => Promise<T>, frequencyHz = 4999): Promise<{ entries: ProfileEntry[]; result: T }> {
+export async function profileWhile<T>(
+  pid: number, dataFile: string, during: () => Promise<T>, frequencyHz = 4999,
+): Promise<{ entries: ProfileEntry[]; result: T }> {
   const recorder = spawn('perf', ['record', '-q', '-e', 'cpu-clock', '-F', String(frequencyHz), '-p', String(pid), '-o', dataFile], { stdio: ['ignore', 'ignore', 'pipe'] });
   let stderr = '';
   recorder.stderr.on('data', (chunk: Buffer) => {

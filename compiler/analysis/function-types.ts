@@ -50,7 +50,7 @@ function extreme(one: (x: unknown) => number, pair: (a: unknown, b: unknown) => 
 }
 
 /** Functions of the language other than `matches` (its pattern is a literal, handled by the walk). */
-export const FUNCTION_SIGNATURES: Readonly<Record<string, Signature>> = Object.freeze(Object.assign(Object.create(null), {
+export const FUNCTION_SIGNATURES: Readonly<Record<string, Signature>> = Object.freeze(Object.assign(Object.create(null) as Record<string, Signature>, {
   exists: { accepts: anything, otherwise: 'false', result: BOOLEAN, fold: (args: unknown[]) => runtime.exists(args[0]) },
   isEmpty: { accepts: anything, otherwise: 'false', result: BOOLEAN, fold: (args: unknown[]) => runtime.isEmpty(args[0]) },
   isString: test(runtime.isString),
@@ -88,7 +88,7 @@ export const FUNCTION_SIGNATURES: Readonly<Record<string, Signature>> = Object.f
 } satisfies Record<string, Signature>));
 
 /** Methods of 3.3 that take plain arguments; index 0 is the receiver. */
-export const METHOD_SIGNATURES: Readonly<Record<string, Signature>> = Object.freeze(Object.assign(Object.create(null), {
+export const METHOD_SIGNATURES: Readonly<Record<string, Signature>> = Object.freeze(Object.assign(Object.create(null) as Record<string, Signature>, {
   startsWith: { accepts: all(STRING), otherwise: 'undefined', result: BOOLEAN | UNDEFINED, fold: (args: unknown[]) => runtime.startsWith(args[0], args[1]) },
   endsWith: { accepts: all(STRING), otherwise: 'undefined', result: BOOLEAN | UNDEFINED, fold: (args: unknown[]) => runtime.endsWith(args[0], args[1]) },
   // A string's `.includes` takes a string; an array's takes anything (the walk checks the pair).
@@ -104,7 +104,7 @@ export const METHOD_SIGNATURES: Readonly<Record<string, Signature>> = Object.fre
 } satisfies Record<string, Signature>));
 
 /** Callback methods: what each gives for an array receiver (`find` gives an element, typed by the walk). */
-export const CALLBACK_RESULTS: Readonly<Record<string, TypeSet>> = Object.freeze(Object.assign(Object.create(null), {
+export const CALLBACK_RESULTS: Readonly<Record<string, TypeSet>> = Object.freeze(Object.assign(Object.create(null) as Record<string, TypeSet>, {
   every: BOOLEAN | UNDEFINED,
   some: BOOLEAN | UNDEFINED,
   filter: ARRAY | UNDEFINED,

@@ -120,7 +120,7 @@ export class PayloadSchema {
 
   private startWalk(segments: readonly PathSegment[]): void {
     this.#budget = WALK_BUDGET;
-    this.#steps = Array.from({ length: segments.length + 1 }, () => new Map());
+    this.#steps = Array.from({ length: segments.length + 1 }, () => new Map<SchemaObject, Step | typeof IN_PROGRESS>());
   }
 
   private walk(schema: Schema, segments: readonly PathSegment[], i: number): Step {

@@ -345,7 +345,6 @@ class Generator {
    * loop stops there; the bodies it skips have no effects.
    */
   callback(e: Expr & { kind: 'callback' }, env: Env, fold?: 'sum'): Out {
-    const names = this.#names;
     const captured = capturedBy(e);
     const method = fold ?? e.method;
     // Structurally identical callbacks (the same method, level, captured

@@ -14,7 +14,7 @@ import type { CompileErrorCode, CompilerLimits } from '../types.ts';
 import type { Matcher } from '../runtime.ts';
 import { CALLBACK_METHODS, DOLLAR_NAMES, FUNCTIONS, VALUE_METHODS, arityText } from './catalog.ts';
 import { ExpressionFailure, type Position, type PositionMap } from './errors.ts';
-import type { BinaryOp, CallbackMethod, Expr, LogicalOp } from './ir.ts';
+import type { BinaryOp, CallbackMethod, Expr } from './ir.ts';
 
 /** What `compilePattern` of compiler/regex returns, as the checker needs it. */
 export type PatternResult =
@@ -32,7 +32,7 @@ export interface LowerOptions {
 const PLAIN_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const PROPERTY_NAME = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
-const BINARY: Readonly<Record<string, BinaryOp>> = Object.freeze(Object.assign(Object.create(null), {
+const BINARY: Readonly<Record<string, BinaryOp>> = Object.freeze(Object.assign(Object.create(null) as Record<string, BinaryOp>, {
   '==': '==', '===': '==', '!=': '!=', '!==': '!=',
   '<': '<', '<=': '<=', '>': '>', '>=': '>=',
   '+': '+', '-': '-', '*': '*', '/': '/', '%': '%', '**': '**',

@@ -218,7 +218,7 @@ class Expansion {
       const value = stack.pop();
       if (value === null || typeof value !== 'object') continue;
       if (Array.isArray(value)) {
-        stack.push(...value);
+        stack.push(...(value as unknown[]));
         continue;
       }
       const record = value as Record<string, unknown>;

@@ -19,7 +19,7 @@ export interface CachedKey {
 
 export interface KeyCacheOptions {
   /** Reads the active key with this hash from storage. */
-  find(keyHash: string): Promise<ApiKeyRecord | null>;
+  find: (keyHash: string) => Promise<ApiKeyRecord | null>;
   /** Known keys kept (LRU). */
   maxKeys?: number;
   /** Unknown hashes kept (oldest dropped first). */

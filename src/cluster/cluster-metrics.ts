@@ -50,7 +50,7 @@ export interface MetricsIpc {
 
 interface Waiting {
   resolve(text: string): void;
-  reject(error: Error): void;
+  reject: (error: Error) => void;
   timer: NodeJS.Timeout;
 }
 
@@ -67,7 +67,7 @@ export class WorkerMetrics implements InstanceMetrics {
   readonly #waiting = new Map<number, Waiting>();
   #nextId = 0;
 
-  constructor(registries: Registry[], ipc: MetricsIpc = process as MetricsIpc) {
+  constructor(registries: Registry[], ipc: MetricsIpc = process) {
     // Constructing one installs prom-client's answer to the primary's
     // requests in this worker; setRegistries says what it answers with.
     new AggregatorRegistry();

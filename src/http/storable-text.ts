@@ -99,6 +99,7 @@ export function assertStorableText(value: unknown, basePath = ''): void {
  * @example
  * management.addHook('preValidation', refuseUnstorableText);
  */
+// eslint-disable-next-line @typescript-eslint/require-await -- a Fastify hook without done must return a promise
 export async function refuseUnstorableText(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
   assertStorableText(request.body);
   const inQuery = findUnstorableText(request.query);

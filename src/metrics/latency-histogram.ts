@@ -83,6 +83,7 @@ export class LatencyHistogram {
   }
 
   /** The samples, as prom-client's registry renders them. */
+  // eslint-disable-next-line @typescript-eslint/require-await -- prom-client's metric interface: get() answers a promise
   async get(): Promise<{ name: string; help: string; type: string; aggregator: string; values: RenderedValue[] }> {
     const values: RenderedValue[] = [];
     for (const series of this.#series) {

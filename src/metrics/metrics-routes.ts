@@ -18,6 +18,7 @@ export const metricsRoutes: FastifyPluginAsync<{
   metrics: ServiceMetrics;
   /** The instance's figures when this process is one of several workers (cluster-metrics.ts). */
   instance?: InstanceMetrics;
+// eslint-disable-next-line @typescript-eslint/require-await -- a Fastify plugin without a done parameter must return a promise
 }> = async (app, { metrics, instance }) => {
   app.get('/metrics', {
     schema: {

@@ -52,6 +52,7 @@ export function registerMetrics(app: FastifyInstance, metrics: ServiceMetrics): 
       record(reply.statusCode, reply.elapsedTime / 1000, request.auth?.tenantId);
       done();
     };
+    // eslint-disable-next-line @typescript-eslint/no-misused-promises -- the route's own hooks may be async; Fastify awaits those
     route.onResponse = appendHook(route.onResponse, onResponse);
     const operation = VALIDATION_ROUTES[route.url];
     if (operation !== undefined && methods === 'POST') {

@@ -72,6 +72,7 @@ export class ServiceMetrics {
     const tenant = options.tenantLabels ? ['tenant'] : [];
     const tenantContext = options.tenantLabels ? ['tenant', 'context'] : [];
     const registers = [this.registry];
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- prom-client calls collect() with `this` bound to the metric; `self` is the service metrics
     const self = this;
 
     this.#requestDuration = new LatencyHistogram({

@@ -22,6 +22,7 @@ const adminOnly = { role: 'admin' } as const;
  * @example
  * await app.register(apiKeysRoutes, { prefix: '/api/v1', deps });
  */
+// eslint-disable-next-line @typescript-eslint/require-await -- a Fastify plugin without a done parameter must return a promise
 export const apiKeysRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
   const { storage, keys } = deps;
 

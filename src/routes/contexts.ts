@@ -40,6 +40,7 @@ const NOT_PUBLISHED = 'The context has no published ruleset (CONTEXT_NOT_FOUND).
  * @example
  * await app.register(contextsRoutes, { prefix: '/api/v1', deps });
  */
+// eslint-disable-next-line @typescript-eslint/require-await -- a Fastify plugin without a done parameter must return a promise
 export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
   const { storage, validators } = deps;
   // Built modules by tenant, context and ruleset version (a version's rules never change).

@@ -16,6 +16,7 @@ import { sharedRef } from './schemas/shared-schemas.ts';
  * @example
  * await app.register(healthRoutes, { deps });
  */
+// eslint-disable-next-line @typescript-eslint/require-await -- a Fastify plugin without a done parameter must return a promise
 export const healthRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
   app.get('/health/live', {
     schema: {
@@ -28,6 +29,7 @@ export const healthRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, {
       }),
       response: { 200: sharedRef('HealthStatus') },
     },
+  // eslint-disable-next-line @typescript-eslint/require-await -- an async handler: Fastify sends what its promise resolves to
   }, async () => ({ status: 'ok' }));
 
   app.get('/health/ready', {

@@ -41,6 +41,7 @@ const TEST_CONTEXT = 'rule-test';
  * @example
  * await app.register(ruleTestRoutes, { prefix: '/api/v1', deps });
  */
+// eslint-disable-next-line @typescript-eslint/require-await -- a Fastify plugin without a done parameter must return a promise
 export const ruleTestRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
   const { storage, validators, config } = deps;
 

@@ -44,6 +44,7 @@ const NO_SUCH_RULE = 'No rule with this id in the tenant.';
  * @example
  * await app.register(rulesRoutes, { prefix: '/api/v1', deps });
  */
+// eslint-disable-next-line @typescript-eslint/require-await -- a Fastify plugin without a done parameter must return a promise
 export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
   const { storage, validators, config } = deps;
   const checkOptions = { maxExpressionLength: config.maxExpressionLength };

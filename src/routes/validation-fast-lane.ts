@@ -132,13 +132,13 @@ export function installValidationFastLane(app: FastifyInstance, options: FastLan
     response.writeHead(200, state === undefined
       ? { 'content-type': JSON_CONTENT_TYPE, 'server-timing': serverTiming(elapsedMs), 'content-length': Buffer.byteLength(text) }
       : {
-          [HEADER_LIMIT]: policy.max,
-          [HEADER_REMAINING]: remainingOf(policy.max, state.count),
-          [HEADER_RESET]: secondsUntil(state.resetAt),
-          'content-type': JSON_CONTENT_TYPE,
-          'server-timing': serverTiming(elapsedMs),
-          'content-length': Buffer.byteLength(text),
-        });
+        [HEADER_LIMIT]: policy.max,
+        [HEADER_REMAINING]: remainingOf(policy.max, state.count),
+        [HEADER_RESET]: secondsUntil(state.resetAt),
+        'content-type': JSON_CONTENT_TYPE,
+        'server-timing': serverTiming(elapsedMs),
+        'content-length': Buffer.byteLength(text),
+      });
     response.end(text);
     stats.answered++;
     lastUsed.record(keyId);

@@ -78,6 +78,7 @@ const validatorRole = { role: 'validator' } as const;
  * @example
  * await app.register(validationRoutes, { prefix: '/api/v1', deps });
  */
+// eslint-disable-next-line @typescript-eslint/require-await -- a Fastify plugin without a done parameter must return a promise
 export const validationRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
   const { validators, config } = deps;
   const maxDepth = config.maxPayloadDepth;

@@ -24,7 +24,7 @@ export async function bootstrapTenants(storage: Storage, tenants: readonly Boots
     } catch (error) {
       // The key was registered for another tenant, by an earlier configuration or the CLI.
       if (!(error instanceof ConflictError)) throw error;
-      throw new Error(`RULES_BOOTSTRAP_TENANTS: the key of tenant ${tenantId} is already registered for another tenant; give each tenant its own`);
+      throw new Error(`RULES_BOOTSTRAP_TENANTS: the key of tenant ${tenantId} is already registered for another tenant; give each tenant its own`, { cause: error });
     }
   }
 }

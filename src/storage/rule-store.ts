@@ -330,12 +330,12 @@ export class SqlRuleStore implements RuleStore {
         const current = await lockContext(trx, tenantId, context);
         const target = Number.isSafeInteger(rulesetVersion)
           ? await trx
-              .selectFrom('ruleset_versions')
-              .select('members')
-              .where('tenant_id', '=', tenantId)
-              .where('context', '=', context)
-              .where('ruleset_version', '=', rulesetVersion)
-              .executeTakeFirst()
+            .selectFrom('ruleset_versions')
+            .select('members')
+            .where('tenant_id', '=', tenantId)
+            .where('context', '=', context)
+            .where('ruleset_version', '=', rulesetVersion)
+            .executeTakeFirst()
           : undefined;
         if (current === null || target === undefined) {
           throw new NotFoundError(`context "${context}" has no ruleset version ${rulesetVersion}`);
@@ -459,7 +459,7 @@ export class SqlRuleStore implements RuleStore {
           const unchanged =
             current !== null &&
             live.members.length === members.length &&
-            live.members.every((m, i) => m.ruleId === members[i]!.ruleId && m.version === members[i]!.version);
+            live.members.every((m, i) => m.ruleId === members[i].ruleId && m.version === members[i].version);
           return { tenantId, context, rulesetVersion: unchanged ? current : (current ?? 0) + 1, rules };
         }),
     );

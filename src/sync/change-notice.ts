@@ -73,6 +73,7 @@ export function parseChangeNotice(text: string): ChangeNotice | null {
  * Queues the notice in the current transaction (or sends it at once outside
  * one). Works on PGlite too, where nobody listens and it costs nothing.
  */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- raw SQL only: any schema will do
 export async function notifyChange(db: Kysely<any>, notice: ChangeNotice): Promise<void> {
   await sql`select pg_notify(${CHANGES_CHANNEL}, ${encodeChangeNotice(notice)})`.execute(db);
 }

@@ -50,7 +50,7 @@ const call = new Script('run()', { filename: 'evaluation-deadline' });
 export function runWithDeadline<T>(evaluate: () => T, deadlineMs = TUNING.evaluationDeadlineMs.value): T {
   slot.run = evaluate;
   try {
-    return call.runInContext(slot as object, { timeout: deadlineMs }) as T;
+    return call.runInContext(slot, { timeout: deadlineMs }) as T;
   } catch (error) {
     if ((error as { code?: unknown } | null)?.code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') {
       throw new EvaluationTimeoutError(deadlineMs);

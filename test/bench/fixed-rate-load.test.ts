@@ -11,7 +11,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { freePort } from '../../bench/http/child-server.ts';
-import { pooledLatency, runFixedRate, type FixedRateFigures } from '../../bench/http/fixed-rate-load.ts';
+import { pooledLatency, runFixedRate } from '../../bench/http/fixed-rate-load.ts';
 
 type Handler = (request: IncomingMessage, body: string, response: ServerResponse) => void;
 

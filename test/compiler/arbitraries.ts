@@ -33,7 +33,10 @@ const obj = (entries: Array<[string, Json] | undefined>): Json => ({
 
 export const numberArb: fc.Arbitrary<number> = fc.oneof(
   { weight: 4, arbitrary: fc.integer({ min: -20, max: 120 }) },
-  { weight: 2, arbitrary: fc.constantFrom(0, -0, 0.1, 0.2, 0.5, 1.5, 2.5, -2.5, 1.005, 2 ** 53, 1e21, -1e21, 5e-324, 1.7976931348623157e308, -1.7976931348623157e308) },
+  {
+    weight: 2,
+    arbitrary: fc.constantFrom(0, -0, 0.1, 0.2, 0.5, 1.5, 2.5, -2.5, 1.005, 2 ** 53, 1e21, -1e21, 5e-324, 1.7976931348623157e308, -1.7976931348623157e308),
+  },
   { weight: 1, arbitrary: fc.double({ noNaN: true, noDefaultInfinity: true }) },
 );
 
@@ -181,6 +184,7 @@ export function expressionArb(forEach: boolean, maxDepth = 4, kind: Kind = 'bool
   const tree = fc.letrec<Record<Key, string>>((tie) => {
     const out = {} as Record<Key, fc.Arbitrary<string>>;
     for (const depth of [0, 1, 2] as const) {
+      // eslint-disable-next-line @typescript-eslint/no-unnecessary-type-assertion -- tie answers Arbitrary<unknown>; every arbitrary tied here yields a string
       const t = (k: Kind): fc.Arbitrary<string> => tie(`${k}${depth}`) as fc.Arbitrary<string>;
       const par = (k: Kind): fc.Arbitrary<string> => t(k).map((s) => `(${s})`);
       const next = (k: Kind): fc.Arbitrary<string> | undefined =>

@@ -14,7 +14,7 @@
 import * as acorn from 'acorn';
 import { fullFormats } from 'ajv-formats/dist/formats.js';
 import { MAX_MESSAGE_LENGTH } from '../../compiler/runtime.ts';
-import type { FailureRecord, RuleDefinition, Severity, ValidationResult } from '../../compiler/types.ts';
+import type { FailureRecord, RuleDefinition, ValidationResult } from '../../compiler/types.ts';
 
 /** Thrown for constructs this reference deliberately does not model. */
 export class ReferenceUnsupported extends Error {}

@@ -182,7 +182,7 @@ function parseJson(block: FencedBlock): unknown {
   try {
     return JSON.parse(block.body);
   } catch (error) {
-    throw new Error(`line ${block.line}: the block is not JSON: ${(error as Error).message}`);
+    throw new Error(`line ${block.line}: the block is not JSON: ${(error as Error).message}`, { cause: error });
   }
 }
 

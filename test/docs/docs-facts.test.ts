@@ -16,7 +16,6 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../src/config.ts';
 import { ERRORS } from '../../src/errors.ts';
-import { processMetrics } from '../../src/metrics/process-metrics.ts';
 import { ServiceMetrics } from '../../src/metrics/service-metrics.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');

@@ -57,7 +57,7 @@ describe('KeyCache', () => {
   it('shares one query between concurrent misses', async () => {
     const { cache, counter } = countingCache();
     const hash = hashApiKey(t.otherAdminKey);
-    const answers = await Promise.all(Array.from({ length: 20 }, () => cache.lookup(hash)));
+    const answers = await Promise.all(Array.from({ length: 20 }, () => Promise.resolve(cache.lookup(hash))));
     expect(new Set(answers.map((a) => a?.keyId)).size).toBe(1);
     expect(counter.queries).toBe(1);
   });

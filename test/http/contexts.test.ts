@@ -19,7 +19,7 @@ afterAll(async () => {
 });
 
 function api(method: string, path: string, body?: unknown, options: Json = {}): Promise<Response> {
-  return t.request(method, `/api/v1${path}`, { body, ...options }) as Promise<Response>;
+  return t.request(method, `/api/v1${path}`, { body, ...options });
 }
 
 function createRule(context: string, code: string, extra: Json = {}): Promise<Json> {

@@ -262,7 +262,7 @@ describe('routes', () => {
   });
 
   it('answers a malformed URL with a problem', async () => {
-    const response = await rawRequest(`GET /api/v1/contexts/%E0%A4%A/validator HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n`);
+    const response = await rawRequest('GET /api/v1/contexts/%E0%A4%A/validator HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
     expect(response.status).toBe(400);
     expect(response.headers['content-type']).toBe('application/problem+json; charset=utf-8');
     expect(response.headers['server-timing']).toMatch(SERVER_TIMING);
@@ -292,9 +292,7 @@ describe('failures inside the service', () => {
   /** The real storage with rule loading replaced by a failure. */
   function failingStorage(storage: Storage, failure: () => Error): Storage {
     const rules = Object.create(storage.rules) as Storage['rules'];
-    rules.liveRuleset = async () => {
-      throw failure();
-    };
+    rules.liveRuleset = () => Promise.reject(failure());
     return { ...storage, rules, close: async () => {} };
   }
 

@@ -95,7 +95,7 @@ describe('findPrototypeKey', () => {
   ])('reads own keys only when Object.prototype holds %s', (_name, pollution) => {
     const value = JSON.parse('{"a":{"b":1}}') as unknown;
     Object.defineProperty(Object.prototype, 'polluted', { value: pollution, enumerable: true, configurable: true, writable: true });
-    let path: string | undefined = 'not run';
+    let path: string | undefined;
     try {
       expect(objectPrototypeIsPristine()).toBe(false);
       path = findPrototypeKey(value);

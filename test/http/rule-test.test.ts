@@ -20,7 +20,7 @@ afterAll(async () => {
 });
 
 function api(method: string, path: string, body?: unknown): Promise<Response> {
-  return t.request(method, `/api/v1${path}`, { body }) as Promise<Response>;
+  return t.request(method, `/api/v1${path}`, { body });
 }
 
 const limitRule = {

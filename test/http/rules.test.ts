@@ -237,7 +237,7 @@ describe('POST /rules', () => {
     const response = await t.request('POST', '/api/v1/rules', {
       rawBody: JSON.stringify(ruleBody()),
       contentType: 'text/plain',
-    } as any);
+    });
     expect(response.status).toBe(415);
     expect(response.body.code).toBe('UNSUPPORTED_MEDIA_TYPE');
   });
@@ -443,7 +443,7 @@ describe('GET /rules', () => {
     ['published', []],
   ])('status=%s', async (status, indexes) => {
     const response = await api('GET', `/rules?context=listing&status=${status}`);
-    expect(codes(response)).toEqual((indexes as number[]).map((i) => listed[i].code));
+    expect(codes(response)).toEqual((indexes).map((i) => listed[i].code));
   });
 
   it('filters by tag', async () => {

@@ -244,7 +244,7 @@ describe('configured starts', () => {
     const body = JSON.stringify({ context: 'none', payload: { a: 1 } });
     const socket = connect(server.port, '127.0.0.1');
     let received = '';
-    socket.on('data', (chunk) => (received += chunk));
+    socket.on('data', (chunk) => (received += String(chunk)));
     const closed = new Promise<void>((done) => socket.on('close', () => done()));
     await new Promise<void>((done) => socket.once('connect', () => done()));
     // Half a request: the server has it in flight until the body completes.

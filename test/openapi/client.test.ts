@@ -40,7 +40,7 @@ function exampleTypeErrors(types: string): string[] {
     writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
     writeFileSync(join(dir, 'generated', 'api-types.ts'), types);
     copyFileSync(EXAMPLE_FILE, join(dir, 'client-example.ts'));
-    const { config } = ts.readConfigFile(join(ROOT, 'tsconfig.json'), ts.sys.readFile);
+    const { config } = ts.readConfigFile(join(ROOT, 'tsconfig.json'), (file) => ts.sys.readFile(file));
     const { options } = ts.parseJsonConfigFileContent(config, ts.sys, ROOT);
     const program = ts.createProgram([join(dir, 'client-example.ts')], { ...options, typeRoots: [join(ROOT, 'node_modules', '@types')] });
     return ts.getPreEmitDiagnostics(program).map((diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));

@@ -95,11 +95,11 @@ describe('buildStandaloneModule', () => {
         : { code: `E${i}`, name: `Expression ${i}`, fieldPath: 'n', expression: `$value != ${i} && now() > 0`, message: '{{ $value }} is out' }));
     const steps: string[] = [];
     const built = await buildStandaloneModule(rules, {
-      runSteps: async (s) => {
+      runSteps: (s) => {
         steps.push('run');
         for (;;) {
           const step = s.next();
-          if (step.done) return step.value;
+          if (step.done) return Promise.resolve(step.value);
         }
       },
     });
@@ -176,9 +176,9 @@ describe('StandaloneModuleCache', () => {
   it('keeps at most maxEntries modules, dropping the least recently used', async () => {
     const cache = new StandaloneModuleCache(2);
     const built: string[] = [];
-    const build = (key: string) => async (): Promise<string> => {
+    const build = (key: string) => (): Promise<string> => {
       built.push(key);
-      return `code of ${key}`;
+      return Promise.resolve(`code of ${key}`);
     };
     await cache.get('a', build('a'));
     await cache.get('b', build('b'));
@@ -196,7 +196,7 @@ describe('StandaloneModuleCache', () => {
       throw new Error('boom');
     })).rejects.toThrow('boom');
     await expect(cache.get('k', () => Promise.reject(new Error('again')))).rejects.toThrow('again');
-    expect(await cache.get('k', async () => 'fine')).toBe('fine');
+    expect(await cache.get('k', () => Promise.resolve('fine'))).toBe('fine');
     expect(cache.size).toBe(1);
   });
 });

@@ -49,7 +49,7 @@ describe.skipIf(!process.env.DATABASE_URL)('a pool that discards connections in 
     expect(await backendPid(next)).not.toBe(pid);
     // The old session is gone from the server, not waiting idle in its transaction.
     const deadline = Date.now() + 5000;
-    let sessions: Array<{ state: string }> = [];
+    let sessions: Array<{ state: string }>;
     for (;;) {
       sessions = (await next.query('select state from pg_stat_activity where pid = $1', [pid])).rows as Array<{ state: string }>;
       if (sessions.length === 0 || Date.now() > deadline) break;

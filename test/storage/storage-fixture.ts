@@ -28,7 +28,7 @@ export const accept = (next: LiveRuleset): LiveRuleset => next;
 export const NO_LIMIT = 5000;
 
 /** A migrated storage on a fresh database, with tenants `acme` and `globex`. */
-export async function openTestStorage(): Promise<{ storage: Storage; database: FreshDatabase; close(): Promise<void> }> {
+export async function openTestStorage(): Promise<{ storage: Storage; database: FreshDatabase; close: () => Promise<void> }> {
   const database = await freshDatabase();
   const storage = await createStorage({ databaseUrl: database.databaseUrl, dataDir: database.dataDir });
   await storage.tenants.ensureTenant('acme');

@@ -21,7 +21,10 @@ export interface FreshDatabase {
   drop(): Promise<void>;
 }
 
-/** A fresh, empty database for one test file: PGlite in a temp dir, or, when process.env.DATABASE_URL is set, a new database `t_<random>` created on that PostgreSQL server (and dropped by drop()). */
+/**
+ * A fresh, empty database for one test file: PGlite in a temp dir, or, when process.env.DATABASE_URL is set,
+ * a new database `t_<random>` created on that PostgreSQL server (and dropped by drop()).
+ */
 export async function freshDatabase(): Promise<FreshDatabase> {
   const dataDir = await mkdtemp(join(tmpdir(), 'rules-db-'));
   const serverUrl = process.env.DATABASE_URL;

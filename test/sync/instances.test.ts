@@ -308,7 +308,7 @@ describe.skipIf(!process.env.DATABASE_URL)('WORKERS=2 on a first run (needs DATA
     }
   });
 
-  it("answers /metrics 503 with Retry-After while a worker cannot give its figures, and 200 once it can", async () => {
+  it('answers /metrics 503 with Retry-After while a worker cannot give its figures, and 200 once it can', async () => {
     const scrape = () =>
       new Promise<{ status: number; retryAfter: string | undefined; type: string | undefined; body: string }>((resolve, reject) => {
         const req = httpRequest(`${instance.baseUrl}/metrics`, { agent: false }, (res) => {
@@ -316,7 +316,7 @@ describe.skipIf(!process.env.DATABASE_URL)('WORKERS=2 on a first run (needs DATA
           res.setEncoding('utf8');
           res.on('data', (chunk) => (body += chunk));
           res.on('end', () => resolve({
-            status: res.statusCode!, retryAfter: res.headers['retry-after'] as string | undefined, type: res.headers['content-type'], body,
+            status: res.statusCode!, retryAfter: res.headers['retry-after'], type: res.headers['content-type'], body,
           }));
         });
         req.on('error', reject);
@@ -325,7 +325,7 @@ describe.skipIf(!process.env.DATABASE_URL)('WORKERS=2 on a first run (needs DATA
     const [stopped] = await workerPids();
     // A stopped worker neither answers the primary's request for its figures nor takes connections.
     process.kill(stopped, 'SIGSTOP');
-    let pending: Promise<unknown>[] = [];
+    let pending: Promise<unknown>[];
     try {
       // The cluster hands each new connection to a worker that is free; the stopped one keeps
       // whatever it was handed until it runs again, so two scrapes reach the running worker.
@@ -337,7 +337,7 @@ describe.skipIf(!process.env.DATABASE_URL)('WORKERS=2 on a first run (needs DATA
       expect(JSON.parse(first.body)).toMatchObject({ code: 'SERVICE_UNAVAILABLE', detail: "The workers' metrics could not be collected; retry shortly." });
       // The primary reports the worker that did not answer, the worker the scrape it refused (its log line may come a little later).
       expect(instance.output()).toContain("could not collect the workers' metrics");
-      await within("the worker's warning", 5000, async () => (instance.output().includes("metrics: could not collect every worker's figures") ? true : undefined));
+      await within("the worker's warning", 5000, () => Promise.resolve(instance.output().includes("metrics: could not collect every worker's figures") ? true : undefined));
     } finally {
       process.kill(stopped, 'SIGCONT');
     }

@@ -75,10 +75,8 @@ describe('TenantQueue', () => {
 
   it('goes on after a task fails, and hands the failure to its caller only', async () => {
     const queue = new TenantQueue();
-    const failed = queue.run('acme', async () => {
-      throw new Error('compile failed');
-    });
-    const next = queue.run('acme', async () => 'next');
+    const failed = queue.run('acme', () => Promise.reject(new Error('compile failed')));
+    const next = queue.run('acme', () => Promise.resolve('next'));
     await expect(failed).rejects.toThrow('compile failed');
     await expect(next).resolves.toBe('next');
   });
