@@ -1,5 +1,5 @@
 /**
- * The save-time check of one rule (product.md 2: "Saving compiles the
+ * The save-time check of one rule (docs/rule-language.md: "Saving compiles the
  * rule"): the same planning `compileRuleset` does, errors only.
  */
 import type { CompileError, CompileOptions, RuleDefinition } from './types.ts';

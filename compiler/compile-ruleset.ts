@@ -23,7 +23,7 @@ type PartFn = (payload: unknown, now: number, failures: unknown[]) => number;
 type PartFactory = (rt: Runtime, refs: Readonly<Record<string, unknown>>) => PartFn;
 
 
-/** UTF-16 order, as product.md 2.1 sorts codes; not locale order. */
+/** UTF-16 order, as docs/rule-language.md sorts codes; not locale order. */
 function byPriorityThenCode(a: RulePlan, b: RulePlan): number {
   if (a.priority !== b.priority) return a.priority - b.priority;
   return a.code < b.code ? -1 : a.code > b.code ? 1 : 0;

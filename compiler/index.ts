@@ -1,5 +1,5 @@
 /**
- * The rule compiler: rules in, JavaScript out (product.md 2 and 3).
+ * The rule compiler: rules in, JavaScript out (docs/rule-language.md).
  *
  * Stages: `paths.ts` (2.4 paths) and `expression/` (parse with acorn, check
  * against the allow-list, lower to IR, generate) feed `rule-plan.ts` (one

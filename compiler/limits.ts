@@ -1,11 +1,11 @@
 /**
- * The compiler's limits, declared in one place (product.md 2.4, 2.5, 3.4,
+ * The compiler's limits, declared in one place (docs/rule-language.md,
  * 3.5) so that the service, the tests and the error messages agree.
  */
 import type { CompilerLimits, CompileOptions } from './types.ts';
 
 /**
- * Default limits of product.md. Frozen: tenants share them.
+ * Default limits of the rule language (docs/rule-language.md). Frozen: tenants share them.
  *
  * @example
  * DEFAULT_LIMITS.maxExpressionLength; // 4096

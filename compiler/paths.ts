@@ -1,5 +1,5 @@
 /**
- * Field paths (product.md 2.4): `loan.amount`, `items[3].qty`,
+ * Field paths (docs/rule-language.md): `loan.amount`, `items[3].qty`,
  * `items[].qty` (forEach only), `$["first-name"]`.
  *
  * A path is parsed once, at compile time, into segments; generated code and
@@ -29,7 +29,7 @@ export function isPathError(value: PathSegment[] | PathError): value is PathErro
 }
 
 /**
- * Parses a path of product.md 2.4. A leading `$` names the payload root and
+ * Parses a path of docs/rule-language.md. A leading `$` names the payload root and
  * adds no segment, so `$["first-name"]` is one segment and `$.a` equals `a`.
  * `[]` is accepted here; whether it may appear (forEach only) is the rule
  * compiler's decision.

@@ -1,5 +1,5 @@
 /**
- * One rule checked and normalized for code generation (product.md 2 and
+ * One rule checked and normalized for code generation (docs/rule-language.md and
  * 3): paths parsed, expressions and the message template lowered to IR,
  * the schema compiled, defaults applied, the expected value given or
  * inferred. Every problem becomes a CompileError naming the rule's field;

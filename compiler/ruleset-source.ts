@@ -637,7 +637,7 @@ class RuleEmitter {
     w.line(_`const ${n.list} = ${this.read(n.payload, listPath)};`);
     w.block(_`if (${this.#d.helper('isArray')}(${n.list}))`, () => {
       // A fieldPath outside the array is the same for every element: missing and not
-      // required, the whole rule is skipped, and not counted (product.md 2.1).
+      // required, the whole rule is skipped, and not counted (docs/rule-language.md).
       const shared = field !== undefined && eachAt < 0;
       if (shared) w.line(_`const ${n.value} = ${this.read(n.payload, field.segments)};`);
       const elements = (): void => {

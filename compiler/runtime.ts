@@ -1,5 +1,5 @@
 /**
- * The run-time half of the rule language (product.md 3.2-3.4). Generated
+ * The run-time half of the rule language (docs/rule-language.md). Generated
  * validators receive this module as their frozen `rt` argument and reach
  * nothing else: no globals, and of the built-in prototypes only
  * Object.prototype and Array.prototype, which their field readers compare
@@ -12,7 +12,7 @@
  * explicit stack, so payload depth cannot overflow the call stack here.
  *
  * The module imports only ajv-formats' format checks, so a bundler can
- * inline it into the standalone validator module (product.md 4).
+ * inline it into the standalone validator module (docs/api.md).
  */
 import { fullFormats } from 'ajv-formats/dist/formats.js';
 import type { FailureRecord, Severity } from './types.ts';

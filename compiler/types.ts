@@ -68,7 +68,7 @@ export interface CompileError {
   column?: number;
 }
 
-/** Limits of product.md 3.4, 3.5, 2.4 and 2.5, declared in one place. */
+/** Limits of docs/rule-language.md, declared in one place. */
 export interface CompilerLimits {
   maxExpressionLength: number;   // 4096
   maxNestingDepth: number;       // 64

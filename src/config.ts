@@ -56,7 +56,7 @@ export class ConfigError extends Error {
   }
 }
 
-/** Tenant ids of product.md section 5. */
+/** Tenant ids of docs/api.md. */
 export const TENANT_ID_PATTERN = /^[a-z0-9][a-z0-9_-]{0,62}$/;
 const BOOTSTRAP_KEY_PATTERN = /^[A-Za-z0-9_-]{22,}$/;
 const LOG_LEVELS: readonly LogLevel[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];

@@ -1,5 +1,5 @@
 /**
- * Date arithmetic of the rule language (product.md 3.4) written plainly,
+ * Date arithmetic of the rule language (docs/rule-language.md) written plainly,
  * shared by the hand-written baseline and the peer engines' extensions so
  * every engine pays the same for dates.
  */

@@ -42,7 +42,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
 }
 
-/** Template rendering of product.md 3.6: numbers that are not finite render as "". */
+/** Template rendering of docs/rule-language.md: numbers that are not finite render as "". */
 function render(value: unknown): string {
   if (typeof value === 'string') return value;
   if (typeof value === 'number') return Number.isFinite(value) ? String(value) : '';

@@ -1,5 +1,5 @@
 /**
- * The callable allow-list of product.md 3.3 and 3.4, with arities checked
+ * The callable allow-list of docs/rule-language.md, with arities checked
  * at compile time. Maps are null-prototype objects so that a name such as
  * `constructor` or `__proto__` is simply not found.
  */

@@ -1,5 +1,5 @@
 /**
- * The allow-list checker: walks acorn's AST and lowers what product.md
+ * The allow-list checker: walks acorn's AST and lowers what docs/rule-language.md
  * 3.1-3.4 names to the IR; everything else is refused with NOT_ALLOWED (or
  * a more precise code) and the construct's line and column.
  *

@@ -59,7 +59,7 @@ export interface RefusedPattern {
   offset?: number;
 }
 
-/** Default of product.md 3.4. */
+/** Default of docs/rule-language.md. */
 const DEFAULT_MAX_PATTERN_LENGTH = 512;
 /**
  * Compiled patterns are stateless and shared by all tenants; an LRU

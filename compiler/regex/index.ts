@@ -1,5 +1,5 @@
 /**
- * The regex policy of product.md 3.4, shared by `matches()` and JSON Schema
+ * The regex policy of docs/rule-language.md, shared by `matches()` and JSON Schema
  * `pattern`/`patternProperties`: a tenant pattern never backtracks
  * catastrophically.
  *

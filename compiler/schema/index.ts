@@ -1,5 +1,5 @@
 /**
- * Schema rules (product.md 2.5): a tenant's JSON Schema (draft 2020-12)
+ * Schema rules (docs/rule-language.md): a tenant's JSON Schema (draft 2020-12)
  * checked against the schema policy, deep-copied, and compiled on the one
  * shared Ajv instance; Ajv's errors turned into failure fields.
  *
@@ -37,7 +37,7 @@ export interface SchemaCompileError {
 }
 
 /**
- * Compiles a tenant schema under the policy of product.md 2.5. Never throws.
+ * Compiles a tenant schema under the policy of docs/rule-language.md. Never throws.
  *
  * @example
  * const result = compileSchema({ type: 'integer', minimum: 18 }, DEFAULT_LIMITS);

@@ -33,7 +33,7 @@
 /** The most schema applications one payload value may receive. */
 export const MAX_SCHEMA_APPLICATIONS = 10_000;
 
-/** Recursion through the payload is unrolled this deep: the default payload depth limit (product.md 6). */
+/** Recursion through the payload is unrolled this deep: the default payload depth limit (docs/api.md). */
 const PAYLOAD_DEPTH = 64;
 
 const IN_PLACE_ONE = ['not', 'if', 'then', 'else'] as const;

@@ -1,6 +1,6 @@
 /**
- * Ajv errors as failure fields (product.md 2.5): one record per error, in
- * Ajv's order, with the offending field's path in product.md 2.4's syntax.
+ * Ajv errors as failure fields (docs/rule-language.md): one record per error, in
+ * Ajv's order, with the offending field's path in docs/rule-language.md's syntax.
  */
 import { appendPath } from '../paths.ts';
 
@@ -9,7 +9,7 @@ export interface SchemaFailure {
   fieldPath: string;
   /**
    * The value at fieldPath; null when missing, and when the error is at the
-   * payload root (fieldPath `""`: product.md 2.1 has no actualValue when there
+   * payload root (fieldPath `""`: docs/rule-language.md has no actualValue when there
    * is no fieldPath, and the whole payload in every such record only made
    * answers larger). The rule's message still names the value as `$value`.
    */

@@ -1,5 +1,5 @@
 /**
- * What a tenant schema must satisfy before Ajv sees it (product.md 2.5).
+ * What a tenant schema must satisfy before Ajv sees it (docs/rule-language.md).
  *
  * Two walks, both iterative so that no input can overflow the stack:
  * - `measureSchema` over every JSON value: depth (TOO_DEEP), JSON size in

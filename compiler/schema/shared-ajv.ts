@@ -19,7 +19,7 @@ import { ajvRegExpEngine } from '../regex/index.ts';
 const addFormats = addFormatsPlugin as unknown as typeof addFormatsPlugin.default;
 
 /**
- * Options of product.md 2.5.
+ * Options of docs/rule-language.md.
  *
  * `strictRequired` stays off: it refuses `{"type":"object","required":["a"]}`
  * unless `properties.a` is declared too, which is valid and common JSON

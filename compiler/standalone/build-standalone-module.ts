@@ -1,5 +1,5 @@
 /**
- * A ruleset as one self-contained ES module (product.md 4, `?format=module`):
+ * A ruleset as one self-contained ES module (docs/api.md, `?format=module`):
  * no imports, no Node built-ins, runs in Node and in browsers, and exports
  * a synchronous `validate(payload)` that returns what the service's single
  * validation returns, less `executionTimeMs`.

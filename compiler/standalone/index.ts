@@ -1,5 +1,5 @@
 /**
- * The standalone validator module (product.md 4, `?format=module`): a
+ * The standalone validator module (docs/api.md, `?format=module`): a
  * ruleset in, one self-contained ES module out, plus the bounded cache the
  * service keeps built modules in.
  */

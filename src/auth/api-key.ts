@@ -8,7 +8,7 @@ import { createHash, randomBytes } from 'node:crypto';
 export const API_KEY_PREFIX = 'rk_';
 
 // Generated keys are `rk_` + 43 base64url chars; bootstrap keys are at least
-// 22 chars of [A-Za-z0-9_-] with no upper bound (product.md 5), so neither
+// 22 chars of [A-Za-z0-9_-] with no upper bound (docs/api.md), so neither
 // is capped here; Node's header size limit bounds what gets hashed.
 const WELL_FORMED_KEY = /^[A-Za-z0-9_-]{22,}$/;
 

@@ -3,7 +3,7 @@
  *
  * The tenant comes from the key; X-Tenant-Id is only an assertion that must
  * match it. Every way of failing gets the byte-identical 401, so a caller
- * learns nothing about which part was wrong (product.md 5). The common case,
+ * learns nothing about which part was wrong (docs/api.md). The common case,
  * a key already in memory, completes synchronously.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';

@@ -1,5 +1,5 @@
 /**
- * The primary process of WORKERS > 1 (product.md 9). It has already
+ * The primary process of WORKERS > 1 (docs/operations.md). It has already
  * migrated, bootstrapped and seeded the database (server.ts) before this
  * runs; here it only manages workers:
  *

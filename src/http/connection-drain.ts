@@ -1,7 +1,7 @@
 /**
  * Graceful drain: once the app starts closing, responses carry
  * `Connection: close`, so clients on keep-alive connections go elsewhere
- * after their current request instead of getting a 503 (product.md 9).
+ * after their current request instead of getting a 503 (docs/operations.md).
  *
  * `spareIdleConnections` closes a second gap, at SIGTERM: Node's
  * `server.close()` destroys every idle keep-alive connection at once, and a

@@ -1,6 +1,6 @@
 /**
  * One error handler and one not-found handler for the whole service: every
- * error leaves as problem+json (product.md 7) from here. Unknown errors are
+ * error leaves as problem+json (docs/api.md) from here. Unknown errors are
  * logged and answered with a generic 500, never with their message, stack,
  * SQL or anything else they might carry.
  */

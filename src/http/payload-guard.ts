@@ -1,5 +1,5 @@
 /**
- * The payload guard of product.md 6: at most `maxDepth` levels (the payload
+ * The payload guard of docs/api.md: at most `maxDepth` levels (the payload
  * object is level 1; objects and arrays both count) and finite numbers only.
  * JSON.parse turns `1e400` into Infinity and accepts any nesting, while the
  * compiled validators, ajv and JSON.stringify recurse, so this check runs

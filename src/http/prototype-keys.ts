@@ -25,7 +25,7 @@ export function mayHavePrototypeKeys(text: string): boolean {
 }
 
 /**
- * The path (product.md 2.4 syntax) of the first poisoning key in a parsed
+ * The path (docs/rule-language.md syntax) of the first poisoning key in a parsed
  * JSON value, or undefined. Iterative: bodies may nest deeper than the stack.
  *
  * @example

@@ -1,7 +1,7 @@
 /**
  * Request timing: the clock starts in the first onRequest hook and every
  * response, errors included, carries `Server-Timing: total;dur=<ms>` with
- * sub-millisecond precision (product.md 6). Validation bodies read the same
+ * sub-millisecond precision (docs/api.md). Validation bodies read the same
  * clock (`request.startedAt`) for `executionTimeMs` (routes/validation-answers.ts).
  */
 import { performance } from 'node:perf_hooks';

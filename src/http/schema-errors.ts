@@ -1,5 +1,5 @@
 /**
- * Fastify schema errors (ajv) as `{ path, message }` in product.md 2.4
+ * Fastify schema errors (ajv) as `{ path, message }` in docs/rule-language.md
  * syntax: `/items/3/payload` becomes `items[3].payload`, and a missing or
  * unexpected property is named itself rather than its parent.
  */

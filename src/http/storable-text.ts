@@ -47,7 +47,7 @@ function pathOf(entry: Pending, basePath: string): string {
 
 /**
  * The first string (object key or value) in a parsed JSON value that the
- * database cannot store, with its path in product.md 2.4's syntax.
+ * database cannot store, with its path in docs/rule-language.md's syntax.
  * Iterative, and paths are built only for what is reported: a body may
  * nest deeper than the stack, and building every path of a deep one would
  * cost its depth squared.

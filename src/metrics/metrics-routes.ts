@@ -1,5 +1,5 @@
 /**
- * GET /metrics: Prometheus text exposition, no authentication (product.md
+ * GET /metrics: Prometheus text exposition, no authentication (docs/api.md
  * 9). Scrapes are cheap: the hot-path counters are copied in at this point.
  */
 import type { FastifyPluginAsync } from 'fastify';

@@ -1,5 +1,5 @@
 /**
- * Rate limiting of everything under /api/v1 (product.md 8).
+ * Rate limiting of everything under /api/v1 (docs/api.md).
  *
  * Two budgets, and the hook order that keeps them apart:
  * - Authenticated requests spend their tenant's budget. That hook is an

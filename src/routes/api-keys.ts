@@ -1,5 +1,5 @@
 /**
- * API key routes (product.md sections 4 and 5): create (the secret is shown
+ * API key routes (docs/api.md): create (the secret is shown
  * once), list without secrets, revoke (effective at once through
  * deps.keys, which also evicts the key from the auth cache). Admin keys
  * only; another tenant's key is unknown (404).

@@ -1,5 +1,5 @@
 /**
- * Context routes (product.md section 4): publish a whole context, roll it
+ * Context routes (docs/api.md): publish a whole context, roll it
  * back, list contexts with their cache state, recompile, read the generated
  * validator. Admin keys only; another tenant's context is unknown (404).
  *

@@ -1,5 +1,5 @@
 /**
- * POST /rules/test (product.md section 4): evaluate a payload without
+ * POST /rules/test (docs/api.md): evaluate a payload without
  * storing anything, either against one rule as it would be saved, or
  * against a context's ruleset as it is live now (`draft: false`, the
  * default) or as it would be after a context publish (`draft: true`).

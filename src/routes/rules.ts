@@ -1,5 +1,5 @@
 /**
- * The rule resource (product.md section 4): create, list, read, replace,
+ * The rule resource (docs/api.md): create, list, read, replace,
  * archive, publish, versions. Admin keys only. The tenant always comes from
  * the authenticated key; another tenant's rule is an unknown rule (404).
  *

@@ -1,9 +1,9 @@
 /**
- * The bodies of the validation answers (service-interface.md 4.1-4.3) and
+ * The bodies of the validation answers (docs/api.md) and
  * of a rule test, as the response schemas (schemas/result-schemas.ts)
  * serialize them.
  *
- * `executionTimeMs` is "the whole server-side handling time" (product.md
+ * `executionTimeMs` is "the whole server-side handling time" (docs/api.md
  * 6), so it is read as late as a body can read it: a getter, called when
  * the serializer reaches the field. It is the last field of every schema
  * that has it, and fast-json-stringify reads each property once, in schema

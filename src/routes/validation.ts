@@ -1,5 +1,5 @@
 /**
- * The three validation operations (service-interface.md 4.1-4.3, product.md
+ * The three validation operations (docs/api.md
  * 6). The hot path is: auth cache lookup (hook), payload guard, validator
  * cache lookup, one call of the compiled function, serialization by the
  * response schema. The database is touched only on a cache miss.
@@ -313,7 +313,7 @@ async function loadValidator(validators: ValidatorService, tenantId: string, con
 
 /**
  * The validators of every context of a transaction, as one consistent set
- * (product.md 6: one set of ruleset versions even while a publish runs).
+ * (docs/api.md: one set of ruleset versions even while a publish runs).
  *
  * When every context is cached, one synchronous pass over the cache is a
  * single moment of this process: no publish can interleave. Otherwise

@@ -1,5 +1,5 @@
 /**
- * The save-time check of a rule (product.md 2: "saving compiles the rule").
+ * The save-time check of a rule (docs/rule-language.md: "saving compiles the rule").
  * What JSON Schema cannot say is checked here, then the compiler's own
  * checkRule runs; every problem becomes one `{ path, message }` entry of a
  * RuleInvalidError (a 400 over HTTP), so a publish never meets a rule that
@@ -40,7 +40,7 @@ export function ruleContentErrors(code: string, content: RuleContent, options: R
   for (const field of ['expression', 'when'] as const) {
     const text = content[field];
     if (text !== undefined && text.length > options.maxExpressionLength) {
-      // Where the text goes past the limit, as every other refusal says where (product.md 3.5).
+      // Where the text goes past the limit, as every other refusal says where (docs/rule-language.md).
       const { line, column } = positionOf(text, options.maxExpressionLength);
       errors.push({
         path: at(field),

@@ -1,5 +1,5 @@
 /**
- * RULES_BOOTSTRAP_TENANTS (product.md 5): at every start, each configured
+ * RULES_BOOTSTRAP_TENANTS (docs/api.md): at every start, each configured
  * tenant exists and holds its configured admin key. Idempotent, so every
  * instance of a fleet may run it.
  */

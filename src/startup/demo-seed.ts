@@ -1,5 +1,5 @@
 /**
- * The first-run demo (product.md 5): on an empty database with no
+ * The first-run demo (docs/api.md): on an empty database with no
  * configured tenants, a `demo` tenant with published sample rules in the
  * `loan-application` context and a fresh admin key, so that the printed
  * curl command shows a real result.

@@ -1,5 +1,5 @@
 /**
- * SIGTERM/SIGINT handling (product.md 9): stop accepting connections, let
+ * SIGTERM/SIGINT handling (docs/operations.md): stop accepting connections, let
  * requests in flight finish, close the database, exit 0. A second signal is
  * ignored; if draining takes longer than the timeout, the process exits 1.
  */

@@ -34,13 +34,13 @@ export interface RuleRow {
   content: Record<string, unknown>;
 }
 
-/** product.md 4: archived after DELETE, else published when the latest version is live, else draft. */
+/** docs/api.md: archived after DELETE, else published when the latest version is live, else draft. */
 export function statusOf(row: Pick<RuleRow, 'version' | 'published_version' | 'archived_at'>): RuleStatus {
   if (row.archived_at !== null) return 'archived';
   return row.published_version === row.version ? 'published' : 'draft';
 }
 
-/** The API resource, keys in the order of product.md section 2. */
+/** The API resource, keys in the order of docs/rule-language.md. */
 export function toRule(row: RuleRow): Rule {
   const content = normalizeContent(row.content as unknown as RuleContent);
   return {

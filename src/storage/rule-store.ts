@@ -1,5 +1,5 @@
 /**
- * Rules and their lifecycle (product.md 4). Content lives in immutable
+ * Rules and their lifecycle (docs/api.md). Content lives in immutable
  * rule_versions rows; the rules row says which version is the latest, which
  * is live, and whether the rule is archived.
  *
@@ -198,7 +198,7 @@ export class SqlRuleStore implements RuleStore {
         if (rule.version !== basedOnVersion) {
           throw new StaleVersionError(rule.version, basedOnVersion);
         }
-        // A PUT that changes nothing is not a content change (product.md 4):
+        // A PUT that changes nothing is not a content change (docs/api.md):
         // no new version, and a published rule stays published. Repeating a
         // PUT is then harmless, as HTTP means PUT to be.
         const next = normalizeContent(content);

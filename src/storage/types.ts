@@ -3,7 +3,7 @@
  * operation is scoped by tenant: an id of another tenant behaves exactly as
  * an unknown id (null / NotFoundError), never as a permission error.
  *
- * Lifecycle rules: ../shared/spec/product.md section 4.
+ * Lifecycle rules: docs/api.md.
  */
 import type { RuleContent, RuleDefinition } from '../../compiler/rule-schema.ts';
 
@@ -13,7 +13,7 @@ export type Role = 'admin' | 'validator';
 /** The editable content of a rule, what a version stores: derived from the rule's schema. */
 export type { RuleContent };
 
-/** The rule resource of product.md section 2, as the API returns it. */
+/** The rule resource of docs/rule-language.md, as the API returns it. */
 export interface Rule extends RuleContent {
   id: string;
   context: string;
@@ -209,7 +209,7 @@ export interface RuleStore {
   /** Publish every draft of the context atomically. NotFoundError when the context has no rules. With no drafts: published [] and live undefined. */
   publishContext<T>(tenantId: string, context: string, beforeCommit: BeforeCommit<T>): Promise<{ result: PublishResult; live?: T }>;
   /**
-   * Make ruleset version N live again (product.md 4). NotFoundError: unknown version; ConflictError: the current one, or a
+   * Make ruleset version N live again (docs/api.md). NotFoundError: unknown version; ConflictError: the current one, or a
    * code clash; LimitExceededError when the rules it revives would leave the context with more than maxRulesPerContext.
    */
   rollback<T>(

@@ -15,7 +15,7 @@
  * Own-process notices are harmless: the publishing process installed that
  * version before the notice arrives, so it is no longer older.
  *
- * When the database cannot be read, the cached validator stays (product.md
+ * When the database cannot be read, the cached validator stays (docs/operations.md
  * 9: availability over freshness) and the next reconcile retries.
  */
 import type { ApiKeyStore, RuleStore } from '../storage/types.ts';

@@ -1,6 +1,6 @@
 /**
  * Keeps this process's caches consistent with every other process on the
- * same database (product.md 4 and 9):
+ * same database (docs/api.md):
  *
  * - PostgreSQL: a ChangeListener applies notices as they arrive, and every
  *   TUNING.reconcileIntervalMs a consistency check pings the listener connection

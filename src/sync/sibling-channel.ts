@@ -1,7 +1,7 @@
 /**
  * The link between the worker processes of one instance (WORKERS > 1).
  * A worker that changed something tells its siblings through it and waits,
- * within a bound, until they have applied the change: product.md 4 wants
+ * within a bound, until they have applied the change: docs/api.md wants
  * the new version live in every process of the instance before the call
  * returns. Implemented over node:cluster IPC in src/cluster.
  */

@@ -1,6 +1,6 @@
 /**
  * fast-check generators for the differential test: well-formed expressions
- * of the rule language (product.md 3.1-3.4), whole rules (2.1-2.4, 3.6) and
+ * of the rule language (docs/rule-language.md), whole rules (2.1-2.4, 3.6) and
  * JSON payloads with the awkward corners (missing fields, nulls, wrong
  * types, -0, huge and fractional numbers, surrogate pairs, own
  * `__proto__` keys).

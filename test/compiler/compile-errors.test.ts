@@ -1,5 +1,5 @@
 /**
- * Save-time refusals (product.md 2 and 3.5): the allow-list table of the
+ * Save-time refusals (docs/rule-language.md): the allow-list table of the
  * expression checker, with the exact code, line and column of each
  * refusal, and the rule-level checks (paths, required, templates, limits).
  */

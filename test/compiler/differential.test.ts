@@ -1,6 +1,6 @@
 /**
  * Differential test: the compiled validator and the reference interpreter
- * (reference-interpreter.ts, written from product.md alone) must return the
+ * (reference-interpreter.ts, written from docs/rule-language.md alone) must return the
  * same result, key order included, for random well-formed rules and random
  * payloads. Runs are seeded: set DIFF_SEED to replay, DIFF_RUNS to scale.
  * fast-check prints the seed and the shrunk counterexample on failure.
@@ -56,7 +56,7 @@ export function probeRules(expression: string, forEach: boolean): RuleDefinition
 
 const payloads = fc.array(payloadArb, { minLength: 1, maxLength: 3 });
 
-describe('reference interpreter against product.md examples', () => {
+describe('reference interpreter against docs/rule-language.md examples', () => {
   const payload = {
     loan: { amount: 12000 }, s: 'a😀', n: 5, items: [{ qty: 1 }, { qty: 0 }], obj: { k: 1 },
     'first-name': 'Ann', nul: null,

@@ -1,5 +1,5 @@
 /**
- * Semantics of the rule language (product.md 3.1-3.4), one row per case:
+ * Semantics of the rule language (docs/rule-language.md), one row per case:
  * the expression, the payload (and other inputs), and the value it must
  * produce. Values are compared with Object.is at the top level (so NaN,
  * the "invalid number", and -0 are checked exactly) and deeply inside.

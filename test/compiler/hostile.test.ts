@@ -1,6 +1,6 @@
 /**
  * Hostile rules: escape attempts against the compiler, one table row each,
- * with the outcome product.md 3.5 promises. A row is either refused by
+ * with the outcome docs/rule-language.md promises. A row is either refused by
  * `checkRule` (right code, right field, a line and column), or compiles and
  * then evaluates harmlessly: it never throws on hostile payloads, adds no
  * global, leaves the built-in prototypes alone, keeps every user string a
@@ -250,7 +250,7 @@ const CASES: HostileCase[] = [
     },
     outcome: { accepted: true, runs: [{ payload: {}, isValid: false, message: `\`\${globalThis.${MARK}=4}\` */ \u2028 ${MARK} \\ " '` }] },
   },
-  // The code grammar (product.md 2) may be enforced by the API layer; the compiler must stay safe either way.
+  // The code grammar (docs/rule-language.md) may be enforced by the API layer; the compiler must stay safe either way.
   { name: 'rule code with */', rule: { code: `a*/ globalThis.${MARK}=1 /*`, expression: 'false' }, outcome: { refusedOrHarmless: true, runs: [{ payload: {}, isValid: false }] } },
   { name: 'rule code with a line separator', rule: { code: `a\u2028globalThis.${MARK}=1//`, expression: 'false' }, outcome: { refusedOrHarmless: true, runs: [{ payload: {}, isValid: false }] } },
   {

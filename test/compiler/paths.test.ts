@@ -1,5 +1,5 @@
 /**
- * The path grammar of product.md 2.4: what parses, what is refused (with
+ * The path grammar of docs/rule-language.md: what parses, what is refused (with
  * the column), and that formatted paths parse back to the same segments.
  */
 import { describe, expect, it } from 'vitest';

@@ -1,6 +1,6 @@
 /**
  * Reference semantics of the rule language, written straight from
- * product.md 2.1-2.4, 3.1-3.4 and 3.6 as a plain tree-walking interpreter
+ * docs/rule-language.md as a plain tree-walking interpreter
  * over acorn's AST. It shares no code with `compiler/` on purpose: the
  * differential test trusts it only because it is short enough to read
  * against the spec line by line. Clarity wins over speed everywhere.
@@ -9,7 +9,7 @@
  * schema rules; both throw `ReferenceUnsupported` so a generator that
  * produces them fails loudly instead of comparing garbage.
  *
- * Where product.md is loose, the choice made here is marked `SPEC-CHOICE`.
+ * Where docs/rule-language.md is loose, the choice made here is marked `SPEC-CHOICE`.
  */
 import * as acorn from 'acorn';
 import { fullFormats } from 'ajv-formats/dist/formats.js';

@@ -1,5 +1,5 @@
 /**
- * The regex policy (product.md 3.4): which engine each pattern gets, what is
+ * The regex policy (docs/rule-language.md): which engine each pattern gets, what is
  * refused and why, that the RE2 rewrite means what JavaScript means, that
  * the linearity proof is sound (checked on a step-counting backtracker), and
  * that classic ReDoS patterns finish on 50,000-character inputs.

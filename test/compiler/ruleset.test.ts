@@ -1,5 +1,5 @@
 /**
- * Rule evaluation through compileRuleset (product.md 2.1-2.5, 3.6): what a
+ * Rule evaluation through compileRuleset (docs/rule-language.md): what a
  * caller sees in `isValid`, `totalRulesEvaluated` and each failure record.
  */
 import { describe, expect, it } from 'vitest';

@@ -1,5 +1,5 @@
 /**
- * Schema rules (product.md 2.5): the failures a user reads for each kind of
+ * Schema rules (docs/rule-language.md): the failures a user reads for each kind of
  * violation, the save-time schema policy, own-property semantics, and the
  * one shared Ajv instance staying small however many schemas it compiles.
  */

@@ -1,5 +1,5 @@
 /**
- * API keys over HTTP (product.md sections 4 and 5): the secret is shown
+ * API keys over HTTP (docs/api.md): the secret is shown
  * once, lists never carry secrets, roles are enforced, revocation is
  * effective at once, and the tenant's last active admin key stays.
  */

@@ -1,5 +1,5 @@
 /**
- * Authentication and roles over real HTTP (product.md 5, service-interface
+ * Authentication and roles over real HTTP (docs/api.md
  * 5): every kind of bad credential gets the same 401 body, a validator key
  * gets 403 on management routes, revocation is effective at once, and
  * health routes need no key.

@@ -3,7 +3,7 @@
  * the very next request, a restart compiles each context once however many
  * requests race for it, state survives a restart, versions never go
  * backwards, the cache stays within its bound, and a database outage spares
- * contexts already cached (product.md 4 and 9).
+ * contexts already cached (docs/api.md).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestResponse } from '../support/app.ts';

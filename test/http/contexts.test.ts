@@ -1,5 +1,5 @@
 /**
- * Context routes over HTTP (product.md section 4): the list with rule counts
+ * Context routes over HTTP (docs/api.md): the list with rule counts
  * and cache state, recompile, the generated validator source, and the
  * configurable limits that guard rule saving (section 8).
  */

@@ -1,5 +1,5 @@
 /**
- * Errors over real HTTP (product.md 7): every error is problem+json with a
+ * Errors over real HTTP (docs/api.md): every error is problem+json with a
  * stable code and a request id, carries Server-Timing, and never leaks a
  * stack, SQL or a secret. Covers the content-type tricks of SECURITY-NOTES
  * 5.2 (each replayed on a raw socket, so no client library normalizes the
@@ -29,7 +29,7 @@ afterAll(async () => {
   await t?.close();
 });
 
-/** Asserts the problem+json shape of product.md 7 and returns the body. */
+/** Asserts the problem+json shape of docs/api.md and returns the body. */
 function expectProblem(response: TestResponse, status: number, code: ErrorCode): Record<string, any> {
   expect(response.status, response.text).toBe(status);
   expect(response.headers.get('content-type')).toBe('application/problem+json; charset=utf-8');

@@ -1,5 +1,5 @@
 /**
- * Tenant isolation across every management route (product.md section 4:
+ * Tenant isolation across every management route (docs/api.md:
  * "a rule, context or key of another tenant is 404, never 403 and never
  * visible"). Two tenants each own a rule, a live context and a key; each
  * tries the other's ids on every route, and no response may carry anything

@@ -1,6 +1,6 @@
 /**
  * The payload guard's answers, paths included: the path is rebuilt only
- * when something fails, and must be the one product.md 2.4 spells. The
+ * when something fails, and must be the one docs/rule-language.md spells. The
  * guard has a fast walk for payloads that pass and an exact one for those
  * that fail; both are held to the walk of record below.
  */

@@ -1,5 +1,5 @@
 /**
- * Rate limiting (product.md 8) on the real server: each tenant spends its
+ * Rate limiting (docs/api.md) on the real server: each tenant spends its
  * own budget (a batch or a transaction once), every response says how much
  * is left, the 429 is the same problem+json as every other error, a stored
  * override replaces the default, and requests refused by authentication

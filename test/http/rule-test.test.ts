@@ -1,5 +1,5 @@
 /**
- * POST /rules/test over HTTP (product.md section 4): one rule checked as a
+ * POST /rules/test over HTTP (docs/api.md): one rule checked as a
  * save would check it and evaluated, or a context's draft or live ruleset
  * evaluated; nothing is ever stored or made live.
  */

@@ -1,5 +1,5 @@
 /**
- * The lifecycle of product.md section 4 over HTTP: publish one rule, edit a
+ * The lifecycle of docs/api.md over HTTP: publish one rule, edit a
  * live rule, archive, publish a context, roll back, and the 409 of each
  * transition. Every step is checked through the validation endpoint too, so
  * a change is proven live at once (the validator is compiled and installed

@@ -1,5 +1,5 @@
 /**
- * The rule resource over HTTP (product.md sections 2 and 4): create, read,
+ * The rule resource over HTTP (docs/rule-language.md): create, read,
  * list with cursors, replace, archive, versions, and every 400 a rule body
  * can get, each naming its field (with line and column for expressions).
  */
@@ -63,7 +63,7 @@ function errorAt(response: { status: number; body: any }, path: string): { path:
 }
 
 describe('POST /rules', () => {
-  it('creates a draft at version 1 with the defaults of product.md 2', async () => {
+  it('creates a draft at version 1 with the defaults of docs/rule-language.md', async () => {
     const response = await api('POST', '/rules', ruleBody({ code: 'DEFAULTS' }));
     expect(response.status).toBe(201);
     const rule = response.body;

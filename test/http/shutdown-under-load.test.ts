@@ -1,5 +1,5 @@
 /**
- * SIGTERM under load (product.md 9): the real server process validates a
+ * SIGTERM under load (docs/operations.md): the real server process validates a
  * steady stream of requests from several keep-alive connections; SIGTERM
  * arrives in the middle. No request is lost: every request gets a 200
  * (those that reach an open connection are answered, with

@@ -1,6 +1,6 @@
 /**
  * The three validation operations over real HTTP, held to
- * service-interface.md 4.1-4.3 and product.md 6: shapes, types and key
+ * docs/api.md and docs/api.md: shapes, types and key
  * order of every 200 body, Approved/Rejected, 404 for unknown contexts,
  * executionTimeMs and Server-Timing. Rules are created and published
  * through the management API, as a tenant admin would.

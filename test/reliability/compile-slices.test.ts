@@ -1,5 +1,5 @@
 /**
- * Compiling a large context does not stall other tenants (product.md 8:
+ * Compiling a large context does not stall other tenants (docs/api.md:
  * limits are enforced "none crashing or stalling the process").
  *
  * A context of rules that are each kilobytes of distinct regexes takes

@@ -1,5 +1,5 @@
 /**
- * Concurrency (product.md 4 and 6):
+ * Concurrency (docs/api.md):
  * - transactions running while their contexts are republished always see
  *   one consistent set of versions: each context's rule fails with a
  *   message naming its generation, contexts are republished one after the

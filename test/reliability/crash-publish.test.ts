@@ -1,6 +1,6 @@
 /**
  * A process killed with SIGKILL in the middle of a context publish
- * (product.md 4: a publish is one transaction). The real server runs as a
+ * (docs/api.md: a publish is one transaction). The real server runs as a
  * child process on PostgreSQL; a context of many rules is republished and
  * the process is killed at different moments: while the publish
  * transaction is open, at fractions of a publish's duration, and right

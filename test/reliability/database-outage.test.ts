@@ -1,5 +1,5 @@
 /**
- * The database goes away during traffic (product.md 9): contexts already
+ * The database goes away during traffic (docs/operations.md): contexts already
  * cached keep validating, uncached contexts and management calls get 503
  * SERVICE_UNAVAILABLE with Retry-After within 5 s, /health/ready is 503,
  * and everything recovers by itself within 10 s once the database is back.
@@ -19,7 +19,7 @@ import { BackgroundLoad, report, sleep } from './support/measure.ts';
 import { startService, type Service, type ServiceResponse } from './support/service.ts';
 
 const VALIDATE = '/api/v1/validation/validate';
-/** product.md 9: 503 within 5 s, recovery within 10 s. Checked as stated, with no extra slack. */
+/** docs/operations.md: 503 within 5 s, recovery within 10 s. Checked as stated, with no extra slack. */
 const UNAVAILABLE_WITHIN_MS = 5_000;
 const RECOVERED_WITHIN_MS = 10_000;
 

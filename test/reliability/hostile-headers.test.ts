@@ -1,5 +1,5 @@
 /**
- * Hostile authentication headers (product.md 5, SECURITY-NOTES 4 API1/API2):
+ * Hostile authentication headers (docs/api.md, SECURITY-NOTES 4 API1/API2):
  * missing, empty, oversized, non-ASCII, repeated and injection-shaped
  * X-Api-Key and X-Tenant-Id values. Every one is 401 with the same body
  * (only requestId differs), on a management route and on a validation

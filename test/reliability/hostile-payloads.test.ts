@@ -1,5 +1,5 @@
 /**
- * Hostile request bodies on every route that reads one (product.md 6-8):
+ * Hostile request bodies on every route that reads one (docs/api.md):
  * prototype poisoning (also spelled with \u escapes), 10,000-deep nesting,
  * a million-element array, 10 MB strings (with and without Content-Length),
  * 1e400, invalid UTF-8, wrong content types, empty and non-object bodies.
@@ -100,7 +100,7 @@ async function send(
   return response;
 }
 
-/** The problem+json of product.md 7, with this status and code; returns the body. */
+/** The problem+json of docs/api.md, with this status and code; returns the body. */
 function expectProblem(response: TestResponse, code: ErrorCode): Record<string, any> {
   expect(response.status, response.text.slice(0, 500)).toBe(ERRORS[code].status);
   expect(response.headers.get('content-type')).toBe('application/problem+json; charset=utf-8');

@@ -384,7 +384,7 @@ describe('rules that would be slow are bounded', () => {
     const single = await t.request('POST', VALIDATE, { body: { context: 'fan-11', payload: { a: long } } });
     expect(single.status, single.text.slice(0, 300)).toBe(200);
     expect(single.body.failures).toHaveLength(100);
-    // At the payload root a failure has no actualValue (product.md 2.1), so the 30 KB string is not in it 100 times.
+    // At the payload root a failure has no actualValue (docs/rule-language.md), so the 30 KB string is not in it 100 times.
     expect(single.body.failures[0]).toMatchObject({ fieldPath: '', actualValue: null, expectedValue: 'string' });
     expect(single.text.length).toBeLessThan(30_000);
   });

@@ -1,5 +1,5 @@
 /**
- * The standalone module over HTTP (product.md 4, `?format=module`): for a
+ * The standalone module over HTTP (docs/api.md, `?format=module`): for a
  * context with every kind of rule, the module fetched from the service is
  * one ES module without imports, runs in Node (imported from a file) and in
  * a bare `vm` context (no require, no process), and answers every payload

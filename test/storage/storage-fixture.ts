@@ -1,6 +1,6 @@
 /**
  * Shared setup of the storage tests: a migrated Storage on a fresh
- * database, and rule content with the defaults of product.md section 2.
+ * database, and rule content with the defaults of docs/rule-language.md.
  */
 import { createStorage } from '../../src/storage/create-storage.ts';
 import type { LiveRuleset, RuleContent, Storage } from '../../src/storage/types.ts';

@@ -1,5 +1,5 @@
 /**
- * Several real server processes on one PostgreSQL database (product.md 4
+ * Several real server processes on one PostgreSQL database (docs/api.md
  * and 9): a publish, an archive of a live rule, a rollback and a key
  * revocation on instance A are seen by instance B within one second; with
  * B's listener connection cut, the safety net still brings the change and
@@ -22,7 +22,7 @@ import { sampleOf } from '../support/metrics.ts';
 
 const TENANT = 'acme';
 const VALIDATE = '/api/v1/validation/validate';
-/** product.md 4: other instances follow within one second. */
+/** docs/api.md: other instances follow within one second. */
 const FOLLOW_BOUND_MS = 1000;
 /** The safety net's period, plus a reconnect and a reload. */
 const SAFETY_NET_BOUND_MS = TUNING.reconcileIntervalMs.value + 2000;

@@ -1,6 +1,6 @@
 /**
  * Bundled into standalone modules that have patterns the regex policy sent
- * to RE2 (product.md 3.4). The RE2 source was computed at build time by the
+ * to RE2 (docs/rule-language.md). The RE2 source was computed at build time by the
  * same rewrite the service uses (`compiler/regex/re2-syntax.ts`), so the
  * module carries re2js but not the pattern parser or the linear-time proof.
  */
