@@ -377,8 +377,12 @@ describe('contexts without a published ruleset', () => {
 
   it('are remembered for their time to live, and then forgotten even when nobody asks again', async () => {
     const { validators } = t.app.internals;
+    const started = Date.now();
     for (let i = 0; i < 30; i++) expect((await ghost(i)).status).toBe(404);
-    expect(validators.unknownContexts).toBe(30);
+    // All 30 are held when they arrived within the 500 ms; on a machine so
+    // loaded that they did not, the earliest have rightly expired already.
+    if (Date.now() - started < 450) expect(validators.unknownContexts).toBe(30);
+    else expect(validators.unknownContexts).toBeGreaterThan(0);
     // Past the 500 ms they are remembered for, the next one sweeps the expired ones out.
     await new Promise((resolve) => setTimeout(resolve, 600));
     expect((await ghost(1000)).status).toBe(404);
