@@ -27,11 +27,12 @@ const README_MAX_LINES = 260;
 const DOCUMENTS_IN_PROGRESS = new Set<string>();
 
 /** Names of the planning documents, which readers of the repository never have. */
-const PLANNING_REFERENCES = ['../shared', 'product.md', 'service-interface.md', 'authoring.md'];
+// Patterns, not strings, so that this file does not itself name them.
+const PLANNING_REFERENCES = [/\.\.\/shared\b/, /\bproduct\.md\b/, /\bservice-interface\.md\b/, /\bauthoring\.md\b/];
 
-/** Every tracked file but this test (which must name what it looks for) and the lockfile. */
+/** Every tracked file but the lockfile. */
 function inPlanningReferenceScope(path: string): boolean {
-  return path !== 'test/docs/docs-facts.test.ts' && path !== 'package-lock.json';
+  return path !== 'package-lock.json';
 }
 
 function read(path: string): string {
@@ -182,7 +183,8 @@ describe('planning documents', () => {
     for (const path of checked) {
       read(path).split('\n').forEach((line, index) => {
         for (const name of PLANNING_REFERENCES) {
-          if (line.includes(name)) found.push(`${path}:${index + 1}: ${name}`);
+          const match = name.exec(line);
+          if (match) found.push(`${path}:${index + 1}: ${match[0]}`);
         }
       });
     }
