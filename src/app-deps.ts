@@ -54,6 +54,8 @@ export interface ValidatorService {
   compile(ruleset: LiveRuleset): Promise<CompiledValidator>;
   /** Installs a freshly committed validator, replacing an older version (never a newer one). */
   install(validator: CompiledValidator): void;
+  /** Runs a change of a context's live validator by this process, up to its install (cache sync waits for it). */
+  whileChanging<T>(tenantId: string, context: string, change: () => Promise<T>): Promise<T>;
   /** Drops the cached validator of a context, e.g. when it was published elsewhere. */
   invalidate(tenantId: string, context: string): void;
   /** Rebuilds from the database now (POST /contexts/{c}/recompile). Null when the context has no ruleset version. */

@@ -76,8 +76,7 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
     const tenantId = tenantOf(request);
     const context = contextOf(request.params);
     // A context without rules is refused by storage (ContextNotFoundError, a 404 CONTEXT_NOT_FOUND).
-    const { result, live } = await compileAhead(validators, (compile) => storage.rules.publishContext(tenantId, context, compile));
-    if (live !== undefined) validators.install(live);
+    const { result } = await compileAhead(validators, (compile) => storage.rules.publishContext(tenantId, context, compile));
     return result;
   });
 
@@ -103,9 +102,8 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
   }, async (request) => {
     const tenantId = tenantOf(request);
     const context = contextOf(request.params);
-    const { result, live } = await compileAhead(validators, (compile) =>
+    const { result } = await compileAhead(validators, (compile) =>
       storage.rules.rollback(tenantId, context, request.body.rulesetVersion, deps.config.maxRulesPerContext, compile));
-    validators.install(live);
     return result;
   });
 

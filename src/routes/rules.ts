@@ -177,8 +177,7 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
   }, async (request, reply) => {
     const tenantId = tenantOf(request);
     if (!isUuid(request.params.id)) throw new ProblemError(PROBLEMS.ruleNotFound());
-    const { live } = await compileAhead(validators, (compile) => storage.rules.archive(tenantId, request.params.id, compile));
-    if (live !== undefined) validators.install(live);
+    await compileAhead(validators, (compile) => storage.rules.archive(tenantId, request.params.id, compile));
     return reply.code(204).send();
   });
 
@@ -203,8 +202,7 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
   }, async (request) => {
     const tenantId = tenantOf(request);
     if (!isUuid(request.params.id)) throw new ProblemError(PROBLEMS.ruleNotFound());
-    const { rule, live } = await compileAhead(validators, (compile) => storage.rules.publishRule(tenantId, request.params.id, compile));
-    validators.install(live);
+    const { rule } = await compileAhead(validators, (compile) => storage.rules.publishRule(tenantId, request.params.id, compile));
     return rule;
   });
 

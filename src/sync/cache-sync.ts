@@ -12,8 +12,10 @@
  *   database in one query, and every cached key with its stored status in
  *   one query per thousand keys.
  *
- * Own-process notices are harmless: the publishing process installed that
- * version before the notice arrives, so it is no longer older.
+ * Own-process notices are harmless: a notice can arrive before the
+ * publishing process installed its version, so cache sync first waits for
+ * that process's change of the context to end (`changesSettled`), and then
+ * the cached version is no longer older.
  *
  * When the database cannot be read, the cached validator stays (docs/operations.md
  * 9: availability over freshness) and the next reconcile retries.
@@ -33,7 +35,7 @@ export interface CacheSyncLogger {
 export interface CacheSyncOptions {
   rules: Pick<RuleStore, 'liveRuleset' | 'rulesetVersionsOf'>;
   apiKeys: Pick<ApiKeyStore, 'activeAmong'>;
-  validators: Pick<ValidatorCache, 'cachedVersion' | 'cachedVersions' | 'compile' | 'install' | 'invalidate'>;
+  validators: Pick<ValidatorCache, 'cachedVersion' | 'cachedVersions' | 'changesSettled' | 'compile' | 'install' | 'invalidate'>;
   keyCache: Pick<KeyCache, 'cachedKeys' | 'evictKeyId'>;
   log: CacheSyncLogger;
 }
@@ -138,6 +140,9 @@ export class CacheSync {
    */
   async #follow(tenantId: string, context: string, target: number): Promise<void> {
     for (let round = 0; round < TUNING.maxFollowRounds.value; round++) {
+      // This process's own publish may not have installed its version yet:
+      // its notice can overtake the publish's answer.
+      await this.#validators.changesSettled(tenantId, context);
       const cached = this.#validators.cachedVersion(tenantId, context);
       if (cached === undefined) {
         // Nothing cached to refresh. Still invalidate: a load in flight may

@@ -167,6 +167,7 @@ function announceInstalls(inner: ValidatorService, announce: (notice: ChangeNoti
         rulesetVersion: validator.rulesetVersion,
       });
     },
+    whileChanging: inner.whileChanging.bind(inner),
     invalidate: inner.invalidate.bind(inner),
     recompile: inner.recompile.bind(inner),
     compileUncached: inner.compileUncached.bind(inner),

@@ -35,27 +35,37 @@ class DryRunEnded extends Error {
 
 /**
  * Runs a lifecycle operation whose beforeCommit compiles, compiling before
- * its transaction (see above). `operation` is called once or twice with
- * the beforeCommit to pass to storage. Throws what the operation throws
- * (404, 409), or the 400/409 of a ruleset that does not compile.
+ * its transaction (see above), and installs the validator it made live.
+ * `operation` is called once or twice with the beforeCommit to pass to
+ * storage. Throws what the operation throws (404, 409), or the 400/409 of
+ * a ruleset that does not compile.
+ *
+ * The real run and its install are one change of the context
+ * (`whileChanging`): the change notice its commit sends can arrive before
+ * the install, and cache sync waits instead of compiling it again.
  *
  * @example
- * const { result, live } = await compileAhead(validators, (compile) => storage.rules.publishContext(tenantId, context, compile));
+ * const { result } = await compileAhead(validators, (compile) => storage.rules.publishContext(tenantId, context, compile));
  */
-export async function compileAhead<T>(
+export async function compileAhead<T extends { live?: CompiledValidator }>(
   validators: ValidatorService,
   operation: (beforeCommit: BeforeCommit<CompiledValidator>) => Promise<T>,
 ): Promise<T> {
-  let early: CompiledValidator;
+  let next: LiveRuleset;
   try {
-    return await operation((next) => {
-      throw new DryRunEnded(next);
+    return await operation((ruleset) => {
+      throw new DryRunEnded(ruleset);
     });
   } catch (error) {
     if (!(error instanceof DryRunEnded)) throw error;
-    early = await validators.compile(error.next);
+    next = error.next;
   }
-  return operation(compileUnlessEarly(validators, early));
+  const early = await validators.compile(next);
+  return validators.whileChanging(next.tenantId, next.context, async () => {
+    const outcome = await operation(compileUnlessEarly(validators, early));
+    if (outcome.live !== undefined) validators.install(outcome.live);
+    return outcome;
+  });
 }
 
 /**

@@ -100,6 +100,9 @@ export class ValidatorCache implements ValidatorService {
   // without this a load that read version N before a publish could cache N
   // after the publish's N+1 was installed and then evicted.
   readonly #floors = new Map<string, number>();
+  // Changes this process is making to a context's live validator (a
+  // publish, archive or rollback, up to its install), by cache key.
+  readonly #changes = new Map<string, Set<Promise<unknown>>>();
 
   constructor(options: ValidatorCacheOptions) {
     this.#rules = options.rules;
@@ -239,6 +242,38 @@ export class ValidatorCache implements ValidatorService {
     }
     // The validator just installed has the newest tick, so it goes last.
     while (this.#size > 1 && (this.#size > this.#maxEntries || this.#bytes > this.#maxBytes)) this.#evictLeastRecentlyUsed();
+  }
+
+  /**
+   * Runs a change this process makes to a context's live validator, from
+   * its transaction to its install. Its change notice can arrive before
+   * the install; cache sync waits for `changesSettled` so that it does not
+   * compile again what this process is about to install.
+   */
+  whileChanging<T>(tenantId: string, context: string, change: () => Promise<T>): Promise<T> {
+    const key = cacheKey(tenantId, context);
+    let changes = this.#changes.get(key);
+    if (changes === undefined) {
+      changes = new Set();
+      this.#changes.set(key, changes);
+    }
+    const running = change();
+    const entry = running.finally(() => {
+      changes.delete(entry);
+      if (changes.size === 0 && this.#changes.get(key) === changes) this.#changes.delete(key);
+    });
+    changes.add(entry);
+    // The caller gets `running` and its rejection; `entry` only tracks it.
+    entry.catch(() => undefined);
+    return running;
+  }
+
+  /** Resolves once no change of the context by this process is under way (never rejects). */
+  async changesSettled(tenantId: string, context: string): Promise<void> {
+    const key = cacheKey(tenantId, context);
+    for (let changes = this.#changes.get(key); changes !== undefined; changes = this.#changes.get(key)) {
+      await Promise.allSettled([...changes]);
+    }
   }
 
   invalidate(tenantId: string, context: string): void {

@@ -19,6 +19,7 @@ import {
   parseChangeNotice,
   type ChangeNotice,
 } from '../../src/sync/change-notice.ts';
+import { compileAhead } from '../../src/validators/early-compile.ts';
 import { ValidatorCache } from '../../src/validators/validator-cache.ts';
 import { freshDatabase, type FreshDatabase } from '../support/database.ts';
 
@@ -133,6 +134,24 @@ describe('CacheSync between two processes on one database', () => {
     await a.sync.apply({ kind: 'ruleset', tenantId: TENANT, context: 'orders', rulesetVersion: version - 1 });
     expect(a.validators.compileCount).toBe(compiles);
     expect(a.validators.cachedVersion(TENANT, 'orders')).toBe(version);
+  });
+
+  it('waits for its own publish to install when the notice overtakes it, and compiles nothing more', async () => {
+    await editRule(300);
+    const compiles = a.validators.compileCount;
+    let noticeHandled: Promise<void> | undefined;
+    const { result } = await compileAhead(a.validators, async (compile) => {
+      const outcome = await storage.rules.publishContext(TENANT, 'orders', compile);
+      // The notice of this very commit, arriving before the publish has installed what it made live,
+      // and handled while the publish is still on its way (a loaded machine).
+      noticeHandled = a.sync.apply({ kind: 'ruleset', tenantId: TENANT, context: 'orders', rulesetVersion: outcome.result.rulesetVersion });
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      return outcome;
+    });
+    await noticeHandled;
+    expect(a.validators.cachedVersion(TENANT, 'orders')).toBe(result.rulesetVersion);
+    expect(a.validators.compileCount - compiles).toBe(1);
+    expect(await isValidOn(a, 'orders', 250)).toBe(true);
   });
 
   it('forgets that a context was unknown when told it was published', async () => {
