@@ -39,6 +39,7 @@ import { registerSharedSchemas } from './routes/schemas/shared-schemas.ts';
 import { validationRoutes } from './routes/validation.ts';
 import { installValidationFastLane, type FastLaneStats } from './routes/validation-fast-lane.ts';
 import type { Storage } from './storage/types.ts';
+import { tenantRoutes } from './routes/tenant.ts';
 import { registerCacheSync, type CacheSyncHandle } from './sync/register-cache-sync.ts';
 import type { SiblingChannel } from './sync/sibling-channel.ts';
 import { TUNING } from './tuning.ts';
@@ -170,6 +171,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   registerJsonBodyParser(app);
   registerAuth(app, { cache: keyCache, lastUsed });
   const rateLimiter = registerRateLimit(app, { config, tenants: storage.tenants, observer: metrics.rateLimit });
+  cacheSync.sync.followTenantSettings(rateLimiter.policies);
   registerMetrics(app, metrics);
   registerSharedSchemas(app);
   await registerOpenApi(app);
@@ -187,6 +189,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     for (const routes of [rulesRoutes, contextsRoutes, apiKeysRoutes]) {
       await management.register(routes, { prefix: '/api/v1', deps });
     }
+    await management.register(tenantRoutes, { prefix: '/api/v1', deps, policies: rateLimiter.policies });
   });
 
   // With request logging on (debug, trace), every request goes through Fastify, which logs it.

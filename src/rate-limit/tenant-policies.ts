@@ -66,6 +66,12 @@ export class TenantPolicies {
   readonly #inflight = new Map<string, Promise<RateLimitPolicy>>();
   // One warning per outage, not one per tenant per TTL.
   #failing = false;
+  // Reads are numbered; a tenant's refresh (its budget changed) records the
+  // number of its read, and a read that started earlier does not overwrite
+  // what that read found. Emptied whenever no read is under way.
+  #reads = 0;
+  #readsUnderWay = 0;
+  readonly #refreshedBy = new Map<string, number>();
 
   constructor(options: TenantPoliciesOptions) {
     this.#tenants = options.tenants;
@@ -99,6 +105,17 @@ export class TenantPolicies {
     return this.#load(tenantId);
   }
 
+  /**
+   * Reads the tenant's policy again now: its budget was changed (here, or
+   * by another instance, told by a change notice). Requests keep the known
+   * policy until the read lands; a tenant not cached is left alone.
+   */
+  async refresh(tenantId: string): Promise<void> {
+    if (!this.#entries.has(tenantId) && !this.#inflight.has(tenantId)) return;
+    this.#refreshedBy.set(tenantId, this.#reads + 1);
+    await this.#read(tenantId);
+  }
+
   /** Forgets every cached policy (tests, or after an override was changed here). */
   clear(): void {
     this.#entries.clear();
@@ -113,6 +130,21 @@ export class TenantPolicies {
   }
 
   async #read(tenantId: string): Promise<RateLimitPolicy> {
+    const read = ++this.#reads;
+    this.#readsUnderWay++;
+    try {
+      const policy = await this.#readPolicy(tenantId);
+      const refreshedBy = this.#refreshedBy.get(tenantId);
+      // Overtaken by the read of a refresh: what it found is newer.
+      if (refreshedBy !== undefined && read < refreshedBy) return this.#entries.get(tenantId)?.policy ?? policy;
+      this.#remember(tenantId, policy);
+      return policy;
+    } finally {
+      if (--this.#readsUnderWay === 0) this.#refreshedBy.clear();
+    }
+  }
+
+  async #readPolicy(tenantId: string): Promise<RateLimitPolicy> {
     let policy: RateLimitPolicy;
     try {
       const override = await this.#tenants.getRateLimit(tenantId);
@@ -127,11 +159,14 @@ export class TenantPolicies {
       }
       policy = this.#entries.get(tenantId)?.policy ?? this.#policy(tenantId, this.#defaults);
     }
+    return policy;
+  }
+
+  #remember(tenantId: string, policy: RateLimitPolicy): void {
     if (!this.#entries.has(tenantId) && this.#entries.size >= this.#maxTenants) {
       this.#entries.delete(this.#entries.keys().next().value!);
     }
     this.#entries.set(tenantId, { policy, expiresAt: this.#now() + this.#ttlMs, refreshing: false });
-    return policy;
   }
 
   #policy(tenantId: string, limit: { max: number; windowMs: number }): RateLimitPolicy {

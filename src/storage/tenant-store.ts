@@ -3,6 +3,7 @@
  * override.
  */
 import type { Kysely } from 'kysely';
+import { notifyChange } from '../sync/change-notice.ts';
 import { guard } from './database-errors.ts';
 import type { DatabaseSchema } from './schema.ts';
 import type { TenantStore } from './types.ts';
@@ -48,11 +49,15 @@ export class SqlTenantStore implements TenantStore {
 
   setRateLimit(tenantId: string, limit: { max: number; windowMs: number } | null): Promise<void> {
     return guard(async () => {
-      await this.#db
-        .updateTable('tenants')
-        .set({ rate_limit_max: limit?.max ?? null, rate_limit_window_ms: limit?.windowMs ?? null })
-        .where('id', '=', tenantId)
-        .execute();
+      await this.#db.transaction().execute(async (trx) => {
+        await trx
+          .updateTable('tenants')
+          .set({ rate_limit_max: limit?.max ?? null, rate_limit_window_ms: limit?.windowMs ?? null })
+          .where('id', '=', tenantId)
+          .execute();
+        // Every instance reads the budget again on commit (cache sync).
+        await notifyChange(trx, { kind: 'tenant', tenantId });
+      });
     });
   }
 

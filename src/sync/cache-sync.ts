@@ -7,6 +7,7 @@
  *   compiled in the background, and the new validator replaces the old one
  *   only once it is ready: requests keep the old version until then (a few
  *   milliseconds) and never pay for the compile. A revoked key is dropped.
+ *   A tenant whose settings changed has its rate-limit budget read again.
  * - `reconcile()`: the safety net for notices that never arrived (listener
  *   connection down). Compares every cached context's version with the
  *   database in one query, and every cached key with its stored status in
@@ -40,6 +41,11 @@ export interface CacheSyncOptions {
   log: CacheSyncLogger;
 }
 
+/** Reads a tenant's settings again (TenantPolicies). Never rejects. */
+export interface TenantSettingsFollower {
+  refresh(tenantId: string): Promise<void>;
+}
+
 /** What one reconcile pass changed. */
 export interface ReconcileReport {
   /** Contexts reloaded (or dropped) because the database had a newer version. */
@@ -55,6 +61,7 @@ export class CacheSync {
   readonly #keyCache: CacheSyncOptions['keyCache'];
   readonly #log: CacheSyncLogger;
   readonly #reloads = new Map<string, Promise<void>>();
+  #tenantSettings: TenantSettingsFollower | undefined;
 
   constructor(options: CacheSyncOptions) {
     this.#rules = options.rules;
@@ -62,6 +69,11 @@ export class CacheSync {
     this.#validators = options.validators;
     this.#keyCache = options.keyCache;
     this.#log = options.log;
+  }
+
+  /** Who reads a tenant's settings again on a tenant notice (the rate limiter, registered after cache sync). */
+  followTenantSettings(follower: TenantSettingsFollower): void {
+    this.#tenantSettings = follower;
   }
 
   /**
@@ -74,6 +86,10 @@ export class CacheSync {
   async apply(notice: ChangeNotice): Promise<void> {
     if (notice.kind === 'key') {
       this.#keyCache.evictKeyId(notice.keyId);
+      return;
+    }
+    if (notice.kind === 'tenant') {
+      await this.#tenantSettings?.refresh(notice.tenantId);
       return;
     }
     try {

@@ -10,6 +10,7 @@
  * Payload (JSON, well under PostgreSQL's 8000-byte limit):
  * - `{"kind":"ruleset","tenant":"acme","context":"orders","rulesetVersion":7}`
  * - `{"kind":"key","tenant":"acme","keyId":"<uuid>"}` (revoked, or its role changed)
+ * - `{"kind":"tenant","tenant":"acme"}` (its settings changed: the rate-limit budget)
  */
 import { sql, type Kysely } from 'kysely';
 
@@ -31,7 +32,13 @@ export interface KeyChange {
   readonly keyId: string;
 }
 
-export type ChangeNotice = RulesetChange | KeyChange;
+/** A tenant's settings changed (its rate-limit budget): read them again. */
+export interface TenantChange {
+  readonly kind: 'tenant';
+  readonly tenantId: string;
+}
+
+export type ChangeNotice = RulesetChange | KeyChange | TenantChange;
 
 /**
  * The JSON text of a notice.
@@ -40,9 +47,14 @@ export type ChangeNotice = RulesetChange | KeyChange;
  * encodeChangeNotice({ kind: 'key', tenantId: 'acme', keyId }) // '{"kind":"key","tenant":"acme","keyId":"…"}'
  */
 export function encodeChangeNotice(notice: ChangeNotice): string {
-  return notice.kind === 'ruleset'
-    ? JSON.stringify({ kind: notice.kind, tenant: notice.tenantId, context: notice.context, rulesetVersion: notice.rulesetVersion })
-    : JSON.stringify({ kind: notice.kind, tenant: notice.tenantId, keyId: notice.keyId });
+  switch (notice.kind) {
+    case 'ruleset':
+      return JSON.stringify({ kind: notice.kind, tenant: notice.tenantId, context: notice.context, rulesetVersion: notice.rulesetVersion });
+    case 'key':
+      return JSON.stringify({ kind: notice.kind, tenant: notice.tenantId, keyId: notice.keyId });
+    case 'tenant':
+      return JSON.stringify({ kind: notice.kind, tenant: notice.tenantId });
+  }
 }
 
 /**
@@ -66,6 +78,7 @@ export function parseChangeNotice(text: string): ChangeNotice | null {
   if (kind === 'key' && typeof keyId === 'string' && keyId !== '') {
     return { kind, tenantId: tenant, keyId };
   }
+  if (kind === 'tenant') return { kind, tenantId: tenant };
   return null;
 }
 

@@ -77,6 +77,38 @@ describe('TenantPolicies', () => {
     expect(policies.get('acme')).toEqual({ max: 4, windowMs: 2_000, key: 'p:rl:t:acme:2000' });
   });
 
+  it('reads a changed budget at once on refresh, and an older read landing later does not undo it', async () => {
+    // A store whose first read is held after it has read: a background read started before the change.
+    let release: (() => void) | undefined;
+    let held = false;
+    const slow = new TenantPolicies({
+      tenants: {
+        getRateLimit: async (tenantId) => {
+          const value = await storage.tenants.getRateLimit(tenantId);
+          if (!held) {
+            held = true;
+            await new Promise<void>((resolve) => { release = resolve; });
+          }
+          return value;
+        },
+      },
+      defaults: { max: 10, windowMs: 1_000 }, keyPrefix: 'p:', log: { warn: () => {} }, ttlMs: 5_000, now: () => clock,
+    });
+    await storage.tenants.setRateLimit('globex', { max: 5, windowMs: 1_000 });
+    const first = slow.get('globex');
+    while (release === undefined) await new Promise((resolve) => setTimeout(resolve, 5));
+    await storage.tenants.setRateLimit('globex', { max: 6, windowMs: 1_000 });
+    await slow.refresh('globex');
+    expect(slow.get('globex')).toMatchObject({ max: 6 });
+    release();
+    await first;
+    expect(slow.get('globex')).toMatchObject({ max: 6 });
+    // A tenant it never read is left alone: nothing to refresh.
+    await slow.refresh('initech');
+    expect(slow.get('initech')).toBeInstanceOf(Promise);
+    await storage.tenants.setRateLimit('globex', null);
+  });
+
   it('keeps the last known policy through a database outage, with one warning', async () => {
     expect(await policies.get('globex')).toMatchObject({ max: 10 });
     await storage.close();

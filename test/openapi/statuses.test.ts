@@ -163,6 +163,12 @@ describe('every answer is documented for its operation', () => {
     });
   });
 
+  it('tenant settings: read, set the rate-limit budget and put it back', async () => {
+    await call('getTenant', '/api/v1/tenant', 200);
+    await call('setTenantRateLimit', '/api/v1/tenant/rate-limit', 200, { body: { max: 1000, windowMs: 60000 } });
+    await call('setTenantRateLimit', '/api/v1/tenant/rate-limit', 200, { body: { default: true } });
+  });
+
   it('every /api/v1 operation: 401 without a key; admin operations: 403 with a validator key', async () => {
     const paths = pathsByOperation(ruleId, validatorKeyId);
     for (const [id, path] of Object.entries(paths)) {

@@ -47,7 +47,8 @@ interface Process {
 }
 
 function startProcess(storage: Storage): Process {
-  const validators = new ValidatorCache({ rules: storage.rules, maxEntries: 100, limits: {} });
+  // Unknown contexts are remembered for a minute, so that "B would still say no" holds on a loaded machine.
+  const validators = new ValidatorCache({ rules: storage.rules, maxEntries: 100, limits: {}, unknownTtlMs: 60_000 });
   const keyCache = new KeyCache({ find: (keyHash) => storage.apiKeys.findActiveByHash(keyHash) });
   const sync = new CacheSync({ rules: storage.rules, apiKeys: storage.apiKeys, validators, keyCache, log: silent });
   return { validators, keyCache, sync };
@@ -57,6 +58,7 @@ describe('change notices', () => {
   it.each<[string, ChangeNotice]>([
     ['ruleset', { kind: 'ruleset', tenantId: 'acme', context: 'orders.v2:eu', rulesetVersion: 7 }],
     ['key', { kind: 'key', tenantId: 'acme', keyId: '4a1f0c4e-8a57-4d7e-9a8e-0f2b8f1c2d3e' }],
+    ['tenant', { kind: 'tenant', tenantId: 'acme' }],
   ])('round-trip a %s notice', (_name, notice) => {
     expect(parseChangeNotice(encodeChangeNotice(notice))).toEqual(notice);
   });
@@ -70,7 +72,7 @@ describe('change notices', () => {
     ['not JSON', 'hello'],
     ['null', 'null'],
     ['an array', '[1]'],
-    ['an unknown kind', '{"kind":"tenant","tenant":"acme"}'],
+    ['an unknown kind', '{"kind":"account","tenant":"acme"}'],
     ['no tenant', '{"kind":"key","keyId":"x"}'],
     ['an empty context', '{"kind":"ruleset","tenant":"acme","context":"","rulesetVersion":1}'],
     ['a fractional version', '{"kind":"ruleset","tenant":"acme","context":"c","rulesetVersion":1.5}'],

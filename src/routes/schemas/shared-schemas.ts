@@ -13,6 +13,7 @@ import { healthStatusSchema } from './health-schemas.ts';
 import { fieldErrorSchema, problemSchema } from './problem-schemas.ts';
 import { resultSchemas } from './result-schemas.ts';
 import { ruleSchemas } from './rule-schemas.ts';
+import { tenantSchemas } from './tenant-schemas.ts';
 
 /** Every shared schema, in the order the document lists its components. */
 export const SHARED_SCHEMAS = [
@@ -20,6 +21,7 @@ export const SHARED_SCHEMAS = [
   ...ruleSchemas,
   ...contextSchemas,
   ...apiKeySchemas,
+  ...tenantSchemas,
   healthStatusSchema,
   problemSchema,
   fieldErrorSchema,
