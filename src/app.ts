@@ -39,6 +39,7 @@ import { registerSharedSchemas } from './routes/schemas/shared-schemas.ts';
 import { validationRoutes } from './routes/validation.ts';
 import { installValidationFastLane, type FastLaneStats } from './routes/validation-fast-lane.ts';
 import type { Storage } from './storage/types.ts';
+import { contextTestsRoutes } from './routes/context-tests.ts';
 import { tenantRoutes } from './routes/tenant.ts';
 import { registerCacheSync, type CacheSyncHandle } from './sync/register-cache-sync.ts';
 import type { SiblingChannel } from './sync/sibling-channel.ts';
@@ -186,7 +187,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   // Routes that store what they are sent: text PostgreSQL cannot keep is a 400 naming it, not a 500.
   await app.register(async (management) => {
     management.addHook('preValidation', refuseUnstorableText);
-    for (const routes of [rulesRoutes, contextsRoutes, apiKeysRoutes]) {
+    for (const routes of [rulesRoutes, contextsRoutes, contextTestsRoutes, apiKeysRoutes]) {
       await management.register(routes, { prefix: '/api/v1', deps });
     }
     await management.register(tenantRoutes, { prefix: '/api/v1', deps, policies: rateLimiter.policies });

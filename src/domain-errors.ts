@@ -52,6 +52,16 @@ export class RuleInvalidError extends Error {
   }
 }
 
+/** Stored tests of a context fail against the ruleset about to go live; `errors` names each (`tests[3]`). */
+export class TestsFailedError extends Error {
+  readonly code = 'TESTS_FAILED';
+
+  constructor(readonly context: string, readonly errors: FieldError[]) {
+    super(`${errors.length} stored test(s) of context "${context}" fail`);
+    this.name = 'TestsFailedError';
+  }
+}
+
 /** The ruleset of a context does not compile. */
 export class RulesetInvalidError extends Error {
   readonly code = 'RULESET_INVALID';

@@ -27,6 +27,7 @@ export const ERRORS = {
   CONTEXT_NOT_FOUND: { status: 404, title: 'Context not found', detail: 'The context was not found.' },
   CONFLICT: { status: 409, title: 'Conflict', detail: 'Conflict.' },
   LIMIT_EXCEEDED: { status: 409, title: 'Limit exceeded', detail: 'Limit exceeded.' },
+  TESTS_FAILED: { status: 409, title: 'Tests failed', detail: 'Stored tests of the context fail.' },
   PAYLOAD_TOO_LARGE: { status: 413, title: 'Payload too large', detail: 'Payload too large.' },
   UNSUPPORTED_MEDIA_TYPE: { status: 415, title: 'Unsupported media type', detail: 'Unsupported media type.' },
   RATE_LIMITED: { status: 429, title: 'Too many requests', detail: 'Too many requests.' },
@@ -247,6 +248,13 @@ export const PROBLEMS = {
   ruleArchived: (): ProblemSpec => ({ code: 'CONFLICT', detail: 'the rule is archived' }),
   staleVersion: (currentVersion: number, basedOnVersion: number): ProblemSpec => ({
     code: 'CONFLICT', detail: `the rule is at version ${currentVersion}, not ${basedOnVersion}`,
+  }),
+  testsFailed: (errors: FieldError[], context: string): ProblemSpec => ({
+    code: 'TESTS_FAILED',
+    detail: `${errors.length === 1 ? 'A stored test' : `${errors.length} stored tests`} of context ${quoted([context])} `
+      + `${errors.length === 1 ? 'fails' : 'fail'} against the rules that would go live; nothing was changed. `
+      + 'Fix the rules or the tests, or add ?force=true to go ahead anyway.',
+    errors,
   }),
 
   // Storage's other refusals, each in the words storage gives it (they name the versions, counts and codes involved).

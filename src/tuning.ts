@@ -57,6 +57,10 @@ export const TUNING = tunables({
     value: 500, unit: 'ms', min: 0, max: 1000,
     why: 'a context without a ruleset is answered from memory this long; at most the 1 s in which instances converge',
   },
+  maxStoredTests: {
+    value: 1000, unit: 'tests', min: 1,
+    why: 'a context\'s stored tests run before every publish, so their number is bounded as its rules are',
+  },
   maxUnknownContexts: {
     value: 10_000, unit: 'contexts', min: 1,
     why: 'unknown context names are whatever callers send, so their memory is bounded',

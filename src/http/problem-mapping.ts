@@ -10,6 +10,7 @@ import {
   RuleInvalidError,
   RulesetInvalidError,
   RulesetOverLimitError,
+  TestsFailedError,
   TooManyFailuresRefusal,
 } from '../domain-errors.ts';
 import { PROBLEMS, type ProblemSpec } from '../errors.ts';
@@ -42,6 +43,7 @@ export function domainProblem(error: unknown): ProblemSpec | undefined {
   if (error instanceof RuleInvalidError) return PROBLEMS.ruleDoesNotCompile(error.errors);
   if (error instanceof RulesetInvalidError) return PROBLEMS.rulesetDoesNotCompile(error.errors, error.context);
   if (error instanceof RulesetOverLimitError) return PROBLEMS.rulesetOverLimit(error.errors, error.context);
+  if (error instanceof TestsFailedError) return PROBLEMS.testsFailed(error.errors, error.context);
   // Storage: the named situations before the kinds they belong to.
   if (error instanceof UnavailableError) return PROBLEMS.databaseUnavailable();
   if (error instanceof RuleNotFoundError) return PROBLEMS.ruleNotFound();

@@ -11,6 +11,8 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { buildStandaloneModule, StandaloneModuleCache } from '../../compiler/standalone/index.ts';
 import { compileAhead } from '../validators/early-compile.ts';
+import { storedTestsCheck } from '../rules/stored-tests.ts';
+import { forceQuerySchema } from './schemas/context-test-schemas.ts';
 import { runInSlices } from '../validators/time-slices.ts';
 import type { AppDeps, CompiledValidator } from '../app-deps.ts';
 import { PROBLEMS, ProblemError } from '../errors.ts';
@@ -54,7 +56,7 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
     return params.context;
   };
 
-  app.post<{ Params: ContextParams }>('/contexts/:context/publish', {
+  app.post<{ Params: ContextParams; Querystring: { force?: 'true' | 'false' } }>('/contexts/:context/publish', {
     config: adminOnly,
     schema: {
       ...operation({
@@ -66,21 +68,26 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
         answers: {
           200: 'What was published; `published` is empty and the version unchanged when there were no drafts.',
           404: 'The context has no rules (CONTEXT_NOT_FOUND).',
-          409: 'The ruleset would be over a limit (LIMIT_EXCEEDED).',
+          409: 'The ruleset would be over a limit (LIMIT_EXCEEDED); or a stored test of the context fails against it (TESTS_FAILED).',
         },
       }),
       params: contextParamsSchema,
+      querystring: forceQuerySchema,
       response: { 200: sharedRef('PublishResult') },
     },
   }, async (request) => {
     const tenantId = tenantOf(request);
     const context = contextOf(request.params);
     // A context without rules is refused by storage (ContextNotFoundError, a 404 CONTEXT_NOT_FOUND).
-    const { result } = await compileAhead(validators, (compile) => storage.rules.publishContext(tenantId, context, compile));
+    const { result } = await compileAhead(
+      validators,
+      (compile) => storage.rules.publishContext(tenantId, context, compile),
+      storedTestsCheck(storage.tests, deps.config, request.query.force === 'true'),
+    );
     return result;
   });
 
-  app.post<{ Params: ContextParams; Body: { rulesetVersion: number } }>('/contexts/:context/rollback', {
+  app.post<{ Params: ContextParams; Body: { rulesetVersion: number }; Querystring: { force?: 'true' | 'false' } }>('/contexts/:context/rollback', {
     config: adminOnly,
     schema: {
       ...operation({
@@ -92,18 +99,23 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
         answers: {
           200: 'What was published by the rollback.',
           404: 'The context has no such ruleset version (NOT_FOUND or CONTEXT_NOT_FOUND).',
-          409: 'The version is the current one, or a revived rule\'s code is taken by another live rule (CONFLICT); or the context would be over a limit (LIMIT_EXCEEDED).',
+          409: 'The version is the current one, or a revived rule\'s code is taken by another live rule (CONFLICT); or the context would be over a limit (LIMIT_EXCEEDED); '
+            + 'or a stored test of the context fails against the rules it would make live (TESTS_FAILED).',
         },
       }),
       params: contextParamsSchema,
+      querystring: forceQuerySchema,
       body: rollbackBodySchema,
       response: { 200: sharedRef('PublishResult') },
     },
   }, async (request) => {
     const tenantId = tenantOf(request);
     const context = contextOf(request.params);
-    const { result } = await compileAhead(validators, (compile) =>
-      storage.rules.rollback(tenantId, context, request.body.rulesetVersion, deps.config.maxRulesPerContext, compile));
+    const { result } = await compileAhead(
+      validators,
+      (compile) => storage.rules.rollback(tenantId, context, request.body.rulesetVersion, deps.config.maxRulesPerContext, compile),
+      storedTestsCheck(storage.tests, deps.config, request.query.force === 'true'),
+    );
     return result;
   });
 

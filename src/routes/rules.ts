@@ -15,6 +15,8 @@ import type { ListRulesQuery, Rule, RuleStatus } from '../storage/types.ts';
 import { TUNING } from '../tuning.ts';
 import { assertRuleCompiles } from '../rules/check-rule-content.ts';
 import { compileAhead } from '../validators/early-compile.ts';
+import { storedTestsCheck } from '../rules/stored-tests.ts';
+import { forceQuerySchema } from './schemas/context-test-schemas.ts';
 import { operation } from '../openapi/operation.ts';
 import { idParamsSchema, isUuid, tenantOf } from './schemas/route-helpers.ts';
 import { toRuleContent, type CreateRuleBody, type UpdateRuleBody } from './schemas/rule-body.ts';
@@ -181,7 +183,7 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
     return reply.code(204).send();
   });
 
-  app.post<{ Params: IdParams }>('/rules/:id/publish', {
+  app.post<{ Params: IdParams; Querystring: { force?: 'true' | 'false' } }>('/rules/:id/publish', {
     config: adminOnly,
     schema: {
       ...operation({
@@ -193,16 +195,22 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
         answers: {
           200: 'The rule, now published.',
           404: NO_SUCH_RULE,
-          409: 'The latest version is already live, or the rule is archived (CONFLICT); or the context\'s ruleset would be over a limit (LIMIT_EXCEEDED).',
+          409: 'The latest version is already live, or the rule is archived (CONFLICT); or the context\'s ruleset would be over a limit (LIMIT_EXCEEDED); '
+            + 'or a stored test of the context fails against it (TESTS_FAILED).',
         },
       }),
       params: idParamsSchema,
+      querystring: forceQuerySchema,
       response: { 200: sharedRef('Rule') },
     },
   }, async (request) => {
     const tenantId = tenantOf(request);
     if (!isUuid(request.params.id)) throw new ProblemError(PROBLEMS.ruleNotFound());
-    const { rule } = await compileAhead(validators, (compile) => storage.rules.publishRule(tenantId, request.params.id, compile));
+    const { rule } = await compileAhead(
+      validators,
+      (compile) => storage.rules.publishRule(tenantId, request.params.id, compile),
+      storedTestsCheck(storage.tests, deps.config, request.query.force === 'true'),
+    );
     return rule;
   });
 

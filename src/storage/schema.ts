@@ -4,6 +4,7 @@
  * Date from both pg and PGlite.
  */
 import type { ColumnType, Generated } from 'kysely';
+import type { StoredTest } from './types.ts';
 
 type Timestamp = ColumnType<Date, Date, Date>;
 type NullableTimestamp = ColumnType<Date | null, Date | null | undefined, Date | null>;
@@ -78,6 +79,14 @@ export interface ContextUsageTable {
   last_used_at: Timestamp;
 }
 
+/** The stored test cases of a context (the whole list in one row). */
+export interface ContextTestsTable {
+  tenant_id: string;
+  context: string;
+  tests: ColumnType<StoredTest[], string, string>;
+  updated_at: Timestamp;
+}
+
 /** The whole schema. */
 export interface DatabaseSchema {
   tenants: TenantsTable;
@@ -87,4 +96,5 @@ export interface DatabaseSchema {
   contexts: ContextsTable;
   ruleset_versions: RulesetVersionsTable;
   context_usage: ContextUsageTable;
+  context_tests: ContextTestsTable;
 }

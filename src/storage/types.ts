@@ -237,12 +237,32 @@ export interface ContextUsageStore {
   likelyUsed(limit: number): Promise<ContextRef[]>;
 }
 
+/** A stored test case of a context: a payload and the answer it must get. */
+export interface StoredTest {
+  name: string;
+  payload: Record<string, unknown>;
+  expect: {
+    isValid: boolean;
+    /** When given, exactly the set of rule codes that must fail. */
+    failures?: string[];
+  };
+}
+
+/** The stored test cases of each context, replaced and read as a whole. */
+export interface ContextTestStore {
+  /** The context's tests, in the order they were stored; [] when it has none. */
+  list(tenantId: string, context: string): Promise<StoredTest[]>;
+  /** Replaces the context's tests ([] removes them). */
+  replace(tenantId: string, context: string, tests: StoredTest[]): Promise<void>;
+}
+
 export interface Storage {
   readonly kind: 'pglite' | 'postgres';
   readonly tenants: TenantStore;
   readonly apiKeys: ApiKeyStore;
   readonly rules: RuleStore;
   readonly usage: ContextUsageStore;
+  readonly tests: ContextTestStore;
   /** True when the database answers (for /health/ready). */
   ping(): Promise<boolean>;
   close(): Promise<void>;

@@ -44,12 +44,18 @@ class DryRunEnded extends Error {
  * (`whileChanging`): the change notice its commit sends can arrive before
  * the install, and cache sync waits instead of compiling it again.
  *
+ * `check`, when given, vets the validator about to go live (the context's
+ * stored tests): it runs on the early validator before the transaction,
+ * and again inside it on a validator compiled anew; what it throws refuses
+ * the operation, and nothing changes.
+ *
  * @example
  * const { result } = await compileAhead(validators, (compile) => storage.rules.publishContext(tenantId, context, compile));
  */
 export async function compileAhead<T extends { live?: CompiledValidator }>(
   validators: ValidatorService,
   operation: (beforeCommit: BeforeCommit<CompiledValidator>) => Promise<T>,
+  check?: GoLiveCheck,
 ): Promise<T> {
   let next: LiveRuleset;
   try {
@@ -61,8 +67,9 @@ export async function compileAhead<T extends { live?: CompiledValidator }>(
     next = error.next;
   }
   const early = await validators.compile(next);
+  await check?.(early);
   return validators.whileChanging(next.tenantId, next.context, async () => {
-    const outcome = await operation(compileUnlessEarly(validators, early));
+    const outcome = await operation(compileUnlessEarly(validators, early, check));
     if (outcome.live !== undefined) validators.install(outcome.live);
     return outcome;
   });
@@ -72,12 +79,17 @@ export async function compileAhead<T extends { live?: CompiledValidator }>(
  * The beforeCommit of the real run: the early validator when the rules
  * going live are the ones it was compiled from, else a compile of them.
  */
-export function compileUnlessEarly(validators: ValidatorService, early: CompiledValidator): BeforeCommit<CompiledValidator> {
+export function compileUnlessEarly(validators: ValidatorService, early: CompiledValidator, check?: GoLiveCheck): BeforeCommit<CompiledValidator> {
   return async (next) => {
     if (await runInSlices(sameRules(early.ruleset, next))) return withRuleset(early, next);
-    return validators.compile(next);
+    const validator = await validators.compile(next);
+    await check?.(validator);
+    return validator;
   };
 }
+
+/** Vets a validator about to go live; throws to refuse the operation. */
+export type GoLiveCheck = (validator: CompiledValidator) => void | Promise<void>;
 
 /**
  * Whether two rulesets hold the same rules in the same order, one rule a

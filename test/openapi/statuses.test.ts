@@ -147,6 +147,23 @@ describe('every answer is documented for its operation', () => {
     await call('getContextValidator', '/api/v1/contexts/no-such-context/validator', 404);
   });
 
+  it('stored tests: replace, read, run; a publish they fail', async () => {
+    const test = { name: 'big', payload: { amount: 500 }, expect: { isValid: true } };
+    await call('replaceContextTests', '/api/v1/contexts/docs/tests', 200, { body: { tests: [test] } });
+    await call('replaceContextTests', '/api/v1/contexts/-no-/tests', 404, { body: { tests: [] } });
+    await call('getContextTests', '/api/v1/contexts/docs/tests', 200);
+    await call('getContextTests', '/api/v1/contexts/-no-/tests', 404);
+    await call('runContextTests', '/api/v1/contexts/docs/tests/run', 200, { body: { target: 'live' } });
+    await call('runContextTests', '/api/v1/contexts/no-such-context/tests/run', 404, { body: {} });
+    const { version } = (await t.request('GET', `/api/v1/rules/${ruleId}`)).body;
+    await call('updateRule', `/api/v1/rules/${ruleId}`, 200, { body: { name: 'Amount limit', expression: 'amount <= 45', version } });
+    await call('publishContext', '/api/v1/contexts/docs/publish', 409);
+    await call('publishRule', `/api/v1/rules/${ruleId}/publish`, 409);
+    await call('rollbackContext', '/api/v1/contexts/docs/rollback', 409, { body: { rulesetVersion: 1 } });
+    await call('replaceContextTests', '/api/v1/contexts/docs/tests', 200, { body: { tests: [] } });
+    await call('publishContext', '/api/v1/contexts/docs/publish?force=true', 200);
+  });
+
   it('validation: single, batch, transaction', async () => {
     const key = validatorKey;
     await call('validateSingle', '/api/v1/validation/validate', 200, { key, body: { context: 'docs', payload: { amount: 50 } } });

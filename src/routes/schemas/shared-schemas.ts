@@ -9,6 +9,7 @@
 import type { FastifyInstance } from 'fastify';
 import { apiKeySchemas } from './api-key-schemas.ts';
 import { contextSchemas } from './context-schemas.ts';
+import { contextTestSchemas } from './context-test-schemas.ts';
 import { healthStatusSchema } from './health-schemas.ts';
 import { fieldErrorSchema, problemSchema } from './problem-schemas.ts';
 import { resultSchemas } from './result-schemas.ts';
@@ -20,6 +21,7 @@ export const SHARED_SCHEMAS = [
   ...resultSchemas,
   ...ruleSchemas,
   ...contextSchemas,
+  ...contextTestSchemas,
   ...apiKeySchemas,
   ...tenantSchemas,
   healthStatusSchema,

@@ -336,6 +336,50 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/contexts/{context}/tests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the stored tests of a context
+         * @description The context's test cases, in the order they run; an empty list when it has none.
+         */
+        get: operations["getContextTests"];
+        /**
+         * Replace the stored tests of a context
+         * @description Stores the context's test cases, replacing any before (an empty list removes them). Each is a payload and the answer it must get: `isValid`, and with `failures` exactly that set of failing rule codes. Names are unique. The tests run on demand and before every publish and rollback of the context, which a failing test refuses (409 TESTS_FAILED) unless forced.
+         */
+        put: operations["replaceContextTests"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/contexts/{context}/tests/run": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run the stored tests of a context
+         * @description Runs every stored test against the rules a context publish would make live now (`target: "draft"`, the default) or against the live rules (`"live"`), and says how each fared. Changes nothing.
+         */
+        post: operations["runContextTests"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/api-keys": {
         parameters: {
             query?: never;
@@ -994,6 +1038,101 @@ export interface components {
              */
             compileMs: number;
         };
+        /** @description A payload and the answer it must get from the context's rules. */
+        StoredTest: {
+            /**
+             * @description The test's name, unique in the context.
+             * @example small loan passes
+             */
+            name: string;
+            /**
+             * @description The payload to validate.
+             * @example {
+             *       "amount": 500
+             *     }
+             */
+            payload: {
+                [key: string]: unknown;
+            };
+            /** @description The answer expected: `isValid`, and when `failures` is given, exactly that set of failing rule codes. */
+            expect: {
+                /**
+                 * @description Whether the payload must pass.
+                 * @example true
+                 */
+                isValid: boolean;
+                /**
+                 * @description Codes of failing rules, each once.
+                 * @example [
+                 *       "MAX_AMOUNT"
+                 *     ]
+                 */
+                failures?: string[];
+            };
+        };
+        /**
+         * @description The stored test cases of a context, in the order they run.
+         * @example {
+         *       "tests": [
+         *         {
+         *           "name": "small loan passes",
+         *           "payload": {
+         *             "amount": 500
+         *           },
+         *           "expect": {
+         *             "isValid": true
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
+        StoredTests: {
+            /** @description The test cases (at most 1000); an empty list removes them. */
+            tests: components["schemas"]["StoredTest"][];
+        };
+        /** @description How each stored test fared. */
+        TestRunResult: {
+            /**
+             * @description The rules the tests ran against (`draft` or `live`).
+             * @example draft
+             */
+            target: string;
+            /**
+             * @description Tests that got the answer they expect.
+             * @example 3
+             */
+            passed: number;
+            /**
+             * @description Tests that did not.
+             * @example 1
+             */
+            failed: number;
+            /** @description One entry per test, in order. */
+            results: {
+                /**
+                 * @description The test's name, unique in the context.
+                 * @example small loan passes
+                 */
+                name: string;
+                /**
+                 * @description Whether it got the answer it expects.
+                 * @example true
+                 */
+                ok: boolean;
+                /**
+                 * @description Whether the payload passed.
+                 * @example false
+                 */
+                isValid: boolean;
+                /**
+                 * @description Codes of failing rules, each once.
+                 * @example [
+                 *       "MAX_AMOUNT"
+                 *     ]
+                 */
+                failures: string[];
+            }[];
+        };
         /** @description A new key, with its secret: shown this once, stored only as a hash. */
         CreatedApiKey: {
             /**
@@ -1148,7 +1287,7 @@ export interface components {
              * @example INVALID_BODY
              * @enum {string}
              */
-            code: "INVALID_BODY" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "CONTEXT_NOT_FOUND" | "CONFLICT" | "LIMIT_EXCEEDED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL" | "SERVICE_UNAVAILABLE";
+            code: "INVALID_BODY" | "UNAUTHORIZED" | "FORBIDDEN" | "NOT_FOUND" | "CONTEXT_NOT_FOUND" | "CONFLICT" | "LIMIT_EXCEEDED" | "TESTS_FAILED" | "PAYLOAD_TOO_LARGE" | "UNSUPPORTED_MEDIA_TYPE" | "RATE_LIMITED" | "INTERNAL" | "SERVICE_UNAVAILABLE";
             /**
              * @description Identifies the request in the service logs.
              * @example 3f9c1a2b-77d0-4e1a-9c3d-000000000001
@@ -2747,7 +2886,13 @@ export interface operations {
     };
     publishRule: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: go live even when stored tests of the context fail.
+                 * @example true
+                 */
+                force?: "true" | "false";
+            };
             header?: never;
             path: {
                 /**
@@ -2811,7 +2956,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The latest version is already live, or the rule is archived (CONFLICT); or the context's ruleset would be over a limit (LIMIT_EXCEEDED). */
+            /** @description The latest version is already live, or the rule is archived (CONFLICT); or the context's ruleset would be over a limit (LIMIT_EXCEEDED); or a stored test of the context fails against it (TESTS_FAILED). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2966,7 +3111,13 @@ export interface operations {
     };
     publishContext: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: go live even when stored tests of the context fail.
+                 * @example true
+                 */
+                force?: "true" | "false";
+            };
             header?: never;
             path: {
                 /**
@@ -3030,7 +3181,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The ruleset would be over a limit (LIMIT_EXCEEDED). */
+            /** @description The ruleset would be over a limit (LIMIT_EXCEEDED); or a stored test of the context fails against it (TESTS_FAILED). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3080,7 +3231,13 @@ export interface operations {
     };
     rollbackContext: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description `true`: go live even when stored tests of the context fail.
+                 * @example true
+                 */
+                force?: "true" | "false";
+            };
             header?: never;
             path: {
                 /**
@@ -3160,7 +3317,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The version is the current one, or a revived rule's code is taken by another live rule (CONFLICT); or the context would be over a limit (LIMIT_EXCEEDED). */
+            /** @description The version is the current one, or a revived rule's code is taken by another live rule (CONFLICT); or the context would be over a limit (LIMIT_EXCEEDED); or a stored test of the context fails against the rules it would make live (TESTS_FAILED). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3492,6 +3649,406 @@ export interface operations {
             };
             /** @description The context has no published ruleset (CONTEXT_NOT_FOUND). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; it was logged, and the answer carries none of its details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getContextTests: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The context name.
+                 * @example loan-application
+                 */
+                context: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The stored tests. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoredTests"];
+                };
+            };
+            /** @description The request is invalid: its body, query or parameters (`errors` lists each problem with its path), or its URL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description X-Api-Key is missing, unknown or revoked, or X-Tenant-Id is not its tenant; the answer is the same in every case. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is a validator key; this operation needs an admin key. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The URL names a context no context can be called (CONTEXT_NOT_FOUND). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; it was logged, and the answer carries none of its details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    replaceContextTests: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The context name.
+                 * @example loan-application
+                 */
+                context: string;
+            };
+            cookie?: never;
+        };
+        /** @description The stored test cases of a context, in the order they run. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "tests": [
+                 *         {
+                 *           "name": "small loan passes",
+                 *           "payload": {
+                 *             "amount": 500
+                 *           },
+                 *           "expect": {
+                 *             "isValid": true
+                 *           }
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The test cases (at most 1000); an empty list removes them. */
+                    tests: components["schemas"]["StoredTest"][];
+                };
+            };
+        };
+        responses: {
+            /** @description The tests now stored. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StoredTests"];
+                };
+            };
+            /** @description The request is invalid: its body, query or parameters (`errors` lists each problem with its path), or its URL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description X-Api-Key is missing, unknown or revoked, or X-Tenant-Id is not its tenant; the answer is the same in every case. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is a validator key; this operation needs an admin key. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The URL names a context no context can be called (CONTEXT_NOT_FOUND). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the limit (MAX_BODY_BYTES). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json, or is compressed. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; it was logged, and the answer carries none of its details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    runContextTests: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The context name.
+                 * @example loan-application
+                 */
+                context: string;
+            };
+            cookie?: never;
+        };
+        /** @description Which rules to run the tests against. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "target": "draft"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description `draft` (default): what a context publish would make live now; `live`: what validation uses now.
+                     * @example draft
+                     * @enum {string}
+                     */
+                    target?: "draft" | "live";
+                };
+            };
+        };
+        responses: {
+            /** @description Each test's outcome. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TestRunResult"];
+                };
+            };
+            /** @description The request is invalid: its body, query or parameters (`errors` lists each problem with its path), or its URL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description X-Api-Key is missing, unknown or revoked, or X-Tenant-Id is not its tenant; the answer is the same in every case. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is a validator key; this operation needs an admin key. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The context has no rules (draft) or no published ruleset (live) (CONTEXT_NOT_FOUND). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The context's draft ruleset is over a limit (LIMIT_EXCEEDED). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the limit (MAX_BODY_BYTES). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json, or is compressed. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,0 +1,156 @@
+/**
+ * Stored test cases of a context (docs/api.md): replace and read them, and
+ * run them against the draft or the live rules. The same tests run before
+ * every publish and rollback of the context (src/rules/stored-tests.ts),
+ * which they refuse when one fails. Admin keys only; another tenant's
+ * context is unknown (its tests are its own).
+ *
+ * A context may have tests before it has rules: tests can be written first.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import type { AppDeps } from '../app-deps.ts';
+import { PROBLEMS, ProblemError, type FieldError } from '../errors.ts';
+import { checkPayload } from '../http/payload-guard.ts';
+import { operation } from '../openapi/operation.ts';
+import { describeCompileError } from '../rules/check-rule-content.ts';
+import { runStoredTests } from '../rules/stored-tests.ts';
+import type { LiveRuleset, StoredTest } from '../storage/types.ts';
+import { contextParamsSchema } from './schemas/context-schemas.ts';
+import { storedTestsBodySchema, testRunBodySchema } from './schemas/context-test-schemas.ts';
+import { tenantOf } from './schemas/route-helpers.ts';
+import { CONTEXT_REGEX } from './schemas/rule-schemas.ts';
+import { sharedRef } from './schemas/shared-schemas.ts';
+
+interface ContextParams {
+  context: string;
+}
+
+type TestTarget = 'draft' | 'live';
+
+const adminOnly = { role: 'admin' } as const;
+
+const IMPOSSIBLE_NAME = 'The URL names a context no context can be called (CONTEXT_NOT_FOUND).';
+
+/**
+ * Registers /contexts/{context}/tests and /contexts/{context}/tests/run.
+ * Mounted by buildApp under /api/v1 with `{ deps }`.
+ *
+ * @example
+ * await app.register(contextTestsRoutes, { prefix: '/api/v1', deps });
+ */
+// eslint-disable-next-line @typescript-eslint/require-await -- a Fastify plugin without a done parameter must return a promise
+export const contextTestsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
+  const { storage, validators, config } = deps;
+
+  /** The context name of the URL; a name that cannot exist is an unknown context. */
+  const contextOf = (params: ContextParams): string => {
+    if (!CONTEXT_REGEX.test(params.context)) throw new ProblemError(PROBLEMS.impossibleContextName());
+    return params.context;
+  };
+
+  app.put<{ Params: ContextParams; Body: { tests: StoredTest[] } }>('/contexts/:context/tests', {
+    config: adminOnly,
+    schema: {
+      ...operation({
+        id: 'replaceContextTests',
+        tag: 'Contexts',
+        summary: 'Replace the stored tests of a context',
+        description: 'Stores the context\'s test cases, replacing any before (an empty list removes them). Each is a payload and the answer '
+          + 'it must get: `isValid`, and with `failures` exactly that set of failing rule codes. Names are unique. The tests run on demand '
+          + 'and before every publish and rollback of the context, which a failing test refuses (409 TESTS_FAILED) unless forced.',
+        answers: { 200: 'The tests now stored.', 404: IMPOSSIBLE_NAME },
+      }),
+      params: contextParamsSchema,
+      body: storedTestsBodySchema,
+      response: { 200: sharedRef('StoredTests') },
+    },
+  }, async (request) => {
+    const tenantId = tenantOf(request);
+    const context = contextOf(request.params);
+    const { tests } = request.body;
+    assertTestsWellFormed(tests, config.maxPayloadDepth);
+    await storage.tests.replace(tenantId, context, tests);
+    return { tests };
+  });
+
+  app.get<{ Params: ContextParams }>('/contexts/:context/tests', {
+    config: adminOnly,
+    schema: {
+      ...operation({
+        id: 'getContextTests',
+        tag: 'Contexts',
+        summary: 'Read the stored tests of a context',
+        description: 'The context\'s test cases, in the order they run; an empty list when it has none.',
+        answers: { 200: 'The stored tests.', 404: IMPOSSIBLE_NAME },
+      }),
+      params: contextParamsSchema,
+      response: { 200: sharedRef('StoredTests') },
+    },
+  }, async (request) => ({ tests: await storage.tests.list(tenantOf(request), contextOf(request.params)) }));
+
+  app.post<{ Params: ContextParams; Body: { target?: TestTarget } | undefined }>('/contexts/:context/tests/run', {
+    config: adminOnly,
+    schema: {
+      ...operation({
+        id: 'runContextTests',
+        tag: 'Contexts',
+        summary: 'Run the stored tests of a context',
+        description: 'Runs every stored test against the rules a context publish would make live now (`target: "draft"`, the default) '
+          + 'or against the live rules (`"live"`), and says how each fared. Changes nothing.',
+        answers: {
+          200: 'Each test\'s outcome.',
+          404: 'The context has no rules (draft) or no published ruleset (live) (CONTEXT_NOT_FOUND).',
+          409: 'The context\'s draft ruleset is over a limit (LIMIT_EXCEEDED).',
+        },
+      }),
+      params: contextParamsSchema,
+      body: testRunBodySchema,
+      response: { 200: sharedRef('TestRunResult') },
+    },
+    // The body is optional: none means the defaults.
+    preValidation: (request, _reply, done) => {
+      request.body ??= {};
+      done();
+    },
+  }, async (request) => {
+    const tenantId = tenantOf(request);
+    const context = contextOf(request.params);
+    const target = request.body?.target ?? 'draft';
+    const ruleset = target === 'draft'
+      ? await storage.rules.draftRuleset(tenantId, context)
+      : await storage.rules.liveRuleset(tenantId, context);
+    if (ruleset === null) {
+      throw new ProblemError(target === 'draft' ? PROBLEMS.contextHasNoRules(context) : PROBLEMS.contextsNotPublished([{ context }]));
+    }
+    const tests = await storage.tests.list(tenantId, context);
+    const results = runStoredTests(await compiled(ruleset), tests, config);
+    const passed = results.filter((result) => result.ok).length;
+    return { target, passed, failed: results.length - passed, results };
+  });
+
+  /** A validator of the ruleset, never cached: a test run must not change what validation sees. */
+  const compiled = async (ruleset: LiveRuleset) => {
+    const { validator, errors } = await validators.compileUncached(ruleset);
+    if (validator !== undefined && errors.length === 0) return validator;
+    const fieldErrors = errors.map((error) => ({ path: error.field, message: `rule ${error.ruleCode}: ${describeCompileError(error)}` }));
+    if (errors.some((error) => error.code === 'LIMIT_EXCEEDED')) throw new ProblemError(PROBLEMS.rulesetOverLimit(fieldErrors, ruleset.context));
+    throw new ProblemError(PROBLEMS.rulesetDoesNotCompile(fieldErrors, ruleset.context));
+  };
+};
+
+/** Names are unique, payloads pass the payload guard, and an expected pass names no failures. */
+function assertTestsWellFormed(tests: readonly StoredTest[], maxPayloadDepth: number): void {
+  const errors: FieldError[] = [];
+  const seen = new Map<string, number>();
+  tests.forEach((test, index) => {
+    const first = seen.get(test.name);
+    if (first !== undefined) errors.push({ path: `tests[${index}].name`, message: `is the name of tests[${first}] too; names must be unique` });
+    else seen.set(test.name, index);
+    const problem = checkPayload(test.payload, `tests[${index}].payload`, maxPayloadDepth);
+    if (problem !== undefined) errors.push(problem);
+    if (test.expect.isValid && (test.expect.failures?.length ?? 0) > 0) {
+      errors.push({ path: `tests[${index}].expect.failures`, message: 'must be empty when isValid is true' });
+    }
+  });
+  if (errors.length > 0) throw new ProblemError(PROBLEMS.invalidBody(errors));
+}

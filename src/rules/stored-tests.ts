@@ -1,0 +1,96 @@
+/**
+ * Stored test cases run against a compiled validator: on demand
+ * (POST /contexts/{context}/tests/run) and before a publish, a rollback or
+ * an import that publishes, which they can refuse (see `assertTestsPass`).
+ * Each test is evaluated as a validation is: under the evaluation deadline
+ * and the answer-size limit, its payload checked by the payload guard.
+ */
+import type { CompiledValidator } from '../app-deps.ts';
+import { TestsFailedError, type FieldError } from '../domain-errors.ts';
+import { checkPayload, sizeOf, type PayloadSize } from '../http/payload-guard.ts';
+import type { ContextTestStore, StoredTest } from '../storage/types.ts';
+import { assertAnswerFits } from '../validators/answer-size.ts';
+import { evaluateBounded } from '../validators/bounded-evaluation.ts';
+import type { GoLiveCheck } from '../validators/early-compile.ts';
+import { costProfileOf, estimateCost } from '../validators/evaluation-cost.ts';
+
+/** What one test got, and whether that is what it expects. */
+export interface TestOutcome {
+  name: string;
+  ok: boolean;
+  isValid: boolean;
+  /** The codes of the rules that failed, each once, in the order failures are reported. */
+  failures: string[];
+}
+
+/** The limits a test is evaluated under: those of a validation. */
+export interface TestRunLimits {
+  maxPayloadDepth: number;
+  maxAnswerBytes: number;
+}
+
+/**
+ * Runs every test against the validator, in order.
+ *
+ * @example
+ * runStoredTests(validator, [{ name: 'small', payload: { amount: 5 }, expect: { isValid: true } }], limits);
+ * // [{ name: 'small', ok: true, isValid: true, failures: [] }]
+ */
+export function runStoredTests(validator: CompiledValidator, tests: readonly StoredTest[], limits: TestRunLimits): TestOutcome[] {
+  const profile = costProfileOf(validator);
+  const now = Date.now();
+  return tests.map((test, index) => {
+    const path = `tests[${index}].payload`;
+    const size: PayloadSize = { values: 0, characters: 0 };
+    // Payloads were checked when stored; a lower depth limit since is met here.
+    const problem = checkPayload(test.payload, path, limits.maxPayloadDepth, size);
+    if (problem !== undefined) return { name: test.name, ok: false, isValid: false, failures: [] };
+    const result = evaluateBounded(estimateCost(profile, sizeOf(size)), path, () => validator.validate(test.payload, now));
+    assertAnswerFits(result.failures, limits.maxAnswerBytes, path);
+    const failures = [...new Set(result.failures.map((failure) => failure.ruleCode))];
+    return { name: test.name, ok: meetsExpectation(test.expect, result.isValid, failures), isValid: result.isValid, failures };
+  });
+}
+
+/**
+ * Refuses (TestsFailedError, 409 TESTS_FAILED) when a test does not get
+ * what it expects from the validator about to go live.
+ */
+export function assertTestsPass(context: string, validator: CompiledValidator, tests: readonly StoredTest[], limits: TestRunLimits): void {
+  if (tests.length === 0) return;
+  const failing: FieldError[] = [];
+  runStoredTests(validator, tests, limits).forEach((outcome, index) => {
+    if (!outcome.ok) failing.push({ path: `tests[${index}]`, message: describeFailure(outcome, tests[index]) });
+  });
+  if (failing.length > 0) throw new TestsFailedError(context, failing);
+}
+
+function meetsExpectation(expected: StoredTest['expect'], isValid: boolean, failures: string[]): boolean {
+  if (expected.isValid !== isValid) return false;
+  if (expected.failures === undefined) return true;
+  const wanted = new Set(expected.failures);
+  return wanted.size === failures.length && failures.every((code) => wanted.has(code));
+}
+
+function describeFailure(outcome: TestOutcome, test: StoredTest): string {
+  const got = outcome.isValid ? 'valid' : `invalid, failing ${outcome.failures.join(', ') || 'no rule'}`;
+  const wanted = test.expect.isValid
+    ? 'valid'
+    : `invalid${test.expect.failures === undefined ? '' : `, failing ${test.expect.failures.join(', ') || 'no rule'}`}`;
+  return `test "${test.name}" expects ${wanted}; got ${got}`;
+}
+
+/**
+ * The go-live check of publish, rollback and import: the context's stored
+ * tests must pass against the validator about to go live, unless `force`.
+ * The tests are read on the first call, which comes before the operation's
+ * transaction (compileAhead), and kept for a second call inside it.
+ */
+export function storedTestsCheck(tests: Pick<ContextTestStore, 'list'>, limits: TestRunLimits, force: boolean): GoLiveCheck {
+  let stored: StoredTest[] | undefined;
+  return async (validator) => {
+    if (force) return;
+    stored ??= await tests.list(validator.tenantId, validator.context);
+    assertTestsPass(validator.context, validator, stored, limits);
+  };
+}

@@ -1,0 +1,148 @@
+/**
+ * Stored test cases of a context (docs/api.md), on the real server: an
+ * admin stores them, reads them back and runs them against the draft or
+ * the live rules; a publish, a rule publish and a rollback run them first
+ * and are refused with 409 TESTS_FAILED, nothing changed, while one fails,
+ * unless forced. Bad test lists are refused with the place at fault; a
+ * validator key gets 403, and each tenant's tests are its own.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../support/app.ts';
+import { expectProblem, ok } from '../support/expect-response.ts';
+
+const VALIDATE = '/api/v1/validation/validate';
+const TESTS = '/api/v1/contexts/loans/tests';
+
+const small = { name: 'small loan passes', payload: { amount: 50 }, expect: { isValid: true } };
+const big = { name: 'big loan fails the limit', payload: { amount: 500 }, expect: { isValid: false, failures: ['LIMIT'] } };
+
+describe('stored tests', () => {
+  let t: TestApp;
+  let validatorKey: string;
+  let limitId: string;
+
+  const validate = async (amount: number) =>
+    (await ok(t.request('POST', VALIDATE, { body: { context: 'loans', payload: { amount } }, key: validatorKey }))).isValid as boolean;
+  const liveVersion = async () =>
+    (await ok(t.request('GET', '/api/v1/contexts'))).items.find((c: { context: string }) => c.context === 'loans').rulesetVersion as number;
+  const editLimit = async (expression: string) => {
+    const rule = await ok(t.request('GET', `/api/v1/rules/${limitId}`));
+    await ok(t.request('PUT', `/api/v1/rules/${limitId}`, { body: { ...rule, expression } }));
+  };
+
+  beforeAll(async () => {
+    t = await startTestApp({ env: { MAX_PAYLOAD_DEPTH: '8' } });
+    limitId = (await ok(t.request('POST', '/api/v1/rules', {
+      body: { context: 'loans', code: 'LIMIT', name: 'Limit', fieldPath: 'amount', expression: 'amount <= 100', message: 'too much' },
+    }), 201)).id;
+    await ok(t.request('POST', '/api/v1/contexts/loans/publish'));
+    validatorKey = (await ok(t.request('POST', '/api/v1/api-keys', { body: { name: 'v', role: 'validator' } }), 201)).key;
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('has none until some are stored, then answers them in order', async () => {
+    expect(await ok(t.request('GET', TESTS))).toEqual({ tests: [] });
+    expect(await ok(t.request('PUT', TESTS, { body: { tests: [small, big] } }))).toEqual({ tests: [small, big] });
+    expect(await ok(t.request('GET', TESTS))).toEqual({ tests: [small, big] });
+  });
+
+  it('runs them against the live rules and the draft, saying how each fared', async () => {
+    expect(await ok(t.request('POST', `${TESTS}/run`, { body: { target: 'live' } }))).toEqual({
+      target: 'live', passed: 2, failed: 0,
+      results: [
+        { name: small.name, ok: true, isValid: true, failures: [] },
+        { name: big.name, ok: true, isValid: false, failures: ['LIMIT'] },
+      ],
+    });
+    await editLimit('amount <= 1000');
+    // Without a body, the draft: the edit is not live, and the big loan now passes.
+    const draft = await ok(t.request('POST', `${TESTS}/run`));
+    expect(draft).toMatchObject({ target: 'draft', passed: 1, failed: 1 });
+    expect(draft.results[1]).toEqual({ name: big.name, ok: false, isValid: true, failures: [] });
+    expect((await ok(t.request('POST', `${TESTS}/run`, { body: { target: 'live' } }))).failed).toBe(0);
+  });
+
+  it('refuses a context publish while a test fails, and changes nothing', async () => {
+    const before = await liveVersion();
+    const problem = await expectProblem(t.request('POST', '/api/v1/contexts/loans/publish'), 409, 'TESTS_FAILED');
+    expect(problem.detail).toContain('?force=true');
+    expect(problem.errors).toEqual([
+      { path: 'tests[1]', message: 'test "big loan fails the limit" expects invalid, failing LIMIT; got valid' },
+    ]);
+    expect(await liveVersion()).toBe(before);
+    expect(await validate(500)).toBe(false);
+    expect((await ok(t.request('GET', `/api/v1/rules/${limitId}`))).status).toBe('draft');
+  });
+
+  it('refuses a rule publish the same way', async () => {
+    await expectProblem(t.request('POST', `/api/v1/rules/${limitId}/publish`), 409, 'TESTS_FAILED');
+    expect(await validate(500)).toBe(false);
+  });
+
+  it('publishes anyway with ?force=true', async () => {
+    const before = await liveVersion();
+    const published = await ok(t.request('POST', '/api/v1/contexts/loans/publish?force=true'));
+    expect(published.rulesetVersion).toBe(before + 1);
+    expect(await validate(500)).toBe(true);
+  });
+
+  it('refuses a rollback that would fail a test, and allows it forced', async () => {
+    // Now the tests expect what is live: 500 passes.
+    await ok(t.request('PUT', TESTS, { body: { tests: [small, { ...big, expect: { isValid: true } }] } }));
+    const before = await liveVersion();
+    await expectProblem(t.request('POST', '/api/v1/contexts/loans/rollback', { body: { rulesetVersion: 1 } }), 409, 'TESTS_FAILED');
+    expect(await liveVersion()).toBe(before);
+    expect(await validate(500)).toBe(true);
+    await ok(t.request('POST', '/api/v1/contexts/loans/rollback?force=true', { body: { rulesetVersion: 1 } }));
+    expect(await validate(500)).toBe(false);
+  });
+
+  it('publishes once the tests pass', async () => {
+    await editLimit('amount <= 2000');
+    await ok(t.request('POST', `/api/v1/rules/${limitId}/publish`));
+    expect(await validate(1500)).toBe(true);
+    // An empty list removes the tests.
+    expect(await ok(t.request('PUT', TESTS, { body: { tests: [] } }))).toEqual({ tests: [] });
+    expect(await ok(t.request('GET', TESTS))).toEqual({ tests: [] });
+  });
+
+  it.each([
+    ['a name used twice', { tests: [small, { ...big, name: small.name }] }, 'tests[1].name'],
+    ['failures expected of a passing payload', { tests: [{ ...small, expect: { isValid: true, failures: ['LIMIT'] } }] }, 'tests[0].expect.failures'],
+    ['a payload deeper than MAX_PAYLOAD_DEPTH', { tests: [{ ...small, payload: { a: { b: { c: { d: { e: { f: { g: { h: { i: 1 } } } } } } } } } }] }, 'tests[0].payload'],
+    ['a payload that is not an object', { tests: [{ ...small, payload: [1] }] }, 'tests[0].payload'],
+    ['no expectation', { tests: [{ name: 'x', payload: {} }] }, 'tests[0].expect'],
+    ['a malformed rule code', { tests: [{ ...big, expect: { isValid: false, failures: ['no spaces allowed'] } }] }, 'tests[0].expect.failures[0]'],
+    ['an unknown field', { tests: [{ ...small, only: true }] }, 'tests[0].only'],
+    ['more than 1000 tests', { tests: Array.from({ length: 1001 }, (_, i) => ({ ...small, name: `t${i}` })) }, 'tests'],
+  ])('refuses %s with 400 naming the place, and keeps the tests stored', async (_name, body, path) => {
+    await ok(t.request('PUT', TESTS, { body: { tests: [small] } }));
+    const problem = await expectProblem(t.request('PUT', TESTS, { body }), 400, 'INVALID_BODY');
+    expect(problem.errors.map((error: { path: string }) => error.path).join(' ')).toContain(path);
+    expect(await ok(t.request('GET', TESTS))).toEqual({ tests: [small] });
+  });
+
+  it('answers 404 for a run without rules to run against', async () => {
+    await expectProblem(t.request('POST', '/api/v1/contexts/empty/tests/run'), 404, 'CONTEXT_NOT_FOUND');
+    await ok(t.request('POST', '/api/v1/rules', { body: { context: 'unpublished', code: 'A', name: 'A', expression: 'true' } }), 201);
+    await expectProblem(t.request('POST', '/api/v1/contexts/unpublished/tests/run', { body: { target: 'live' } }), 404, 'CONTEXT_NOT_FOUND');
+    expect((await ok(t.request('POST', '/api/v1/contexts/unpublished/tests/run'))).target).toBe('draft');
+  });
+
+  it('keeps each tenant to its own tests', async () => {
+    const other = { tenant: t.otherTenantId, key: t.otherAdminKey };
+    expect(await ok(t.request('GET', TESTS, other))).toEqual({ tests: [] });
+    await ok(t.request('PUT', TESTS, { ...other, body: { tests: [big] } }));
+    expect(await ok(t.request('GET', TESTS))).toEqual({ tests: [small] });
+    await expectProblem(t.request('POST', `${TESTS}/run`, other), 404, 'CONTEXT_NOT_FOUND');
+  });
+
+  it('refuses a validator key with 403', async () => {
+    await expectProblem(t.request('GET', TESTS, { key: validatorKey }), 403, 'FORBIDDEN');
+    await expectProblem(t.request('PUT', TESTS, { key: validatorKey, body: { tests: [] } }), 403, 'FORBIDDEN');
+    await expectProblem(t.request('POST', `${TESTS}/run`, { key: validatorKey }), 403, 'FORBIDDEN');
+    expect(await ok(t.request('GET', TESTS))).toEqual({ tests: [small] });
+  });
+});
