@@ -6,11 +6,13 @@
 import type { Migration } from 'kysely';
 import * as initialSchema from './2025-06-01-initial-schema.ts';
 import * as contextUsage from './2026-11-27-context-usage.ts';
+import * as auditLog from './2026-11-28-audit-log.ts';
 import * as contextTests from './2026-11-28-context-tests.ts';
 
 /** Migrations keyed by their date-prefixed name. */
 export const migrations: Record<string, Migration> = {
   '2025-06-01-initial-schema': initialSchema,
   '2026-11-27-context-usage': contextUsage,
+  '2026-11-28-audit-log': auditLog,
   '2026-11-28-context-tests': contextTests,
 };

@@ -6,7 +6,7 @@
 import type { CompileError, ValidatorFn } from '../compiler/types.ts';
 import type {} from 'fastify';
 import type { Config } from './config.ts';
-import type { ApiKeyRecord, LiveRuleset, Role, Storage } from './storage/types.ts';
+import type { ApiKeyRecord, ChangeOrigin, LiveRuleset, Role, Storage } from './storage/types.ts';
 
 /** A ruleset compiled for one tenant and context at one ruleset version. */
 export interface CompiledValidator {
@@ -67,9 +67,9 @@ export interface ValidatorService {
 /** API keys: generation, hashing and the cached lookup behind authentication. */
 export interface KeyService {
   /** Creates a key; the secret is returned only here. */
-  create(tenantId: string, name: string, role: Role): Promise<{ record: ApiKeyRecord; key: string }>;
+  create(tenantId: string, name: string, role: Role, origin?: ChangeOrigin): Promise<{ record: ApiKeyRecord; key: string }>;
   /** Revokes a key and drops it from the auth cache at once. */
-  revoke(tenantId: string, keyId: string): Promise<ApiKeyRecord>;
+  revoke(tenantId: string, keyId: string, origin?: ChangeOrigin): Promise<ApiKeyRecord>;
 }
 
 export interface AppDeps {
@@ -84,6 +84,7 @@ export interface RequestAuth {
   readonly tenantId: string;
   readonly role: Role;
   readonly keyId: string;
+  readonly keyName: string;
 }
 
 declare module 'fastify' {

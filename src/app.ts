@@ -39,6 +39,7 @@ import { registerSharedSchemas } from './routes/schemas/shared-schemas.ts';
 import { validationRoutes } from './routes/validation.ts';
 import { installValidationFastLane, type FastLaneStats } from './routes/validation-fast-lane.ts';
 import type { Storage } from './storage/types.ts';
+import { auditRoutes } from './routes/audit.ts';
 import { contextTestsRoutes } from './routes/context-tests.ts';
 import { tenantRoutes } from './routes/tenant.ts';
 import { registerCacheSync, type CacheSyncHandle } from './sync/register-cache-sync.ts';
@@ -191,6 +192,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
       await management.register(routes, { prefix: '/api/v1', deps });
     }
     await management.register(tenantRoutes, { prefix: '/api/v1', deps, policies: rateLimiter.policies });
+    await management.register(auditRoutes, { prefix: '/api/v1', deps });
   });
 
   // With request logging on (debug, trace), every request goes through Fastify, which logs it.

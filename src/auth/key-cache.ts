@@ -13,6 +13,8 @@ import { TUNING } from '../tuning.ts';
 /** What authentication needs to know about a key. */
 export interface CachedKey {
   readonly keyId: string;
+  /** The key's name, for the audit trail's actor. */
+  readonly keyName: string;
   readonly tenantId: string;
   readonly role: Role;
 }
@@ -189,7 +191,7 @@ export class KeyCache {
       const record = await this.#find(keyHash);
       const key = record === null || record.revokedAt !== null
         ? null
-        : { keyId: record.id, tenantId: record.tenantId, role: record.role };
+        : { keyId: record.id, keyName: record.name, tenantId: record.tenantId, role: record.role };
       if (epoch === this.#epoch) this.#remember(keyHash, key);
       return key;
     } finally {

@@ -10,13 +10,13 @@ import type { KeyCache } from './key-cache.ts';
 /** Builds the KeyService over the key store and the auth cache. */
 export function createKeyService(store: ApiKeyStore, cache: KeyCache): KeyService {
   return {
-    async create(tenantId, name, role) {
+    async create(tenantId, name, role, origin) {
       const key = generateApiKey();
-      const record = await store.create(tenantId, name, role, hashApiKey(key));
+      const record = await store.create(tenantId, name, role, hashApiKey(key), origin);
       return { record, key };
     },
-    async revoke(tenantId, keyId) {
-      const record = await store.revoke(tenantId, keyId);
+    async revoke(tenantId, keyId, origin) {
+      const record = await store.revoke(tenantId, keyId, origin);
       cache.evictKeyId(keyId);
       return record;
     },

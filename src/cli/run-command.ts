@@ -7,7 +7,7 @@
 import { generateApiKey, hashApiKey } from '../auth/api-key.ts';
 import type { Config } from '../config.ts';
 import { isUuid } from '../routes/schemas/route-helpers.ts';
-import { ConflictError, NotFoundError, type ApiKeyRecord, type Storage } from '../storage/types.ts';
+import { ConflictError, NotFoundError, type ApiKeyRecord, type ChangeOrigin, type Storage } from '../storage/types.ts';
 import { CommandError } from './cli-errors.ts';
 import type { Command } from './parse-command.ts';
 import { formatTable } from './format-table.ts';
@@ -17,6 +17,9 @@ export interface CommandOutput {
   text: string;
   json: unknown;
 }
+
+/** The audit trail's actor for changes made here. */
+const AT_THE_CLI: ChangeOrigin = { actor: { cli: true } };
 
 type StorageCommand = Exclude<Command, { kind: 'help' } | { kind: 'migrate' }>;
 
@@ -48,7 +51,7 @@ export async function runCommand(command: StorageCommand, storage: Storage, conf
     }
     case 'rate-limit-set': {
       await requireTenant(storage, command.tenantId);
-      await storage.tenants.setRateLimit(command.tenantId, command.limit);
+      await storage.tenants.setRateLimit(command.tenantId, command.limit, AT_THE_CLI);
       const limit = command.limit ?? { max: config.rateLimitMax, windowMs: config.rateLimitWindowMs };
       const what = command.limit === null ? 'back to the default,' : 'set to';
       return {
@@ -60,7 +63,7 @@ export async function runCommand(command: StorageCommand, storage: Storage, conf
     case 'key-create': {
       await requireTenant(storage, command.tenantId);
       const key = generateApiKey();
-      const record = await storage.apiKeys.create(command.tenantId, command.name, command.role, hashApiKey(key));
+      const record = await storage.apiKeys.create(command.tenantId, command.name, command.role, hashApiKey(key), AT_THE_CLI);
       return {
         text: [
           `Created ${record.role} key ${JSON.stringify(record.name)} (id ${record.id}) for tenant ${record.tenantId}.`,
@@ -119,7 +122,7 @@ async function revoke(storage: Storage, tenantId: string, keyId: string): Promis
   // Not a UUID: unknown, as the API answers (PostgreSQL would refuse the cast).
   if (!isUuid(keyId)) throw new CommandError(`tenant ${tenantId} has no key ${keyId}`);
   try {
-    return await storage.apiKeys.revoke(tenantId, keyId);
+    return await storage.apiKeys.revoke(tenantId, keyId, AT_THE_CLI);
   } catch (error) {
     if (error instanceof NotFoundError) throw new CommandError(`tenant ${tenantId} has no key ${keyId}`);
     if (error instanceof ConflictError) {

@@ -12,7 +12,7 @@ export const OPERATION_TAGS = [
   { name: 'Rules', description: 'The rule lifecycle: create, edit, test, publish, archive (admin keys).' },
   { name: 'Contexts', description: 'Contexts: publish, roll back, recompile, read the generated validator (admin keys).' },
   { name: 'API keys', description: 'The tenant\'s API keys (admin keys).' },
-  { name: 'Tenant', description: 'The tenant\'s settings: its rate-limit budget (admin keys).' },
+  { name: 'Tenant', description: 'The tenant\'s settings and its audit trail (admin keys).' },
   { name: 'Health', description: 'Liveness and readiness, without authentication.' },
   { name: 'Metrics', description: 'Prometheus metrics, without authentication.' },
 ] as const;

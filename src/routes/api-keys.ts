@@ -9,7 +9,7 @@ import type { AppDeps } from '../app-deps.ts';
 import type { Role } from '../storage/types.ts';
 import { PROBLEMS, ProblemError } from '../errors.ts';
 import { operation } from '../openapi/operation.ts';
-import { idParamsSchema, isUuid, tenantOf } from './schemas/route-helpers.ts';
+import { idParamsSchema, isUuid, originOf, tenantOf } from './schemas/route-helpers.ts';
 import { createApiKeyBodySchema } from './schemas/api-key-schemas.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
 
@@ -40,7 +40,7 @@ export const apiKeysRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, 
       response: { 201: sharedRef('CreatedApiKey') },
     },
   }, async (request, reply) => {
-    const { record, key } = await keys.create(tenantOf(request), request.body.name, request.body.role);
+    const { record, key } = await keys.create(tenantOf(request), request.body.name, request.body.role, originOf(request));
     return reply.code(201).send({
       id: record.id,
       name: record.name,
@@ -83,7 +83,7 @@ export const apiKeysRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, 
     },
   }, async (request, reply) => {
     if (!isUuid(request.params.id)) throw new ProblemError(PROBLEMS.apiKeyNotFound());
-    await keys.revoke(tenantOf(request), request.params.id);
+    await keys.revoke(tenantOf(request), request.params.id, originOf(request));
     return reply.code(204).send();
   });
 };

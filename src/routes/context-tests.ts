@@ -17,7 +17,7 @@ import { runStoredTests } from '../rules/stored-tests.ts';
 import type { LiveRuleset, StoredTest } from '../storage/types.ts';
 import { contextParamsSchema } from './schemas/context-schemas.ts';
 import { storedTestsBodySchema, testRunBodySchema } from './schemas/context-test-schemas.ts';
-import { tenantOf } from './schemas/route-helpers.ts';
+import { originOf, tenantOf } from './schemas/route-helpers.ts';
 import { CONTEXT_REGEX } from './schemas/rule-schemas.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
 
@@ -69,7 +69,7 @@ export const contextTestsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
     const context = contextOf(request.params);
     const { tests } = request.body;
     assertTestsWellFormed(tests, config.maxPayloadDepth);
-    await storage.tests.replace(tenantId, context, tests);
+    await storage.tests.replace(tenantId, context, tests, originOf(request));
     return { tests };
   });
 

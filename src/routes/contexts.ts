@@ -16,7 +16,7 @@ import { forceQuerySchema } from './schemas/context-test-schemas.ts';
 import { runInSlices } from '../validators/time-slices.ts';
 import type { AppDeps, CompiledValidator } from '../app-deps.ts';
 import { PROBLEMS, ProblemError } from '../errors.ts';
-import { tenantOf } from './schemas/route-helpers.ts';
+import { originOf, tenantOf } from './schemas/route-helpers.ts';
 import { CONTEXT_REGEX } from './schemas/rule-schemas.ts';
 import { operation } from '../openapi/operation.ts';
 import {
@@ -172,6 +172,9 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
     const context = contextOf(request.params);
     const validator = await validators.recompile(tenantId, context);
     if (validator === null) throw new ProblemError(PROBLEMS.contextsNotPublished([{ context }]));
+    await storage.audit.record(tenantId, originOf(request), {
+      action: 'context.recompile', context, after: { rulesetVersion: validator.rulesetVersion, compileMs: validator.compileMs },
+    });
     return {
       context,
       rulesetVersion: validator.rulesetVersion,

@@ -10,7 +10,7 @@ import type { AppDeps } from '../app-deps.ts';
 import { PROBLEMS, ProblemError } from '../errors.ts';
 import { operation } from '../openapi/operation.ts';
 import type { TenantSettingsFollower } from '../sync/cache-sync.ts';
-import { tenantOf } from './schemas/route-helpers.ts';
+import { originOf, tenantOf } from './schemas/route-helpers.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
 import { setRateLimitBodySchema } from './schemas/tenant-schemas.ts';
 
@@ -83,7 +83,7 @@ export const tenantRoutes: FastifyPluginAsync<TenantRoutesOptions> = async (app,
       const missing = max === undefined ? 'max' : 'windowMs';
       throw new ProblemError(PROBLEMS.invalidBody([{ path: missing, message: 'is required, with the other of max and windowMs, unless default is true' }]));
     }
-    await storage.tenants.setRateLimit(tenantId, reset ? null : { max: max!, windowMs: windowMs! });
+    await storage.tenants.setRateLimit(tenantId, reset ? null : { max: max!, windowMs: windowMs! }, originOf(request));
     await policies.refresh(tenantId);
     return (await tenantView(tenantId)).rateLimit;
   });

@@ -11,7 +11,8 @@ import { notifyChange } from '../sync/change-notice.ts';
 import { guard } from './database-errors.ts';
 import { isUuid } from './identifiers.ts';
 import type { ApiKeysTable, DatabaseSchema } from './schema.ts';
-import { ApiKeyNotFoundError, ConflictError, type ApiKeyRecord, type ApiKeyStore, type KeyRef, type Role } from './types.ts';
+import { ApiKeyNotFoundError, ConflictError, type ApiKeyRecord, type ApiKeyStore, type ChangeOrigin, type KeyRef, type Role } from './types.ts';
+import { writeAudit } from './audit-log.ts';
 import { TUNING } from '../tuning.ts';
 
 const KEY_COLUMNS = ['id', 'tenant_id', 'name', 'role', 'created_at', 'revoked_at', 'last_used_at'] as const;
@@ -29,6 +30,11 @@ function toRecord(row: KeyRow): ApiKeyRecord {
   };
 }
 
+/** What the audit trail keeps of a key: never its secret or hash. */
+function auditedKey(record: ApiKeyRecord): object {
+  return { id: record.id, name: record.name, role: record.role, createdAt: record.createdAt, revokedAt: record.revokedAt };
+}
+
 /** ApiKeyStore over the api_keys table. */
 export class SqlApiKeyStore implements ApiKeyStore {
   readonly #db: Kysely<DatabaseSchema>;
@@ -37,15 +43,17 @@ export class SqlApiKeyStore implements ApiKeyStore {
     this.#db = db;
   }
 
-  create(tenantId: string, name: string, role: Role, keyHash: string): Promise<ApiKeyRecord> {
-    return guard(async () => {
-      const row = await this.#db
+  create(tenantId: string, name: string, role: Role, keyHash: string, origin?: ChangeOrigin): Promise<ApiKeyRecord> {
+    return guard(() => this.#db.transaction().execute(async (trx) => {
+      const row = await trx
         .insertInto('api_keys')
         .values({ tenant_id: tenantId, id: randomUUID(), name, role, key_hash: keyHash, created_at: new Date() })
         .returning(KEY_COLUMNS)
         .executeTakeFirstOrThrow();
-      return toRecord(row);
-    }, 'an API key with this hash already exists');
+      const record = toRecord(row);
+      await writeAudit(trx, tenantId, origin, { action: 'key.create', target: record.id, after: auditedKey(record) });
+      return record;
+    }), 'an API key with this hash already exists');
   }
 
   ensure(tenantId: string, name: string, role: Role, keyHash: string): Promise<ApiKeyRecord> {
@@ -112,7 +120,7 @@ export class SqlApiKeyStore implements ApiKeyStore {
     });
   }
 
-  revoke(tenantId: string, keyId: string): Promise<ApiKeyRecord> {
+  revoke(tenantId: string, keyId: string, origin?: ChangeOrigin): Promise<ApiKeyRecord> {
     return guard(() =>
       this.#db.transaction().execute(async (trx) => {
         if (!isUuid(keyId)) throw new ApiKeyNotFoundError();
@@ -143,7 +151,9 @@ export class SqlApiKeyStore implements ApiKeyStore {
           .returning(KEY_COLUMNS)
           .executeTakeFirstOrThrow();
         await notifyChange(trx, { kind: 'key', tenantId, keyId });
-        return toRecord(row);
+        const revoked = toRecord(row);
+        await writeAudit(trx, tenantId, origin, { action: 'key.revoke', target: keyId, before: auditedKey(toRecord(key)), after: auditedKey(revoked) });
+        return revoked;
       }),
     );
   }

@@ -5,7 +5,8 @@
 import type { Kysely } from 'kysely';
 import { guard } from './database-errors.ts';
 import type { DatabaseSchema } from './schema.ts';
-import type { ContextTestStore, StoredTest } from './types.ts';
+import { writeAudit } from './audit-log.ts';
+import type { ChangeOrigin, ContextTestStore, StoredTest } from './types.ts';
 
 /** ContextTestStore over the context_tests table. */
 export class SqlContextTestStore implements ContextTestStore {
@@ -27,18 +28,27 @@ export class SqlContextTestStore implements ContextTestStore {
     });
   }
 
-  replace(tenantId: string, context: string, tests: StoredTest[]): Promise<void> {
-    return guard(async () => {
+  replace(tenantId: string, context: string, tests: StoredTest[], origin?: ChangeOrigin): Promise<void> {
+    return guard(() => this.#db.transaction().execute(async (trx) => {
+      const before = await trx
+        .selectFrom('context_tests')
+        .select('tests')
+        .where('tenant_id', '=', tenantId)
+        .where('context', '=', context)
+        .forUpdate()
+        .executeTakeFirst();
       if (tests.length === 0) {
-        await this.#db.deleteFrom('context_tests').where('tenant_id', '=', tenantId).where('context', '=', context).execute();
-        return;
+        await trx.deleteFrom('context_tests').where('tenant_id', '=', tenantId).where('context', '=', context).execute();
+      } else {
+        const now = new Date();
+        // An upsert: two first stores of a context at once both find no row to lock.
+        await trx
+          .insertInto('context_tests')
+          .values({ tenant_id: tenantId, context, tests: JSON.stringify(tests), updated_at: now })
+          .onConflict((oc) => oc.columns(['tenant_id', 'context']).doUpdateSet({ tests: JSON.stringify(tests), updated_at: now }))
+          .execute();
       }
-      const now = new Date();
-      await this.#db
-        .insertInto('context_tests')
-        .values({ tenant_id: tenantId, context, tests: JSON.stringify(tests), updated_at: now })
-        .onConflict((oc) => oc.columns(['tenant_id', 'context']).doUpdateSet({ tests: JSON.stringify(tests), updated_at: now }))
-        .execute();
-    });
+      await writeAudit(trx, tenantId, origin, { action: 'context.tests', context, before: { tests: before?.tests ?? [] }, after: { tests } });
+    }));
   }
 }

@@ -2,6 +2,7 @@
  * The storage factory: open the database, migrate it, hand out the stores.
  */
 import { SqlApiKeyStore } from './api-key-store.ts';
+import { SqlAuditStore } from './audit-log.ts';
 import { SqlContextTestStore } from './context-test-store.ts';
 import { SqlContextUsageStore } from './context-usage-store.ts';
 import { guard } from './database-errors.ts';
@@ -43,6 +44,7 @@ export async function createStorage(options: DatabaseOptions): Promise<Storage> 
     rules: new SqlRuleStore(db),
     usage: new SqlContextUsageStore(db),
     tests: new SqlContextTestStore(db),
+    audit: new SqlAuditStore(db),
     async ping() {
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<boolean>((resolve) => {

@@ -4,7 +4,7 @@
  * Date from both pg and PGlite.
  */
 import type { ColumnType, Generated } from 'kysely';
-import type { StoredTest } from './types.ts';
+import type { AuditActor, StoredTest } from './types.ts';
 
 type Timestamp = ColumnType<Date, Date, Date>;
 type NullableTimestamp = ColumnType<Date | null, Date | null | undefined, Date | null>;
@@ -87,6 +87,21 @@ export interface ContextTestsTable {
   updated_at: Timestamp;
 }
 
+/** One change, as the audit trail keeps it (only ever inserted). */
+export interface AuditLogTable {
+  id: Generated<string>;
+  tenant_id: string;
+  at: Generated<Date>;
+  action: string;
+  actor: ColumnType<AuditActor, string, string>;
+  context: string | null;
+  target: string | null;
+  before: ColumnType<unknown, string | null, string | null>;
+  after: ColumnType<unknown, string | null, string | null>;
+  note: string | null;
+  request_id: string | null;
+}
+
 /** The whole schema. */
 export interface DatabaseSchema {
   tenants: TenantsTable;
@@ -97,4 +112,5 @@ export interface DatabaseSchema {
   ruleset_versions: RulesetVersionsTable;
   context_usage: ContextUsageTable;
   context_tests: ContextTestsTable;
+  audit_log: AuditLogTable;
 }

@@ -6,7 +6,8 @@ import type { Kysely } from 'kysely';
 import { notifyChange } from '../sync/change-notice.ts';
 import { guard } from './database-errors.ts';
 import type { DatabaseSchema } from './schema.ts';
-import type { TenantStore } from './types.ts';
+import { writeAudit } from './audit-log.ts';
+import type { ChangeOrigin, TenantStore } from './types.ts';
 
 /** TenantStore over the tenants table. */
 export class SqlTenantStore implements TenantStore {
@@ -47,9 +48,15 @@ export class SqlTenantStore implements TenantStore {
     });
   }
 
-  setRateLimit(tenantId: string, limit: { max: number; windowMs: number } | null): Promise<void> {
+  setRateLimit(tenantId: string, limit: { max: number; windowMs: number } | null, origin?: ChangeOrigin): Promise<void> {
     return guard(async () => {
       await this.#db.transaction().execute(async (trx) => {
+        const before = await trx
+          .selectFrom('tenants')
+          .select(['rate_limit_max', 'rate_limit_window_ms'])
+          .where('id', '=', tenantId)
+          .forUpdate()
+          .executeTakeFirst();
         await trx
           .updateTable('tenants')
           .set({ rate_limit_max: limit?.max ?? null, rate_limit_window_ms: limit?.windowMs ?? null })
@@ -57,6 +64,11 @@ export class SqlTenantStore implements TenantStore {
           .execute();
         // Every instance reads the budget again on commit (cache sync).
         await notifyChange(trx, { kind: 'tenant', tenantId });
+        const own = before?.rate_limit_max == null || before.rate_limit_window_ms == null
+          ? null
+          : { max: before.rate_limit_max, windowMs: before.rate_limit_window_ms };
+        // null: the tenant had (or now has) no budget of its own.
+        await writeAudit(trx, tenantId, origin, { action: 'tenant.rate-limit', before: { rateLimit: own }, after: { rateLimit: limit } });
       });
     });
   }

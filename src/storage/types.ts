@@ -173,21 +173,21 @@ export interface TenantStore {
   exists(tenantId: string): Promise<boolean>;
   /** Per-tenant rate limit override (null: the default). */
   getRateLimit(tenantId: string): Promise<{ max: number; windowMs: number } | null>;
-  setRateLimit(tenantId: string, limit: { max: number; windowMs: number } | null): Promise<void>;
+  setRateLimit(tenantId: string, limit: { max: number; windowMs: number } | null, origin?: ChangeOrigin): Promise<void>;
   /** True when the database holds no tenant at all (first run). */
   isEmpty(): Promise<boolean>;
 }
 
 export interface ApiKeyStore {
   /** Stores the key's SHA-256 hash (hex), never the key. */
-  create(tenantId: string, name: string, role: Role, keyHash: string): Promise<ApiKeyRecord>;
+  create(tenantId: string, name: string, role: Role, keyHash: string, origin?: ChangeOrigin): Promise<ApiKeyRecord>;
   /** Idempotent: makes sure an admin key with this hash exists for the tenant (bootstrap). */
   ensure(tenantId: string, name: string, role: Role, keyHash: string): Promise<ApiKeyRecord>;
   /** The active (not revoked) key with this hash, or null. */
   findActiveByHash(keyHash: string): Promise<ApiKeyRecord | null>;
   list(tenantId: string): Promise<ApiKeyRecord[]>;
   /** Revokes; idempotent. NotFoundError for unknown ids; ConflictError for the last active admin key. */
-  revoke(tenantId: string, keyId: string): Promise<ApiKeyRecord>;
+  revoke(tenantId: string, keyId: string, origin?: ChangeOrigin): Promise<ApiKeyRecord>;
   /** Records last use, batched by the caller (never on the hot path). */
   touch(usedAt: Map<string, Date>): Promise<void>;
   /** The keys among these that are still active, with their current role (one query per thousand keys). */
@@ -253,7 +253,68 @@ export interface ContextTestStore {
   /** The context's tests, in the order they were stored; [] when it has none. */
   list(tenantId: string, context: string): Promise<StoredTest[]>;
   /** Replaces the context's tests ([] removes them). */
-  replace(tenantId: string, context: string, tests: StoredTest[]): Promise<void>;
+  replace(tenantId: string, context: string, tests: StoredTest[], origin?: ChangeOrigin): Promise<void>;
+}
+
+/** Who made a change: an API key, or an operator at the CLI. */
+export type AuditActor = { keyId: string; keyName: string; role: Role } | { cli: true };
+
+/** Where a change came from, given to a store method that writes its audit entry. */
+export interface ChangeOrigin {
+  actor: AuditActor;
+  /** The request's id (its log lines carry it); none at the CLI. */
+  requestId?: string;
+}
+
+/** What is audited (docs/api.md). */
+export type AuditAction =
+  | 'rule.create' | 'rule.update' | 'rule.patch' | 'rule.archive' | 'rule.restore' | 'rule.publish'
+  | 'context.publish' | 'context.rollback' | 'context.import' | 'context.recompile'
+  | 'context.payload-schema' | 'context.tests'
+  | 'key.create' | 'key.revoke'
+  | 'tenant.rate-limit' | 'tenant.sampling';
+
+/** One entry of the audit trail. */
+export interface AuditEntry {
+  id: string;
+  at: string;
+  action: AuditAction;
+  actor: AuditActor;
+  context?: string;
+  /** The changed resource's id (a rule, a key), when it has one. */
+  target?: string;
+  /** The changed resource's content before and after (never a key's secret or hash). */
+  before?: unknown;
+  after?: unknown;
+  note?: string;
+  requestId?: string;
+}
+
+export interface AuditQuery {
+  context?: string;
+  action?: AuditAction;
+  /** Entries at or after this time. */
+  since?: Date;
+  limit: number;
+  cursor?: string;
+}
+
+/** The audit trail: entries are written by the stores, in their changes' transactions, and only read here. */
+export interface AuditStore {
+  /** Newest first. InvalidInputError (path `cursor`) for a cursor this store did not give. */
+  list(tenantId: string, query: AuditQuery): Promise<Page<AuditEntry>>;
+  /** An audited change with nothing else to write (a recompile). */
+  record(tenantId: string, origin: ChangeOrigin, change: AuditedChange): Promise<void>;
+}
+
+/** What an audit entry says about its change. */
+export interface AuditedChange {
+  action: AuditAction;
+  context?: string;
+  target?: string;
+  before?: unknown;
+  after?: unknown;
+  note?: string;
 }
 
 export interface Storage {
@@ -263,6 +324,7 @@ export interface Storage {
   readonly rules: RuleStore;
   readonly usage: ContextUsageStore;
   readonly tests: ContextTestStore;
+  readonly audit: AuditStore;
   /** True when the database answers (for /health/ready). */
   ping(): Promise<boolean>;
   close(): Promise<void>;

@@ -177,8 +177,8 @@ function announceInstalls(inner: ValidatorService, announce: (notice: ChangeNoti
 function announceRevocations(inner: KeyService, announce: (notice: ChangeNotice) => Promise<void>): KeyService {
   return {
     create: inner.create.bind(inner),
-    async revoke(tenantId, keyId) {
-      const record = await inner.revoke(tenantId, keyId);
+    async revoke(tenantId, keyId, origin) {
+      const record = await inner.revoke(tenantId, keyId, origin);
       await announce({ kind: 'key', tenantId, keyId });
       return record;
     },

@@ -186,6 +186,11 @@ describe('every answer is documented for its operation', () => {
     await call('setTenantRateLimit', '/api/v1/tenant/rate-limit', 200, { body: { default: true } });
   });
 
+  it('audit trail: read', async () => {
+    await call('listAudit', '/api/v1/audit?limit=5', 200);
+    await call('listAudit', '/api/v1/audit?limit=0', 400);
+  });
+
   it('every /api/v1 operation: 401 without a key; admin operations: 403 with a validator key', async () => {
     const paths = pathsByOperation(ruleId, validatorKeyId);
     for (const [id, path] of Object.entries(paths)) {

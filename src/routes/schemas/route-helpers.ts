@@ -4,6 +4,7 @@
  */
 import type { FastifyRequest } from 'fastify';
 import { PROBLEMS, ProblemError } from '../../errors.ts';
+import type { ChangeOrigin } from '../../storage/types.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -32,6 +33,19 @@ export function tenantOf(request: FastifyRequest): string {
     throw new ProblemError(PROBLEMS.notAuthenticated());
   }
   return request.auth.tenantId;
+}
+
+/**
+ * Who is making the change a request asks for, for its audit entry: the
+ * authenticated key (id, name, role) and the request's id.
+ *
+ * @example
+ * await storage.tenants.setRateLimit(tenantId, limit, originOf(request));
+ */
+export function originOf(request: FastifyRequest): ChangeOrigin {
+  if (request.auth === null || request.auth === undefined) throw new ProblemError(PROBLEMS.notAuthenticated());
+  const { keyId, keyName, role } = request.auth;
+  return { actor: { keyId, keyName, role }, requestId: request.id };
 }
 
 /**

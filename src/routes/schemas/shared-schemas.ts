@@ -8,6 +8,7 @@
  */
 import type { FastifyInstance } from 'fastify';
 import { apiKeySchemas } from './api-key-schemas.ts';
+import { auditSchemas } from './audit-schemas.ts';
 import { contextSchemas } from './context-schemas.ts';
 import { contextTestSchemas } from './context-test-schemas.ts';
 import { healthStatusSchema } from './health-schemas.ts';
@@ -24,6 +25,7 @@ export const SHARED_SCHEMAS = [
   ...contextTestSchemas,
   ...apiKeySchemas,
   ...tenantSchemas,
+  ...auditSchemas,
   healthStatusSchema,
   problemSchema,
   fieldErrorSchema,

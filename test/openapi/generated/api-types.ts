@@ -464,6 +464,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the audit trail
+         * @description Every change made to the tenant through the API or the CLI, newest first: who made it, when, and the changed resource before and after. Filter by `context`, `action` and `since`; page with `limit` and `cursor`.
+         */
+        get: operations["listAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1235,6 +1255,61 @@ export interface components {
                  */
                 rate: number;
             };
+        };
+        /** @description One change, who made it and what it changed. */
+        AuditEntry: {
+            /**
+             * @description The entry's id; later entries have larger ids.
+             * @example 42
+             */
+            id: string;
+            /**
+             * @description When the change was committed (ISO-8601).
+             * @example 2026-11-27T10:00:00.000Z
+             */
+            at: string;
+            /**
+             * @description What was done.
+             * @example tenant.rate-limit
+             * @enum {string}
+             */
+            action: "rule.create" | "rule.update" | "rule.patch" | "rule.archive" | "rule.restore" | "rule.publish" | "context.publish" | "context.rollback" | "context.import" | "context.recompile" | "context.payload-schema" | "context.tests" | "key.create" | "key.revoke" | "tenant.rate-limit" | "tenant.sampling";
+            /** @description Who did it: an API key (`keyId`, `keyName`, `role`), or an operator at the CLI (`cli: true`). */
+            actor: {
+                /** @description The key's id. */
+                keyId?: string;
+                /** @description The key's name. */
+                keyName?: string;
+                /**
+                 * @description The key's role.
+                 * @enum {string}
+                 */
+                role?: "admin" | "validator";
+                /** @description True for a change made with the CLI. */
+                cli?: boolean;
+            };
+            /** @description The context concerned, when there is one. */
+            context?: string;
+            /** @description The id of the changed rule or key, when it has one. */
+            target?: string;
+            /** @description Before the change. The changed resource's content (never a key's secret or hash). */
+            before?: unknown;
+            /** @description After the change. The changed resource's content (never a key's secret or hash). */
+            after?: unknown;
+            /** @description The note given with the change. */
+            note?: string;
+            /** @description The id of the request that made it, as the service's log lines about that request carry it. */
+            requestId?: string;
+        };
+        /** @description A page of the audit trail, newest first. */
+        AuditPage: {
+            /** @description The entries. */
+            items: components["schemas"]["AuditEntry"][];
+            /**
+             * @description Pass as `cursor` for the next page; null on the last.
+             * @example null
+             */
+            nextCursor: string | null;
         };
         /** @description The process is up (live) or ready to serve (ready). */
         HealthStatus: {
@@ -4607,6 +4682,110 @@ export interface operations {
             };
             /** @description The body is not sent as Content-Type: application/json, or is compressed. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; it was logged, and the answer carries none of its details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listAudit: {
+        parameters: {
+            query?: {
+                /** @description Only entries about this context. */
+                context?: string;
+                /** @description Only entries of this action. */
+                action?: "rule.create" | "rule.update" | "rule.patch" | "rule.archive" | "rule.restore" | "rule.publish" | "context.publish" | "context.rollback" | "context.import" | "context.recompile" | "context.payload-schema" | "context.tests" | "key.create" | "key.revoke" | "tenant.rate-limit" | "tenant.sampling";
+                /** @description Only entries at or after this time (ISO-8601). */
+                since?: string;
+                /**
+                 * @description Page size, 1 to 500 (default 50).
+                 * @example 50
+                 */
+                limit?: string;
+                /** @description The `nextCursor` of the previous page. */
+                cursor?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of entries. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["AuditPage"];
+                };
+            };
+            /** @description The request is invalid: its body, query or parameters (`errors` lists each problem with its path), or its URL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description X-Api-Key is missing, unknown or revoked, or X-Tenant-Id is not its tenant; the answer is the same in every case. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is a validator key; this operation needs an admin key. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
