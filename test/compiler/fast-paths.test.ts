@@ -42,7 +42,7 @@ describe('placeholders rendered while generating', () => {
     fc.assert(fc.property(jsonValues, fc.option(jsonValues, { nil: undefined }), (expected, value) => {
       // expectedValue null means "none": the rule's expected value is then null.
       const folded: RuleDefinition = {
-        code: 'R', name: 'R', fieldPath: 'x', required: true, expression: 'false', expectedValue: expected as never,
+        code: 'R', name: 'R', fieldPath: 'x', required: true, expression: 'false', expectedValue: expected,
         message: '<{{ $expected }}|{{ $value }}>',
       };
       const general: RuleDefinition = { ...folded, message: '<{{ e }}|{{ x }}>' };
