@@ -33,7 +33,7 @@ import { constantValue, isBoolean, type Expr } from './expression/ir.ts';
 import type { TemplatePart } from './expression/template.ts';
 import type { PathSegment } from './paths.ts';
 import type { RulePlan } from './rule-plan.ts';
-import { MAX_FAILURES_PER_VALIDATION, runtime, text } from './runtime.ts';
+import { MAX_FAILURES_PER_VALIDATION, MAX_MESSAGE_LENGTH, runtime, text } from './runtime.ts';
 import { schemaFailures } from './schema/index.ts';
 import { runSteps, type Steps } from './steps.ts';
 
@@ -764,14 +764,22 @@ class RuleEmitter {
    * written as text, and `$index` of a forEach rule, always a whole number
    * from 0, is joined as it is (`+` writes it as text() does): a failing
    * rule then builds its message with fewer calls, often as one constant.
+   * Placeholders fold while their text adds up to at most one message's
+   * length: a template repeating `{{ $expected }}` hundreds of times over a
+   * long expected value would otherwise copy it into the source as often.
    * test/compiler/fast-paths.test.ts checks both forms give the same messages.
    */
   template(parts: readonly TemplatePart[], value: Code, expected: Code, known: KnownAtGeneration): Code {
     const env = this.env(value, expected);
     const pieces: Code[] = [];
     let pendingText: string | undefined;
+    let foldBudget = MAX_MESSAGE_LENGTH;
     for (const part of parts) {
-      const rendered = part.kind === 'text' ? part.text : this.renderedNow(part.expr, known);
+      let rendered = part.kind === 'text' ? part.text : this.renderedNow(part.expr, known);
+      if (part.kind === 'expr' && rendered !== undefined) {
+        if (rendered.length > foldBudget) rendered = undefined;
+        else foldBudget -= rendered.length;
+      }
       if (rendered !== undefined) {
         pendingText = (pendingText ?? '') + rendered;
         continue;

@@ -100,6 +100,21 @@ describe('placeholders rendered while generating', () => {
     }), { numRuns: 300 });
   });
 
+  it('folds at most one message\'s length of placeholder text: repeating a long $expected does not copy it into the source', () => {
+    // A list is held once as a constant; 190 items render as 2,100 characters of JSON, cut to 2,000.
+    const expected = Array.from({ length: 190 }, (_, i) => `item${String(i).padStart(4, '0')}`);
+    const message = `{{ $value }}${' {{ $expected }}'.repeat(100)}`;
+    const folded: RuleDefinition = { code: 'R', name: 'R', fieldPath: 'x', required: true, expression: 'false', expectedValue: expected, message };
+    const { source } = compile([folded]);
+    expect(source.length).toBeLessThan(20_000);
+    const general: RuleDefinition = { ...folded, message: `{{ x }}${' {{ e }}'.repeat(100)}` };
+    for (const payload of [{ e: expected }, { e: expected, x: 'v' }]) {
+      const got = messages([folded], payload);
+      expect(got).toEqual(messages([general], payload));
+      expect(got[0]).toHaveLength(2000);
+    }
+  });
+
   it('a schema violation\'s $expected stays the violation\'s limit unless the rule gives one', () => {
     const schemaRule: RuleDefinition = {
       code: 'S', name: 'S', fieldPath: 'x', schema: { type: 'number', maximum: 5 }, message: '{{ $value }} over {{ $expected }}',
