@@ -5,6 +5,9 @@
  * - the compiled validator takes more than 2x the hand-written baseline
  *   (paired median of alternating rounds, `runCompilerBench({ quick })`),
  *   on the passing or the failing payload, or
+ * - on the realistic-loan suite (`realistic.bench.ts`: 20 rules of the
+ *   kind tenants write, 1,000 payloads), the compiled validator takes more
+ *   than 2x its hand-written baseline on the passing or the failing set, or
  * - the service's single-validation throughput falls below 0.6 of the bare
  *   Fastify route's (median of 8 alternating 1.5-second rounds, both servers
  *   in child processes, see `http/http.bench.ts`),
@@ -19,6 +22,7 @@
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { runCompilerBench } from './compiler.bench.ts';
+import { runRealisticBench } from './realistic.bench.ts';
 import { checkAnswers, pairedThroughput, singleBody, SINGLE_PATH, startHttpPair, type PairedThroughput } from './http/http.bench.ts';
 import { fixed, int } from './http/report-table.ts';
 
@@ -26,12 +30,16 @@ import { fixed, int } from './http/report-table.ts';
 export const guardThresholds = {
   /** Compiled over hand-written time, either payload. */
   maxEngineRatio: 2,
+  /** Compiled over hand-written time on the realistic-loan suite, either set. */
+  maxRealisticRatio: 2,
   /** Service over bare-route throughput. */
   minHttpRatio: 0.6,
 } as const;
 
 export interface GuardFigures {
   engine: { passing: number; failing: number; rounds: number };
+  /** The realistic-loan suite's compiled / hand-written ratios; absent when not measured. */
+  realistic?: { passing: number; failing: number; rounds: number };
   http: Pick<PairedThroughput, 'ratio' | 'serviceRps' | 'bareRps' | 'serviceCpuUs' | 'bareCpuUs' | 'cpuRatio'> & { roundRatios: number[] };
 }
 
@@ -47,17 +55,27 @@ export interface GuardVerdict {
  * @example
  * judge({ engine: { passing: 1.3, failing: 1.4, rounds: 300 }, http: { ratio: 0.7, ... } }).ok // true
  */
-export function judge(figures: GuardFigures, thresholds: { maxEngineRatio: number; minHttpRatio: number } = guardThresholds): GuardVerdict {
+export function judge(
+  figures: GuardFigures,
+  thresholds: { maxEngineRatio: number; maxRealisticRatio: number; minHttpRatio: number } = guardThresholds,
+): GuardVerdict {
   const engineWorst = Math.max(figures.engine.passing, figures.engine.failing);
-  // NaN fails both checks: a figure that could not be measured proves nothing.
+  // NaN fails every check: a figure that could not be measured proves nothing.
   const engineOk = engineWorst <= thresholds.maxEngineRatio;
+  const r = figures.realistic;
+  const realisticOk = r === undefined || Math.max(r.passing, r.failing) <= thresholds.maxRealisticRatio;
   const httpOk = figures.http.ratio >= thresholds.minHttpRatio;
   const h = figures.http;
+  const realisticLine = r === undefined ? [] : [
+    `realistic: compiled / hand-written = passing ${fixed(r.passing, 2)}, failing ${fixed(r.failing, 2)}`
+      + ` (paired median of ${r.rounds} rounds; fails above ${thresholds.maxRealisticRatio}): ${realisticOk ? 'ok' : 'FAILED'}`,
+  ];
   return {
-    ok: engineOk && httpOk,
+    ok: engineOk && realisticOk && httpOk,
     lines: [
       `engine: compiled / hand-written = passing ${fixed(figures.engine.passing, 2)}, failing ${fixed(figures.engine.failing, 2)}`
         + ` (paired median of ${figures.engine.rounds} rounds; fails above ${thresholds.maxEngineRatio}): ${engineOk ? 'ok' : 'FAILED'}`,
+      ...realisticLine,
       `http: service / bare route throughput = ${fixed(h.ratio, 2)} (rounds ${h.roundRatios.map((r) => fixed(r, 2)).join(' ')};`
         + ` ${int(h.serviceRps)} vs ${int(h.bareRps)} req/s; CPU per request ${int(h.serviceCpuUs)} vs ${int(h.bareCpuUs)} us,`
         + ` ${fixed(h.cpuRatio, 2)}x; fails below ${thresholds.minHttpRatio}): ${httpOk ? 'ok' : 'FAILED'}`,
@@ -76,7 +94,7 @@ export interface GuardOptions {
    * were still being optimised.
    */
   httpWarmupS?: number;
-  /** Skip the engine benchmark (the smoke test of the machinery uses this). */
+  /** Skip the engine benchmarks, compiler and realistic-loan (the smoke test of the machinery uses this). */
   engine?: boolean;
 }
 
@@ -94,11 +112,15 @@ export async function runGuard(options: GuardOptions = {}): Promise<{ figures: G
   const starting = startHttpPair();
   starting.catch(() => {});
   let engine: GuardFigures['engine'] = { passing: Number.NaN, failing: Number.NaN, rounds: 0 };
+  let realistic: GuardFigures['realistic'];
   try {
     if (options.engine !== false) {
       const compiler = await runCompilerBench({ quick: true, print: false, write: false });
       engine = { passing: compiler.ratio.passing, failing: compiler.ratio.failing, rounds: compiler.ratio.rounds };
       log(`engine figures measured (${compiler.ruleCount} rules)`);
+      const { ratio } = await runRealisticBench({ quick: true, print: false, ratiosOnly: true });
+      realistic = { passing: ratio.passing, failing: ratio.failing, rounds: ratio.rounds };
+      log('realistic-loan figures measured');
     }
   } catch (error) {
     await starting.then((pair) => pair.stop(), () => {});
@@ -116,6 +138,7 @@ export async function runGuard(options: GuardOptions = {}): Promise<{ figures: G
   }
   const figures: GuardFigures = {
     engine,
+    realistic,
     http: {
       ratio: http.ratio, serviceRps: http.serviceRps, bareRps: http.bareRps, serviceCpuUs: http.serviceCpuUs,
       bareCpuUs: http.bareCpuUs, cpuRatio: http.cpuRatio, roundRatios: http.rounds.map((r) => r.ratio),

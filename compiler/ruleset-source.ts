@@ -29,11 +29,11 @@
  */
 import { _, CodeWriter, commentOf, join, layout, lit, Scope, type Code, type Name } from './codegen/index.ts';
 import { generateExpression, generateIsTrue, payloadReads, type Env, type FixedNames, type HelperName, type Hoist, type RefOrigin } from './expression/generate.ts';
-import { isBoolean, type Expr } from './expression/ir.ts';
+import { constantValue, isBoolean, type Expr } from './expression/ir.ts';
 import type { TemplatePart } from './expression/template.ts';
 import type { PathSegment } from './paths.ts';
 import type { RulePlan } from './rule-plan.ts';
-import { MAX_FAILURES_PER_VALIDATION, runtime } from './runtime.ts';
+import { MAX_FAILURES_PER_VALIDATION, MAX_MESSAGE_LENGTH, runtime, text } from './runtime.ts';
 import { schemaFailures } from './schema/index.ts';
 import { runSteps, type Steps } from './steps.ts';
 
@@ -676,7 +676,7 @@ class RuleEmitter {
     if (inLoop) {
       if (plan.required) {
         w.block(_`if (${missing})`, () => {
-          this.pushFailure(w, this.message(n.value, this.expectedCode()), path, lit(null), this.expectedCode());
+          this.pushFailure(w, this.message(n.value, this.expectedCode(), true), path, lit(null), this.expectedCode());
           w.line(_`continue;`);
         });
       } else {
@@ -688,7 +688,7 @@ class RuleEmitter {
     if (plan.required) {
       w.open(_`if (${missing})`);
       w.line(_`${n.evaluated}++;`);
-      this.pushFailure(w, this.message(n.value, this.expectedCode()), path, lit(null), this.expectedCode());
+      this.pushFailure(w, this.message(n.value, this.expectedCode(), true), path, lit(null), this.expectedCode());
       w.reopen(_`else`);
       w.line(_`${n.evaluated}++;`);
       this.checks(w, path);
@@ -727,7 +727,9 @@ class RuleEmitter {
       const message = plan.message === undefined
         ? _`${`${plan.name}: `} + ${n.f}.message`
         // `$value` is the offending value; at the payload root that is the value checked, though actualValue is null there.
-        : this.template(plan.message, _`(${n.f}.fieldPath === "" ? ${value} : ${n.f}.actualValue)`, expected);
+        : this.template(plan.message, _`(${n.f}.fieldPath === "" ? ${value} : ${n.f}.actualValue)`, expected, {
+          expectedIsConstant: plan.givenExpected !== undefined, valueIsMissing: false,
+        });
       this.pushFailure(w, message, _`${n.f}.fieldPath`, actual, expected);
     });
     if (expression !== undefined) {
@@ -748,20 +750,78 @@ class RuleEmitter {
     return generateIsTrue(e, this.env(value, this.expectedCode()), this.#d, this.#n, isBoolean(e));
   }
 
-  message(value: Code, expected: Code): Code {
+  /** The failure message; `valueIsMissing` in the branch of a missing value, where `$value` is null or undefined. */
+  message(value: Code, expected: Code, valueIsMissing = false): Code {
     const plan = this.#plan;
-    return plan.message === undefined ? lit(`${plan.name} failed`) : this.template(plan.message, value, expected);
+    return plan.message === undefined
+      ? lit(`${plan.name} failed`)
+      : this.template(plan.message, value, expected, { expectedIsConstant: true, valueIsMissing });
   }
 
-  template(parts: readonly TemplatePart[], value: Code, expected: Code): Code {
-    if (parts.length === 0) return lit('');
+  /**
+   * A template's code: text, and each placeholder rendered by text(). A
+   * placeholder whose rendering is known while generating (renderedNow) is
+   * written as text, and `$index` of a forEach rule, always a whole number
+   * from 0, is joined as it is (`+` writes it as text() does): a failing
+   * rule then builds its message with fewer calls, often as one constant.
+   * Placeholders fold while their text adds up to at most one message's
+   * length: a template repeating `{{ $expected }}` hundreds of times over a
+   * long expected value would otherwise copy it into the source as often.
+   * test/compiler/fast-paths.test.ts checks both forms give the same messages.
+   */
+  template(parts: readonly TemplatePart[], value: Code, expected: Code, known: KnownAtGeneration): Code {
     const env = this.env(value, expected);
-    const pieces = parts.map((p) =>
-      p.kind === 'text'
-        ? lit(p.text)
-        : _`${this.#d.helper('text')}(${generateExpression(p.expr, env, this.#d, this.#n)})`);
+    const pieces: Code[] = [];
+    let pendingText: string | undefined;
+    let foldBudget = MAX_MESSAGE_LENGTH;
+    for (const part of parts) {
+      let rendered = part.kind === 'text' ? part.text : this.renderedNow(part.expr, known);
+      if (part.kind === 'expr' && rendered !== undefined) {
+        if (rendered.length > foldBudget) rendered = undefined;
+        else foldBudget -= rendered.length;
+      }
+      if (rendered !== undefined) {
+        pendingText = (pendingText ?? '') + rendered;
+        continue;
+      }
+      if (pendingText !== undefined) pieces.push(lit(pendingText));
+      pendingText = undefined;
+      const expr = part.kind === 'expr' ? part.expr : undefined;
+      if (expr?.kind === 'root' && expr.name === 'index' && this.#plan.forEach !== undefined) {
+        // A number first would make `+` add: a string goes before it.
+        if (pieces.length === 0) pieces.push(lit(''));
+        pieces.push(env.index);
+      } else if (expr !== undefined) {
+        pieces.push(_`${this.#d.helper('text')}(${generateExpression(expr, env, this.#d, this.#n)})`);
+      }
+    }
+    if (pendingText !== undefined || pieces.length === 0) pieces.push(lit(pendingText ?? ''));
     // A leading placeholder still renders as a string: text() returns one.
     return join(pieces, _` + `);
+  }
+
+  /**
+   * What a placeholder renders to when that does not depend on the payload:
+   * a literal or an array of literals, `$expected` when the rule's expected
+   * value is the constant one, `$value` where it is missing, `$item` and
+   * `$index` outside forEach (undefined). Rendered by the runtime's own
+   * text(), so the text is the one the validator would build.
+   */
+  renderedNow(e: Expr, known: KnownAtGeneration): string | undefined {
+    const constant = constantValue(e);
+    if (constant.ok) return text(constant.value);
+    if (e.kind !== 'root') return undefined;
+    switch (e.name) {
+      case 'expected':
+        return known.expectedIsConstant ? text(this.#plan.expected?.value ?? null) : undefined;
+      case 'value':
+        return known.valueIsMissing ? '' : undefined;
+      case 'item':
+      case 'index':
+        return this.#plan.forEach === undefined ? '' : undefined;
+      default:
+        return undefined;
+    }
   }
 
   /** Own-property reads along a path; `length` reads a string's length as expressions do. */
@@ -785,6 +845,14 @@ class RuleEmitter {
     }
     return code;
   }
+}
+
+/** What a message template may rely on while it is generated. */
+interface KnownAtGeneration {
+  /** `$expected` is the rule's expected value (given or inferred), not a schema violation's limit. */
+  readonly expectedIsConstant: boolean;
+  /** The branch of a missing value: `$value` is null or undefined. */
+  readonly valueIsMissing: boolean;
 }
 
 /** The text of a fieldPath before and after its `[]`, skipping quoted keys. */

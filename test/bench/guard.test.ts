@@ -45,6 +45,21 @@ describe('guard verdict', () => {
     expect(failedChecks).toEqual(failed);
   });
 
+  it.each([
+    { name: 'realistic suite within bounds', realistic: [0.9, 1.1], ok: true },
+    { name: 'realistic suite exactly at the bound', realistic: [2, 1.2], ok: true },
+    { name: 'realistic suite too slow on the failing set', realistic: [1.1, 2.4], ok: false },
+    { name: 'realistic suite unmeasured', realistic: [1, Number.NaN], ok: false },
+  ] as const)('$name', ({ realistic, ok }) => {
+    const verdict = judge({ ...figures([1.2, 1.3], 0.8), realistic: { passing: realistic[0], failing: realistic[1], rounds: 151 } });
+    expect(verdict.ok).toBe(ok);
+    expect(verdict.lines).toHaveLength(3);
+    const realisticLine = verdict.lines.find((line) => line.startsWith('realistic:'))!;
+    expect(realisticLine).toContain(`fails above ${guardThresholds.maxRealisticRatio}`);
+    expect(realisticLine.endsWith(ok ? 'ok' : 'FAILED')).toBe(true);
+    expect(verdict.lines.filter((line) => line.endsWith('FAILED')).map((line) => line.split(':')[0])).toEqual(ok ? [] : ['realistic']);
+  });
+
   it('prints the figures and thresholds whatever the verdict', () => {
     const [engineLine, httpLine] = judge(figures([1.25, 1.5], 0.7)).lines;
     expect(engineLine).toContain('passing 1.25, failing 1.50');
