@@ -53,10 +53,11 @@ async function createRule(overrides: Json = {}): Promise<Json> {
   return ok(api('POST', '/rules', { body: ruleBody(overrides) }), 201);
 }
 
+const NOT_CONTENT = ['id', 'context', 'code', 'status', 'version', 'publishedVersion', 'createdAt', 'updatedAt', 'publishedAt', 'warnings'];
+
 /** The content fields of a rule answer: what a POST takes, less context and code. */
 function contentOf(rule: Json): Json {
-  const { id, context, code, status, version, publishedVersion, createdAt, updatedAt, publishedAt, warnings, ...content } = rule;
-  return content;
+  return Object.fromEntries(Object.entries(rule).filter(([key]) => !NOT_CONTENT.includes(key)));
 }
 
 function validate(context: string, payload: unknown) {
@@ -260,11 +261,24 @@ describe('POST /rules/{id}/restore', () => {
     await ok(api('POST', `/rules/${rule.id}/restore`));
     // A draft: nothing goes live until it is published.
     expect(await validate(rule.context, payload)).toMatchObject({ isValid: true, totalRulesEvaluated: 0 });
+    const drafts = await ok(api('POST', '/rules/test', { body: { context: rule.context, draft: true, payload } }));
+    expect(drafts.failures.map((f: Json) => f.ruleCode)).toEqual([rule.code]);
     const republished = await ok(api('POST', `/rules/${rule.id}/publish`));
     expect(republished).toMatchObject({ status: 'published', version: 2, publishedVersion: 2 });
     const answer = await validate(rule.context, payload);
     expect(answer).toMatchObject({ isValid: false, totalRulesEvaluated: 1 });
     expect(answer.failures.map((f: Json) => f.ruleCode)).toEqual([rule.code]);
+  });
+
+  it('a context publish publishes a restored rule with the other drafts', async () => {
+    const rule = await createRule();
+    await ok(api('POST', `/rules/${rule.id}/publish`));
+    await ok(api('DELETE', `/rules/${rule.id}`), 204);
+    await ok(api('POST', `/rules/${rule.id}/restore`));
+    const other = await createRule({ context: rule.context });
+    const published = await ok(api('POST', `/contexts/${rule.context}/publish`));
+    expect([...published.published].sort()).toEqual([rule.id, other.id].sort());
+    expect(await ok(api('GET', `/rules/${rule.id}`))).toMatchObject({ status: 'published', version: 2, publishedVersion: 2 });
   });
 
   it('409 when another rule of the context now has its code; the rule stays archived', async () => {
@@ -285,6 +299,17 @@ describe('POST /rules/{id}/restore', () => {
     expect((await ok(api('POST', `/rules/${rule.id}/restore`))).status).toBe('draft');
     // Now the twin's code is taken.
     await expectProblem(api('POST', `/rules/${twin.id}/restore`), 409, 'CONFLICT');
+  });
+
+  it('of two archived rules with one code restored at once, one comes back and the other is 409', async () => {
+    const first = await createRule();
+    await ok(api('DELETE', `/rules/${first.id}`), 204);
+    const second = await createRule({ context: first.context, code: first.code });
+    await ok(api('DELETE', `/rules/${second.id}`), 204);
+    const answers = await Promise.all([first, second].map((rule) => api('POST', `/rules/${rule.id}/restore`)));
+    expect(answers.map((answer) => answer.status).sort()).toEqual([200, 409]);
+    const active = await ok(api('GET', `/rules?context=${first.context}`));
+    expect(active.items).toHaveLength(1);
   });
 
   it('409 for a rule that is not archived (draft or published)', async () => {
