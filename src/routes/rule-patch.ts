@@ -20,8 +20,8 @@ import { immutableFieldErrors, patchedContent, removedRequiredFields, type Patch
 import { patchRuleBodySchema } from './schemas/rule-schemas.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
 
-/** The media type of a JSON merge patch. */
-export const MERGE_PATCH_MEDIA_TYPE = 'application/merge-patch+json';
+/** The media type of a JSON merge patch: the only one this route takes. */
+const MERGE_PATCH_MEDIA_TYPE = 'application/merge-patch+json';
 
 /**
  * A null for a field the rule cannot be without is named as such before the

@@ -1,7 +1,8 @@
 /**
  * The rule resource (docs/api.md): create, list, read, replace,
- * archive, restore, publish, versions (PATCH is in rule-patch.ts). Admin keys only. The tenant always comes from
- * the authenticated key; another tenant's rule is an unknown rule (404).
+ * archive, restore, publish, versions (PATCH is in rule-patch.ts). Admin
+ * keys only. The tenant always comes from the authenticated key; another
+ * tenant's rule is an unknown rule (404).
  *
  * Every change that moves what validation evaluates (publish, archive of a
  * live rule) compiles the next validator inside the storage transaction and
