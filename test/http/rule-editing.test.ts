@@ -138,6 +138,8 @@ describe('PATCH /rules/{id} with a JSON merge patch', () => {
     expect(broken.errors).toEqual([expect.objectContaining({ path: 'expression', message: expect.stringMatching(/^line 2, column 3/) })]);
     const renamed = await expectProblem(patch(rule.id, { code: 'OTHER', version: 1 }), 400, 'INVALID_BODY');
     expect(renamed.errors).toEqual([expect.objectContaining({ path: 'code' })]);
+    const unstorable = await expectProblem(patch(rule.id, { description: 'a\u0000b', version: 1 }), 400, 'INVALID_BODY');
+    expect(unstorable.errors).toEqual([expect.objectContaining({ path: 'description' })]);
     const typed = await expectProblem(patch(rule.id, { priority: 'high', colour: 'red', version: 1 }), 400, 'INVALID_BODY');
     expect(typed.errors.map((error: Json) => error.path).sort()).toEqual(['colour', 'priority']);
     expect((await ok(api('GET', `/rules/${rule.id}`))).version).toBe(1);
