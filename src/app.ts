@@ -34,6 +34,7 @@ import { apiKeysRoutes } from './routes/api-keys.ts';
 import { contextsRoutes } from './routes/contexts.ts';
 import { healthRoutes } from './routes/health.ts';
 import { ruleTestRoutes } from './routes/rule-test.ts';
+import { rulePatchRoutes } from './routes/rule-patch.ts';
 import { rulesRoutes } from './routes/rules.ts';
 import { registerSharedSchemas } from './routes/schemas/shared-schemas.ts';
 import { validationRoutes } from './routes/validation.ts';
@@ -188,7 +189,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   // Routes that store what they are sent: text PostgreSQL cannot keep is a 400 naming it, not a 500.
   await app.register(async (management) => {
     management.addHook('preValidation', refuseUnstorableText);
-    for (const routes of [rulesRoutes, contextsRoutes, contextTestsRoutes, apiKeysRoutes]) {
+    for (const routes of [rulesRoutes, rulePatchRoutes, contextsRoutes, contextTestsRoutes, apiKeysRoutes]) {
       await management.register(routes, { prefix: '/api/v1', deps });
     }
     await management.register(tenantRoutes, { prefix: '/api/v1', deps, policies: rateLimiter.policies });

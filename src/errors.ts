@@ -207,6 +207,10 @@ export const PROBLEMS = {
     detail: context === undefined ? 'The ruleset is over a limit.' : `The ruleset of context ${quoted([context])} is over a limit.`,
     errors,
   }),
+  /** A merge patch that would remove (null) fields a rule cannot be without. */
+  requiredRuleFieldsRemoved: (errors: FieldError[]): ProblemSpec => ({
+    code: 'INVALID_BODY', detail: 'The patch removes fields a rule cannot be without.', errors,
+  }),
   immutableRuleFields: (errors: FieldError[]): ProblemSpec => ({
     code: 'INVALID_BODY', detail: 'The context and code of a rule are immutable.', errors,
   }),
@@ -268,6 +272,9 @@ export const PROBLEMS = {
   // 413, 415: the body's size and form.
   bodyTooLarge: (): ProblemSpec => ({ code: 'PAYLOAD_TOO_LARGE', detail: 'The request body is larger than the limit.' }),
   notJson: (): ProblemSpec => ({ code: 'UNSUPPORTED_MEDIA_TYPE', detail: 'Send the body as Content-Type: application/json.' }),
+  notMergePatch: (): ProblemSpec => ({
+    code: 'UNSUPPORTED_MEDIA_TYPE', detail: 'Send the body as Content-Type: application/merge-patch+json.',
+  }),
   encodedBody: (): ProblemSpec => ({
     code: 'UNSUPPORTED_MEDIA_TYPE', detail: 'The body\'s Content-Encoding is not supported: send it uncompressed.',
   }),

@@ -1,5 +1,6 @@
 /**
- * The only body parser: JSON, under one strictly matched media type.
+ * The body parsers: JSON, under one strictly matched media type (and, for
+ * PATCH routes only, JSON merge patches under theirs).
  *
  * Fastify's own matching normalizes the header before comparing, which is
  * where its content-type CVEs came from (SECURITY-NOTES 5.2: casing, a tab
@@ -18,7 +19,7 @@
  */
 import { isAscii, isUtf8 } from 'node:buffer';
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { PROBLEMS, ProblemError } from '../errors.ts';
+import { PROBLEMS, ProblemError, type ProblemSpec } from '../errors.ts';
 import { findPrototypeKey, mayHavePrototypeKeys } from './prototype-keys.ts';
 
 const JSON_MEDIA_TYPE = /^application\/json(?:; *charset=(?:utf-8|"utf-8"))?$/i;
@@ -89,26 +90,67 @@ export function decodeUtf8Body(body: Buffer): string {
   return body.toString('utf8');
 }
 
+type ParserDone = (error: Error | null, body?: unknown) => void;
+
+/**
+ * The parser of one strictly matched JSON media type: `accepts` matches the
+ * raw header again, `wrongType` is the 415 for everything else. Body limit
+ * (the instance's bodyLimit), encoding, UTF-8 and prototype-poisoning rules
+ * are the same for every JSON media type.
+ */
+function strictJsonParser(accepts: (header: string | undefined) => boolean, wrongType: () => ProblemSpec) {
+  return (request: FastifyRequest, body: string | Buffer, done: ParserDone): void => {
+    if (!accepts(request.headers['content-type'])) {
+      done(new ProblemError(wrongType()));
+      return;
+    }
+    if (!isIdentityEncoding(request.headers['content-encoding'])) {
+      done(new ProblemError(PROBLEMS.encodedBody()));
+      return;
+    }
+    try {
+      done(null, parseJsonBody(typeof body === 'string' ? body : decodeUtf8Body(body)));
+    } catch (error) {
+      done(error as Error);
+    }
+  };
+}
+
 /** Replaces Fastify's parsers (JSON and text/plain) with the strict JSON parser. */
 export function registerJsonBodyParser(app: FastifyInstance): void {
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser(
-    'application/json',
+  app.addContentTypeParser('application/json', { parseAs: 'buffer' }, strictJsonParser(isJsonContentType, PROBLEMS.notJson));
+}
+
+const MERGE_PATCH_MEDIA_TYPE = /^application\/merge-patch\+json(?:; *charset=(?:utf-8|"utf-8"))?$/i;
+
+/** True for the Content-Type values of a JSON merge patch (RFC 7396), matched as strictly as JSON's. */
+export function isMergePatchContentType(header: string | undefined): boolean {
+  return header !== undefined && MERGE_PATCH_MEDIA_TYPE.test(header);
+}
+
+/**
+ * Makes `scope` (an encapsulated plugin holding PATCH routes) take JSON
+ * merge patches (RFC 7396) only: `application/merge-patch+json`, parsed
+ * exactly as JSON bodies are. Any other type, application/json included,
+ * is 415 naming the type to send; the rest of the service never accepts a
+ * merge patch.
+ */
+export function registerMergePatchBodyParser(scope: FastifyInstance): void {
+  scope.removeAllContentTypeParsers();
+  scope.addContentTypeParser(
+    'application/merge-patch+json',
     { parseAs: 'buffer' },
-    (request: FastifyRequest, body: string | Buffer, done: (error: Error | null, body?: unknown) => void) => {
-      if (!isJsonContentType(request.headers['content-type'])) {
-        done(new ProblemError(PROBLEMS.notJson()));
-        return;
-      }
-      if (!isIdentityEncoding(request.headers['content-encoding'])) {
-        done(new ProblemError(PROBLEMS.encodedBody()));
-        return;
-      }
-      try {
-        done(null, parseJsonBody(typeof body === 'string' ? body : decodeUtf8Body(body)));
-      } catch (error) {
-        done(error as Error);
-      }
-    },
+    strictJsonParser(isMergePatchContentType, PROBLEMS.notMergePatch),
   );
+  // Everything else, a body without a type included: refused before it is read.
+  scope.addContentTypeParser('*', (_request: FastifyRequest, _payload: unknown, done: ParserDone) => {
+    done(new ProblemError(PROBLEMS.notMergePatch()));
+  });
+  // A Content-Type Fastify cannot even parse is refused before any parser
+  // runs, with the error the root handler answers as "send JSON": here it
+  // names the merge-patch type. Anything else goes on to the root handler.
+  scope.setErrorHandler((error) => {
+    throw (error as { code?: unknown }).code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? new ProblemError(PROBLEMS.notMergePatch()) : error;
+  });
 }

@@ -1,7 +1,8 @@
 /**
  * The rule resource (docs/api.md): create, list, read, replace,
- * archive, publish, versions. Admin keys only. The tenant always comes from
- * the authenticated key; another tenant's rule is an unknown rule (404).
+ * archive, restore, publish, versions (PATCH is in rule-patch.ts). Admin
+ * keys only. The tenant always comes from the authenticated key; another
+ * tenant's rule is an unknown rule (404).
  *
  * Every change that moves what validation evaluates (publish, archive of a
  * live rule) compiles the next validator inside the storage transaction and
@@ -19,7 +20,7 @@ import { storedTestsCheck } from '../rules/stored-tests.ts';
 import { forceQuerySchema } from './schemas/context-test-schemas.ts';
 import { operation } from '../openapi/operation.ts';
 import { idParamsSchema, isUuid, tenantOf } from './schemas/route-helpers.ts';
-import { toRuleContent, type CreateRuleBody, type UpdateRuleBody } from './schemas/rule-body.ts';
+import { immutableFieldErrors, toRuleContent, type CreateRuleBody, type UpdateRuleBody } from './schemas/rule-body.ts';
 import { createRuleBodySchema, listRulesQuerySchema, updateRuleBodySchema } from './schemas/rule-schemas.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
 
@@ -147,13 +148,7 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
     const tenantId = tenantOf(request);
     const stored = await findRule(tenantId, request.params.id);
     const body = request.body;
-    const immutable: { path: string; message: string }[] = [];
-    if (body.context !== undefined && body.context !== stored.context) {
-      immutable.push({ path: 'context', message: `cannot change: the rule's context is "${stored.context}"` });
-    }
-    if (body.code !== undefined && body.code !== stored.code) {
-      immutable.push({ path: 'code', message: `cannot change: the rule's code is "${stored.code}"` });
-    }
+    const immutable = immutableFieldErrors(stored, body);
     if (immutable.length > 0) {
       throw new ProblemError(PROBLEMS.immutableRuleFields(immutable));
     }
@@ -212,6 +207,32 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
       storedTestsCheck(storage.tests, deps.config, request.query.force === 'true'),
     );
     return rule;
+  });
+
+  app.post<{ Params: IdParams }>('/rules/:id/restore', {
+    config: adminOnly,
+    schema: {
+      ...operation({
+        id: 'restoreRule',
+        tag: 'Rules',
+        summary: 'Restore an archived rule',
+        description: 'Makes an archived rule a draft again, with a new version copying the content it was archived with '
+          + '(earlier versions stay as they were). Its code must be free among the context\'s rules that are not archived. '
+          + 'Nothing goes live until it is published.',
+        answers: {
+          200: 'The rule, now a draft at its new version.',
+          404: NO_SUCH_RULE,
+          409: 'The rule is not archived, or another rule of the context that is not archived has its code (CONFLICT); '
+            + 'or the context has as many rules as it may have (LIMIT_EXCEEDED).',
+        },
+      }),
+      params: idParamsSchema,
+      response: { 200: sharedRef('Rule') },
+    },
+  }, async (request) => {
+    const tenantId = tenantOf(request);
+    if (!isUuid(request.params.id)) throw new ProblemError(PROBLEMS.ruleNotFound());
+    return storage.rules.restore(tenantId, request.params.id, config.maxRulesPerContext);
   });
 
   app.get<{ Params: IdParams }>('/rules/:id/versions', {

@@ -97,6 +97,37 @@ async function insertVersion(trx: Db, tenantId: string, ruleId: string, version:
     .execute();
 }
 
+/**
+ * Refuses a rule joining the context's non-archived rules (create,
+ * restore): LimitExceededError past maxRulesPerContext, ConflictError
+ * (`clash`) when one of them has its code. Run under the context lock,
+ * which makes both checks exact under concurrency; the partial unique index
+ * backs the second.
+ */
+async function assertRoomForRule(
+  trx: Db, tenantId: string, context: string, code: string, maxRulesPerContext: number, clash: string,
+): Promise<void> {
+  const { count } = await trx
+    .selectFrom('rules')
+    .select(sql<number>`count(*)::int`.as('count'))
+    .where('tenant_id', '=', tenantId)
+    .where('context', '=', context)
+    .where('archived_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  if (count >= maxRulesPerContext) {
+    throw new LimitExceededError(`context "${context}" already has ${count} rules, the maximum is ${maxRulesPerContext}`);
+  }
+  const taken = await trx
+    .selectFrom('rules')
+    .select('id')
+    .where('tenant_id', '=', tenantId)
+    .where('context', '=', context)
+    .where('code', '=', code)
+    .where('archived_at', 'is', null)
+    .executeTakeFirst();
+  if (taken !== undefined) throw new ConflictError(clash);
+}
+
 /** RuleStore over the rules, rule_versions, contexts and ruleset_versions tables. */
 export class SqlRuleStore implements RuleStore {
   readonly #db: Db;
@@ -110,28 +141,8 @@ export class SqlRuleStore implements RuleStore {
     return guard(
       () =>
         this.#db.transaction().execute(async (trx) => {
-          // The context lock makes the count and the code check exact under
-          // concurrent creates; the partial unique index backs the latter.
           await lockContext(trx, tenantId, context);
-          const { count } = await trx
-            .selectFrom('rules')
-            .select(sql<number>`count(*)::int`.as('count'))
-            .where('tenant_id', '=', tenantId)
-            .where('context', '=', context)
-            .where('archived_at', 'is', null)
-            .executeTakeFirstOrThrow();
-          if (count >= maxRulesPerContext) {
-            throw new LimitExceededError(`context "${context}" already has ${count} rules, the maximum is ${maxRulesPerContext}`);
-          }
-          const taken = await trx
-            .selectFrom('rules')
-            .select('id')
-            .where('tenant_id', '=', tenantId)
-            .where('context', '=', context)
-            .where('code', '=', code)
-            .where('archived_at', 'is', null)
-            .executeTakeFirst();
-          if (taken !== undefined) throw new ConflictError(clash);
+          await assertRoomForRule(trx, tenantId, context, code, maxRulesPerContext, clash);
 
           const id = randomUUID();
           const now = new Date();
@@ -234,6 +245,36 @@ export class SqlRuleStore implements RuleStore {
         publishedAt: row.published_at?.toISOString() ?? null,
       }));
     });
+  }
+
+  restore(tenantId: string, id: string, maxRulesPerContext: number): Promise<Rule> {
+    return guard(
+      () =>
+        this.#db.transaction().execute(async (trx) => {
+          const { rule } = await lockRuleAndContext(trx, tenantId, id);
+          if (rule.archived_at === null) throw new ConflictError('the rule is not archived');
+          const clash = `code "${rule.code}" is used by another rule of context "${rule.context}"`;
+          await assertRoomForRule(trx, tenantId, rule.context, rule.code, maxRulesPerContext, clash);
+
+          // A new version copying the archived content, as a rollback's
+          // copies: the versions before it stay as they were (with when
+          // each was live), the restore shows in the history, and an edit
+          // based on the version read before the restore is stale.
+          // Archiving cleared published_version, so the rule reads "draft".
+          const now = new Date();
+          const version = rule.version + 1;
+          await insertVersion(trx, tenantId, id, version, normalizeContent(rule.content as unknown as RuleContent), now, false);
+          await trx
+            .updateTable('rules')
+            .set({ version, archived_at: null, updated_at: now })
+            .where('tenant_id', '=', tenantId)
+            .where('id', '=', id)
+            .execute();
+          return toRule(await requireRule(trx, tenantId, id));
+        }),
+      // The partial unique index backs the code check under concurrency.
+      'the rule\'s code is used by another rule of its context',
+    );
   }
 
   archive<T>(tenantId: string, id: string, beforeCommit: BeforeCommit<T>): Promise<{ rule: Rule; live?: T }> {

@@ -202,6 +202,12 @@ export interface RuleStore {
   /** New version with this content. ConflictError when `basedOnVersion` is stale or the rule is archived. */
   update(tenantId: string, id: string, basedOnVersion: number, content: RuleContent): Promise<Rule>;
   versions(tenantId: string, id: string): Promise<RuleVersion[] | null>;
+  /**
+   * An archived rule becomes a draft again, with a new version copying its archived content (the history stays whole).
+   * ConflictError when the rule is not archived or its code is taken by a non-archived rule of the context;
+   * LimitExceededError when the context already has maxRulesPerContext non-archived rules.
+   */
+  restore(tenantId: string, id: string, maxRulesPerContext: number): Promise<Rule>;
   /** Archive (DELETE). Idempotent. If the rule was live, the ruleset version rises and beforeCommit sees the new ruleset. */
   archive<T>(tenantId: string, id: string, beforeCommit: BeforeCommit<T>): Promise<{ rule: Rule; live?: T }>;
   /** Make the rule's latest version live. ConflictError when already live or archived. */

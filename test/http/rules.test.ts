@@ -195,12 +195,24 @@ describe('POST /rules', () => {
     expectProblem(response, 400, 'INVALID_BODY');
   });
 
-  it('400 naming an unknown field, and a server-managed one', async () => {
-    for (const field of ['colour', 'status', 'version', 'id', 'tenantId']) {
+  it('400 naming an unknown field', async () => {
+    for (const field of ['colour', 'tenantId', 'archivedAt']) {
       const response = await api('POST', '/rules', { ...ruleBody(), [field]: 'x' });
       expectProblem(response, 400, 'INVALID_BODY');
       expect(JSON.stringify(response.body.errors)).toContain(field);
     }
+  });
+
+  it('ignores server-managed fields, so a rule read with GET can be posted as it is', async () => {
+    const managed = {
+      id: '00000000-0000-0000-0000-000000000000', status: 'published', version: 7, publishedVersion: 7,
+      createdAt: '2000-01-01T00:00:00.000Z', updatedAt: 'x', publishedAt: null, warnings: [{ code: 'CONSTANT' }],
+    };
+    const response = await api('POST', '/rules', { ...ruleBody({ code: 'MANAGED_IGNORED' }), ...managed });
+    expect(response.status, JSON.stringify(response.body)).toBe(201);
+    expect(response.body).toMatchObject({ code: 'MANAGED_IGNORED', status: 'draft', version: 1, publishedVersion: null, publishedAt: null });
+    expect(response.body.id).not.toBe(managed.id);
+    expect(response.body.createdAt).not.toBe(managed.createdAt);
   });
 
   const badExpressions: { field: string; text: string; line: number; column: number; says: RegExp }[] = [

@@ -128,6 +128,20 @@ describe('every answer is documented for its operation', () => {
     await call('publishRule', `/api/v1/rules/${unknownId()}/publish`, 404);
   });
 
+  it('rules: patch, restore', async () => {
+    const rule = { context: 'docs-edits', code: 'EDITED', name: 'Edited', expression: 'amount <= 10' };
+    const id = (await call('createRule', '/api/v1/rules', 201, { body: rule })).body.id;
+    const patch = { contentType: 'application/merge-patch+json' };
+    await call('patchRule', `/api/v1/rules/${id}`, 200, { ...patch, body: { priority: 5, version: 1 } });
+    await call('patchRule', `/api/v1/rules/${id}`, 409, { ...patch, body: { priority: 6, version: 1 } });
+    await call('patchRule', `/api/v1/rules/${id}`, 400, { ...patch, body: { expression: 'new Date()', version: 2 } });
+    await call('patchRule', `/api/v1/rules/${unknownId()}`, 404, { ...patch, body: { priority: 6, version: 1 } });
+    await call('restoreRule', `/api/v1/rules/${id}/restore`, 409);
+    await call('archiveRule', `/api/v1/rules/${id}`, 204);
+    await call('restoreRule', `/api/v1/rules/${id}/restore`, 200);
+    await call('restoreRule', `/api/v1/rules/${unknownId()}/restore`, 404);
+  });
+
   it('contexts: publish, roll back, list, recompile, generated validator', async () => {
     await call('publishContext', '/api/v1/contexts/docs/publish', 200);
     await call('publishContext', '/api/v1/contexts/no-such-context/publish', 404);
@@ -194,8 +208,9 @@ describe('every answer is documented for its operation', () => {
   it('every /api/v1 operation: 401 without a key; admin operations: 403 with a validator key', async () => {
     const paths = pathsByOperation(ruleId, validatorKeyId);
     for (const [id, path] of Object.entries(paths)) {
-      await call(id, path, 401, { key: null, body: bodyOf(id) });
-      if (!id.startsWith('validate')) await call(id, path, 403, { key: validatorKey, body: bodyOf(id) });
+      const sent = { body: bodyOf(id), contentType: mediaTypeOf(id) };
+      await call(id, path, 401, { key: null, ...sent });
+      if (!id.startsWith('validate')) await call(id, path, 403, { key: validatorKey, ...sent });
     }
   });
 
@@ -204,8 +219,9 @@ describe('every answer is documented for its operation', () => {
     for (const [id, path] of Object.entries(paths)) {
       if (operations.get(id)!.operation.requestBody === undefined) continue;
       const key = id.startsWith('validate') ? validatorKey : undefined;
-      await call(id, path, 400, { key, body: [] });
-      await call(id, path, 413, { key, body: OVERSIZED });
+      const contentType = mediaTypeOf(id);
+      await call(id, path, 400, { key, body: [], contentType });
+      await call(id, path, 413, { key, body: OVERSIZED, contentType });
       await call(id, path, 415, { key, rawBody: JSON.stringify(bodyOf(id)), contentType: 'text/plain' });
     }
   });
@@ -257,8 +273,14 @@ function pathsByOperation(ruleId: string, keyId: string): Record<string, string>
   return paths;
 }
 
+/** The media type an operation takes its body as (application/json, or a merge patch); undefined without a body. */
+function mediaTypeOf(id: string): string | undefined {
+  const content = operations.get(id)!.operation.requestBody?.content as Record<string, unknown> | undefined;
+  return content === undefined ? undefined : Object.keys(content)[0];
+}
+
 /** A body an operation would accept, for those that take one. */
 function bodyOf(id: string): unknown {
-  const example = operations.get(id)!.operation.requestBody?.content['application/json'].example;
-  return example;
+  const mediaType = mediaTypeOf(id);
+  return mediaType === undefined ? undefined : operations.get(id)!.operation.requestBody.content[mediaType].example;
 }

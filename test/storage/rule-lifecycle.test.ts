@@ -327,6 +327,36 @@ describe('contexts and ruleset versions', () => {
   });
 });
 
+describe('restore', () => {
+  it('makes an archived rule a draft at a new version copying its content, the ruleset untouched', async () => {
+    const rule = await storage.rules.create('acme', 'restore-1', 'R', content({ priority: 7, schema: { type: 'integer' } }), NO_LIMIT);
+    await storage.rules.publishRule('acme', rule.id, accept);
+    await storage.rules.archive('acme', rule.id, accept);
+    const restored = await storage.rules.restore('acme', rule.id, NO_LIMIT);
+    expect(restored).toMatchObject({ status: 'draft', version: 2, publishedVersion: null, priority: 7, schema: { type: 'integer' } });
+    expect(await storage.rules.get('acme', rule.id)).toEqual(restored);
+    const versions = await storage.rules.versions('acme', rule.id);
+    expect(versions?.map((v) => [v.version, v.publishedAt === null])).toEqual([[2, true], [1, false]]);
+    expect(versions?.[0].priority).toBe(7);
+    // Archiving the live rule made ruleset version 2; restoring makes nothing live.
+    expect(await storage.rules.liveRuleset('acme', 'restore-1')).toMatchObject({ rulesetVersion: 2, rules: [] });
+    expect(summarize(await storage.rules.draftRuleset('acme', 'restore-1'))).toEqual({ R: 'amount > 0' });
+  });
+
+  it('refuses a rule that is not archived, a code taken again, and a full context', async () => {
+    const rule = await storage.rules.create('acme', 'restore-2', 'R', content(), NO_LIMIT);
+    await expect(storage.rules.restore('acme', rule.id, NO_LIMIT)).rejects.toBeInstanceOf(ConflictError);
+    await storage.rules.archive('acme', rule.id, accept);
+    const taker = await storage.rules.create('acme', 'restore-2', 'R', content(), NO_LIMIT);
+    await expect(storage.rules.restore('acme', rule.id, NO_LIMIT)).rejects.toBeInstanceOf(ConflictError);
+    await storage.rules.archive('acme', taker.id, accept);
+    await storage.rules.create('acme', 'restore-2', 'OTHER', content(), NO_LIMIT);
+    await expect(storage.rules.restore('acme', rule.id, 1)).rejects.toBeInstanceOf(LimitExceededError);
+    expect(await storage.rules.get('acme', rule.id)).toMatchObject({ status: 'archived', version: 1 });
+    await expect(storage.rules.restore('acme', rule.id, 2)).resolves.toMatchObject({ status: 'draft', version: 2 });
+  });
+});
+
 describe('tenant isolation', () => {
   it("treats another tenant's rule as unknown in every operation", async () => {
     const rule = await storage.rules.create('globex', 'iso-1', 'SECRET', content(), NO_LIMIT);
@@ -336,6 +366,7 @@ describe('tenant isolation', () => {
     await expect(storage.rules.update('acme', rule.id, 1, content())).rejects.toBeInstanceOf(NotFoundError);
     await expect(storage.rules.publishRule('acme', rule.id, accept)).rejects.toBeInstanceOf(NotFoundError);
     await expect(storage.rules.archive('acme', rule.id, accept)).rejects.toBeInstanceOf(NotFoundError);
+    await expect(storage.rules.restore('acme', rule.id, NO_LIMIT)).rejects.toBeInstanceOf(NotFoundError);
     await expect(storage.rules.publishContext('acme', 'iso-1', accept)).rejects.toBeInstanceOf(NotFoundError);
     await expect(storage.rules.rollback('acme', 'iso-1', 1, NO_LIMIT, accept)).rejects.toBeInstanceOf(NotFoundError);
     expect(await storage.rules.liveRuleset('acme', 'iso-1')).toBeNull();

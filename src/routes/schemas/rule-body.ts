@@ -11,13 +11,18 @@ import {
   type RuleContent,
   type RuleContentInput,
 } from '../../../compiler/rule-schema.ts';
-import type { createRuleBodySchema, testRuleSchema, updateRuleBodySchema } from './rule-schemas.ts';
+import type { FieldError } from '../../domain-errors.ts';
+import { applyMergePatch } from '../../rules/merge-patch.ts';
+import type { createRuleBodySchema, patchRuleBodySchema, testRuleSchema, updateRuleBodySchema } from './rule-schemas.ts';
 
 /** POST /rules. */
 export type CreateRuleBody = FromSchema<typeof createRuleBodySchema>;
 
 /** PUT /rules/{id}. Server-managed fields may be present; they are ignored. */
 export type UpdateRuleBody = FromSchema<typeof updateRuleBodySchema>;
+
+/** PATCH /rules/{id}: a JSON merge patch of the content. Server-managed fields may be present; they are ignored. */
+export type PatchRuleBody = FromSchema<typeof patchRuleBodySchema>;
 
 /** The rule of POST /rules/test. */
 export type TestRuleBody = FromSchema<typeof testRuleSchema>;
@@ -43,4 +48,66 @@ export function toRuleContent(body: RuleContentInput): RuleContent {
   // A fresh array: the default one is shared.
   content.tags = [...(body.tags ?? RULE_CONTENT_DEFAULTS.tags)];
   return content as RuleContent;
+}
+
+/**
+ * The errors of a PUT or PATCH body that names another context or code
+ * than the rule's: both may be sent (a rule read with GET carries them) but
+ * never change.
+ */
+export function immutableFieldErrors(stored: { context: string; code: string }, body: { context?: string; code?: string }): FieldError[] {
+  const errors: FieldError[] = [];
+  if (body.context !== undefined && body.context !== stored.context) {
+    errors.push({ path: 'context', message: `cannot change: the rule's context is "${stored.context}"` });
+  }
+  if (body.code !== undefined && body.code !== stored.code) {
+    errors.push({ path: 'code', message: `cannot change: the rule's code is "${stored.code}"` });
+  }
+  return errors;
+}
+
+/**
+ * Fields a merge patch may not set to null, with why: a rule needs its
+ * name, an edit names its base version, and context and code cannot change.
+ */
+const NOT_REMOVABLE: Readonly<Record<string, string>> = {
+  name: 'is required: a rule cannot be without a name',
+  version: 'is required: the version this edit is based on',
+  context: 'cannot be removed: the rule\'s context cannot change',
+  code: 'cannot be removed: the rule\'s code cannot change',
+};
+
+/**
+ * The errors of a merge patch that sets a field the rule cannot be without
+ * to null; [] for anything else (the body's schema then speaks).
+ *
+ * @example
+ * removedRequiredFields({ name: null, version: 3 }); // [{ path: 'name', message: 'is required: a rule cannot be without a name' }]
+ */
+export function removedRequiredFields(patch: unknown): FieldError[] {
+  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) return [];
+  const body = patch as Record<string, unknown>;
+  return Object.keys(NOT_REMOVABLE)
+    .filter((field) => Object.hasOwn(body, field) && body[field] === null)
+    .map((field) => ({ path: field, message: NOT_REMOVABLE[field] }));
+}
+
+/**
+ * The content a merge patch makes of the stored content: the patch's
+ * content fields merged in (RFC 7396), then the defaults of removed fields
+ * applied as toRuleContent applies them. Other fields of the patch
+ * (version, context, code, server-managed ones) are not content.
+ *
+ * @example
+ * patchedContent(stored, { priority: 50, message: null, version: 2 }); // stored, priority 50, message back to its default
+ */
+export function patchedContent(stored: RuleContent, patch: PatchRuleBody): RuleContent {
+  const contentPatch: Record<string, unknown> = {};
+  for (const field of RULE_CONTENT_FIELDS) {
+    if (Object.hasOwn(patch, field)) contentPatch[field] = patch[field];
+  }
+  // The body's schema allows exactly the content's types (or null) per
+  // field, and merging an object into an object keeps it one: the result is
+  // content as a client writes it.
+  return toRuleContent(applyMergePatch(stored, contentPatch) as RuleContentInput);
 }

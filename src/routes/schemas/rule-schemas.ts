@@ -9,7 +9,7 @@
  * The response schemas are shared schemas (`$id`, registered by
  * shared-schemas.ts) and so components of the OpenAPI document.
  */
-import { CODE_PATTERN, MAX_TAG_LENGTH, ruleContentProperties } from '../../../compiler/rule-schema.ts';
+import { CODE_PATTERN, MAX_TAG_LENGTH, ruleContentProperties, type RuleContentField } from '../../../compiler/rule-schema.ts';
 
 /** The tag bounds, for callers that check tags outside the schema. */
 export { MAX_TAG_LENGTH, MAX_TAGS } from '../../../compiler/rule-schema.ts';
@@ -26,9 +26,10 @@ const codeDescription = 'The rule\'s code, unique in its context among rules tha
 const ignoredOnInput = { description: 'Managed by the server; accepted and ignored, so a rule read with GET can be sent back.' } as const;
 
 /**
- * Fields the server manages. PUT (and the rule of POST /rules/test) accept
- * and ignore them, so a rule fetched with GET can be edited and sent back
- * as is; POST /rules refuses them like any unknown field.
+ * Fields the server manages. POST, PUT and PATCH (and the rule of POST
+ * /rules/test) accept and ignore them, so a rule fetched with GET can be
+ * edited and sent back, or posted to another context, as is. `version` is
+ * one of them too, except where it says what an edit is based on.
  */
 const serverManagedProperties = {
   id: ignoredOnInput,
@@ -37,6 +38,7 @@ const serverManagedProperties = {
   createdAt: ignoredOnInput,
   updatedAt: ignoredOnInput,
   publishedAt: ignoredOnInput,
+  warnings: ignoredOnInput,
 } as const;
 
 const ruleBodyExample = {
@@ -52,13 +54,16 @@ const ruleBodyExample = {
 /** POST /rules. */
 export const createRuleBodySchema = {
   type: 'object',
-  description: 'A new rule. It needs at least one of expression, schema or required: true, and must compile.',
+  description: 'A new rule. It needs at least one of expression, schema or required: true, and must compile. '
+    + 'Server-managed fields are ignored, so a rule read with GET can be posted to another context as it is.',
   required: ['context', 'code', 'name'],
   additionalProperties: false,
   properties: {
     context: { type: 'string', pattern: CONTEXT_PATTERN, description: `${contextDescription} Immutable.`, examples: ['loan-application'] },
     code: { type: 'string', pattern: CODE_PATTERN, description: `${codeDescription} Immutable.`, examples: ['AMOUNT_LIMIT'] },
     ...ruleContentProperties,
+    version: ignoredOnInput,
+    ...serverManagedProperties,
   },
   examples: [ruleBodyExample],
 } as const;
@@ -77,6 +82,60 @@ export const updateRuleBodySchema = {
     ...serverManagedProperties,
   },
   examples: [{ ...ruleBodyExample, expression: 'amount <= 60000', version: 1 }],
+} as const;
+
+/**
+ * The schema of a content field in a merge patch: its own, or null to
+ * remove it (it then returns to its default). A `schema` or an object
+ * `expectedValue` is merged into the stored one (RFC 7396), nulls inside
+ * removing keys, so their values here are patches too.
+ */
+function removable<const T extends { type?: string }>(property: T) {
+  return property.type === undefined ? property : { ...property, type: [property.type, 'null'] as const };
+}
+
+const removableSeverity = {
+  ...ruleContentProperties.severity,
+  type: ['string', 'null'],
+  enum: [...ruleContentProperties.severity.enum, null],
+} as const;
+
+const { name: nameProperty, ...optional } = ruleContentProperties;
+
+/** Every content field, as a merge patch may send it: all but the name may be null. */
+const patchContentProperties = {
+  name: { ...nameProperty, description: `${nameProperty.description} Cannot be removed.` },
+  description: removable(optional.description),
+  severity: removableSeverity,
+  errorCode: removable(optional.errorCode),
+  fieldPath: removable(optional.fieldPath),
+  required: removable(optional.required),
+  expression: removable(optional.expression),
+  schema: removable(optional.schema),
+  when: removable(optional.when),
+  forEach: removable(optional.forEach),
+  message: removable(optional.message),
+  expectedValue: optional.expectedValue,
+  priority: removable(optional.priority),
+  enabled: removable(optional.enabled),
+  tags: removable(optional.tags),
+} as const satisfies Record<RuleContentField, object>;
+
+/** PATCH /rules/{id}: a JSON merge patch (RFC 7396) of the content, plus the version it was based on. */
+export const patchRuleBodySchema = {
+  type: 'object',
+  description: 'A JSON merge patch (RFC 7396) of the rule\'s content: the fields sent change, the others stay; null removes an '
+    + 'optional field (it returns to its default); `schema` and object `expectedValue`s are merged key by key. `version` is required.',
+  required: ['version'],
+  additionalProperties: false,
+  properties: {
+    context: { type: 'string', description: 'May be sent, but must equal the rule\'s context.' },
+    code: { type: 'string', description: 'May be sent, but must equal the rule\'s code.' },
+    ...patchContentProperties,
+    version: { type: 'integer', minimum: 1, description: 'The version this edit is based on; a stale one is 409.', examples: [1] },
+    ...serverManagedProperties,
+  },
+  examples: [{ priority: 50, message: null, version: 2 }],
 } as const;
 
 /** The `rule` of POST /rules/test: a create body whose context is optional. */

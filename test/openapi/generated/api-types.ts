@@ -193,7 +193,11 @@ export interface paths {
         delete: operations["archiveRule"];
         options?: never;
         head?: never;
-        patch?: never;
+        /**
+         * Edit some fields of a rule
+         * @description Applies a JSON merge patch (RFC 7396, `Content-Type: application/merge-patch+json`) to the rule's latest content: the fields sent change, the others stay, and null removes an optional field (it returns to its default). `schema` and object `expectedValue`s are merged key by key. `version` names the version the edit is based on. The result is checked and saved as a PUT of the whole content would be, and answered the same way.
+         */
+        patch: operations["patchRule"];
         trace?: never;
     };
     "/api/v1/rules/{id}/publish": {
@@ -210,6 +214,26 @@ export interface paths {
          * @description Makes the rule's latest version live, as a new ruleset version of its context. The new validator is compiled before the call answers, so the next validation uses it.
          */
         post: operations["publishRule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/rules/{id}/restore": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Restore an archived rule
+         * @description Makes an archived rule a draft again, with a new version copying the content it was archived with (earlier versions stay as they were). Its code must be free among the context's rules that are not archived. Nothing goes live until it is published.
+         */
+        post: operations["restoreRule"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2054,6 +2078,8 @@ export interface operations {
                         updatedAt?: unknown;
                         /** @description Managed by the server; accepted and ignored, so a rule read with GET can be sent back. */
                         publishedAt?: unknown;
+                        /** @description Managed by the server; accepted and ignored, so a rule read with GET can be sent back. */
+                        warnings?: unknown;
                     };
                     /**
                      * @description Test this context's ruleset instead of one rule.
@@ -2307,7 +2333,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description A new rule. It needs at least one of expression, schema or required: true, and must compile. */
+        /** @description A new rule. It needs at least one of expression, schema or required: true, and must compile. Server-managed fields are ignored, so a rule read with GET can be posted to another context as it is. */
         requestBody: {
             content: {
                 /**
@@ -2400,6 +2426,22 @@ export interface operations {
                      *     ]
                      */
                     tags?: string[];
+                    /** @description Managed by the server; accepted and ignored, so a rule read with GET can be sent back. */
+                    version?: unknown;
+                    /** @description Managed by the server; accepted and ignored, so a rule read with GET can be sent back. */
+                    id?: unknown;
+                    /** @description Managed by the server; accepted and ignored, so a rule read with GET can be sent back. */
+                    status?: unknown;
+                    /** @description Managed by the server; accepted and ignored, so a rule read with GET can be sent back. */
+                    publishedVersion?: unknown;
+                    /** @description Managed by the server; accepted and ignored, so a rule read with GET can be sent back. */
+                    createdAt?: unknown;
+                    /** @description Managed by the server; accepted and ignored, so a rule read with GET can be sent back. */
+                    updatedAt?: unknown;
+                    /** @description Managed by the server; accepted and ignored, so a rule read with GET can be sent back. */
+                    publishedAt?: unknown;
+                    /** @description Managed by the server; accepted and ignored, so a rule read with GET can be sent back. */
+                    warnings?: unknown;
                 };
             };
         };
@@ -2735,6 +2777,8 @@ export interface operations {
                     updatedAt?: unknown;
                     /** @description Managed by the server; accepted and ignored, so a rule read with GET can be sent back. */
                     publishedAt?: unknown;
+                    /** @description Managed by the server; accepted and ignored, so a rule read with GET can be sent back. */
+                    warnings?: unknown;
                 };
             };
         };
@@ -2959,6 +3003,242 @@ export interface operations {
             };
         };
     };
+    patchRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id the server assigned; an id that is not the tenant's is 404.
+                 * @example 0f8d6c3e-8a47-4b8e-9a55-3b1c2d4e5f60
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description A JSON merge patch (RFC 7396) of the rule's content: the fields sent change, the others stay; null removes an optional field (it returns to its default); `schema` and object `expectedValue`s are merged key by key. `version` is required. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "priority": 50,
+                 *       "message": null,
+                 *       "version": 2
+                 *     }
+                 */
+                "application/merge-patch+json": {
+                    /** @description May be sent, but must equal the rule's context. */
+                    context?: string;
+                    /** @description May be sent, but must equal the rule's code. */
+                    code?: string;
+                    /**
+                     * @description Human-readable name (at most 200 characters); failures report it as ruleName. Cannot be removed.
+                     * @example Loan amount limit
+                     */
+                    name?: string;
+                    /** @description Free text for authors (at most 2000 characters); not evaluated. */
+                    description?: string | null;
+                    /**
+                     * @description Reported with each failure. Default Error. Any failure makes the payload invalid, whatever its severity.
+                     * @enum {string|null}
+                     */
+                    severity?: "Error" | "Warning" | "Info" | null;
+                    /**
+                     * @description Machine-readable code reported with each failure (at most 100 characters). Default: the rule's code.
+                     * @example AMOUNT_TOO_HIGH
+                     */
+                    errorCode?: string | null;
+                    /**
+                     * @description Path of the field the rule is about (`loan.amount`, `items[].qty` with forEach, `$["first-name"]`); its value is `$value`.
+                     * @example amount
+                     */
+                    fieldPath?: string | null;
+                    /** @description When true, a missing (or null) value at fieldPath fails the rule; when false, it skips the rule. Default false. */
+                    required?: boolean | null;
+                    /**
+                     * @description Rule-language expression that must be true for the payload to pass.
+                     * @example amount <= 50000
+                     */
+                    expression?: string | null;
+                    /**
+                     * @description JSON Schema (draft 2020-12) the value at fieldPath, or the whole payload, must satisfy.
+                     * @example {
+                     *       "type": "integer",
+                     *       "maximum": 50000
+                     *     }
+                     */
+                    schema?: Record<string, unknown> | null;
+                    /**
+                     * @description Precondition expression: the rule is evaluated only when it is true.
+                     * @example applicant.age >= 18
+                     */
+                    when?: string | null;
+                    /**
+                     * @description Path of an array: the rule runs once per element (`$item`, `$index`).
+                     * @example items
+                     */
+                    forEach?: string | null;
+                    /**
+                     * @description Failure message template with `{{ expression }}` placeholders (at most 2000 characters). Default "<name> failed".
+                     * @example Amount {{ $value }} exceeds the limit of {{ $expected }}
+                     */
+                    message?: string | null;
+                    /** @description Any JSON value, reported as expectedValue; inferred from simple comparisons when omitted or null. */
+                    expectedValue?: unknown;
+                    /**
+                     * @description Failures are reported by ascending priority, then code. Default 0.
+                     * @example 10
+                     */
+                    priority?: number | null;
+                    /** @description A disabled rule is never evaluated nor counted. Default true. */
+                    enabled?: boolean | null;
+                    /**
+                     * @description At most 20 tags of 1-50 characters; GET /rules filters on them.
+                     * @example [
+                     *       "loans"
+                     *     ]
+                     */
+                    tags?: string[] | null;
+                    /**
+                     * @description The version this edit is based on; a stale one is 409.
+                     * @example 1
+                     */
+                    version: number;
+                    /** @description Managed by the server; accepted and ignored, so a rule read with GET can be sent back. */
+                    id?: unknown;
+                    /** @description Managed by the server; accepted and ignored, so a rule read with GET can be sent back. */
+                    status?: unknown;
+                    /** @description Managed by the server; accepted and ignored, so a rule read with GET can be sent back. */
+                    publishedVersion?: unknown;
+                    /** @description Managed by the server; accepted and ignored, so a rule read with GET can be sent back. */
+                    createdAt?: unknown;
+                    /** @description Managed by the server; accepted and ignored, so a rule read with GET can be sent back. */
+                    updatedAt?: unknown;
+                    /** @description Managed by the server; accepted and ignored, so a rule read with GET can be sent back. */
+                    publishedAt?: unknown;
+                    /** @description Managed by the server; accepted and ignored, so a rule read with GET can be sent back. */
+                    warnings?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description The rule with its new version (status draft), or unchanged when the patch changes nothing. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Rule"];
+                };
+            };
+            /** @description The patch is invalid: a field of the wrong type, an unknown field, a missing `version`, null for `name` or `version`, another context or code; or the patched rule does not compile (`errors` names each field, line and column). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description X-Api-Key is missing, unknown or revoked, or X-Tenant-Id is not its tenant; the answer is the same in every case. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is a validator key; this operation needs an admin key. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No rule with this id in the tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The version sent is not the latest (another edit came first), or the rule is archived. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the limit (MAX_BODY_BYTES). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/merge-patch+json, or is compressed. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; it was logged, and the answer carries none of its details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     publishRule: {
         parameters: {
             query?: {
@@ -3032,6 +3312,120 @@ export interface operations {
                 };
             };
             /** @description The latest version is already live, or the rule is archived (CONFLICT); or the context's ruleset would be over a limit (LIMIT_EXCEEDED); or a stored test of the context fails against it (TESTS_FAILED). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; it was logged, and the answer carries none of its details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    restoreRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id the server assigned; an id that is not the tenant's is 404.
+                 * @example 0f8d6c3e-8a47-4b8e-9a55-3b1c2d4e5f60
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rule, now a draft at its new version. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Rule"];
+                };
+            };
+            /** @description The request is invalid: its body, query or parameters (`errors` lists each problem with its path), or its URL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description X-Api-Key is missing, unknown or revoked, or X-Tenant-Id is not its tenant; the answer is the same in every case. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is a validator key; this operation needs an admin key. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No rule with this id in the tenant. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The rule is not archived, or another rule of the context that is not archived has its code (CONFLICT); or the context has as many rules as it may have (LIMIT_EXCEEDED). */
             409: {
                 headers: {
                     [name: string]: unknown;
