@@ -155,8 +155,6 @@ export function registerCacheSync(app: FastifyInstance, options: CacheSyncPlugin
 function announceInstalls(inner: ValidatorService, announce: (notice: ChangeNotice) => Promise<void>): ValidatorService {
   return {
     get: inner.get.bind(inner),
-    find: inner.find.bind(inner),
-    countHit: inner.countHit.bind(inner),
     peek: inner.peek.bind(inner),
     load: inner.load.bind(inner),
     compile: inner.compile.bind(inner),
