@@ -33,15 +33,6 @@ export interface CompiledValidator {
 export interface ValidatorService {
   /** The cached validator, or undefined: a use (kept from eviction) and a cache hit. Never touches the database. */
   get(tenantId: string, context: string): CompiledValidator | undefined;
-  /**
-   * As `get`, but the hit is not counted yet: the caller counts it with
-   * `countHit` once it answers from the validator. The validation fast lane
-   * looks up before it knows whether it or Fastify's route will answer, and
-   * the route's own `get` must then be the only hit.
-   */
-  find(tenantId: string, context: string): CompiledValidator | undefined;
-  /** Counts a hit of `find` (metrics). */
-  countHit(tenantId: string, context: string): void;
   /** The cached validator without using it: neither kept from eviction nor counted (listings, views of the cache). */
   peek(tenantId: string, context: string): CompiledValidator | undefined;
   /** On a miss: loads the live ruleset and compiles it; concurrent calls share one compile. Null when the context has no ruleset version. */

@@ -23,6 +23,7 @@ import { registerJsonBodyParser } from './http/json-body-parser.ts';
 import { nextRequestId } from './http/request-id.ts';
 import { deferredChildLogger } from './http/request-logger.ts';
 import { registerRequestTiming } from './http/request-timing.ts';
+import { watchRouteHooks } from './http/route-hooks.ts';
 import { refuseUnstorableText } from './http/storable-text.ts';
 import { metricsRoutes } from './metrics/metrics-routes.ts';
 import { registerMetrics } from './metrics/register-metrics.ts';
@@ -38,7 +39,7 @@ import { rulePatchRoutes } from './routes/rule-patch.ts';
 import { rulesRoutes } from './routes/rules.ts';
 import { registerSharedSchemas } from './routes/schemas/shared-schemas.ts';
 import { validationRoutes } from './routes/validation.ts';
-import { installValidationFastLane, type FastLaneStats } from './routes/validation-fast-lane.ts';
+import { FAST_LANE_URL, installValidationFastLane, type FastLaneStats } from './routes/validation-fast-lane.ts';
 import type { Storage } from './storage/types.ts';
 import { auditRoutes } from './routes/audit.ts';
 import { contextTestsRoutes } from './routes/context-tests.ts';
@@ -57,6 +58,12 @@ export interface BuildAppOptions {
   logger?: FastifyBaseLogger;
   /** Where the logger built from config.logLevel writes (default stdout); tests capture lines with it. */
   logStream?: { write(line: string): void };
+  /**
+   * Called once every part of the service is registered, before the app is
+   * ready: the last moment hooks and plugins can be added (tests add hooks
+   * of their own here).
+   */
+  beforeReady?: (app: FastifyInstance) => void | Promise<void>;
   /** Called for every route as it is added (tests check that the OpenAPI document covers them all). */
   onRoute?: (route: RouteOptions) => void;
   /** The sibling worker processes to keep in step (cluster workers; set by server.ts). */
@@ -76,7 +83,7 @@ export interface AppInternals {
   /** Which contexts were used, for the next process's warm start. */
   readonly contextUsage: ContextUsageRecorder;
   readonly cacheSync: CacheSyncHandle;
-  /** Undefined when request logging is on (the fast lane is then not installed). */
+  /** Undefined when the fast lane is off (request logging on, or a hook it does not account for: the log says which). */
   readonly fastLane: FastLaneStats | undefined;
 }
 
@@ -178,6 +185,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   registerMetrics(app, metrics);
   registerSharedSchemas(app);
   await registerOpenApi(app);
+  // Before the route is added: at ready, every hook of the single validation must be one the fast lane accounts for.
+  const validationHooks = watchRouteHooks(app, 'POST', FAST_LANE_URL);
 
   await app.register(healthRoutes, { deps });
   const instanceMetrics = options.instanceMetrics?.(metrics.registries);
@@ -196,20 +205,29 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     await management.register(auditRoutes, { prefix: '/api/v1', deps });
   });
 
-  // With request logging on (debug, trace), every request goes through Fastify, which logs it.
-  const fastLane = verbose
-    ? undefined
-    : installValidationFastLane(app, {
-      keyCache, lastUsed, rateLimiter, validators, metrics, drain,
-      bodyLimit: config.maxBodyBytes, maxPayloadDepth: config.maxPayloadDepth, maxAnswerBytes: config.maxAnswerBytes,
-    });
-  app.decorate('internals', { validators, keyCache, lastUsed, contextUsage, cacheSync, fastLane });
+  const internals: { -readonly [K in keyof AppInternals]: AppInternals[K] } = {
+    validators, keyCache, lastUsed, contextUsage, cacheSync, fastLane: undefined,
+  };
+  app.decorate('internals', internals);
 
   lastUsed.start();
   contextUsage.start();
   app.addHook('onClose', async () => {
     await Promise.all([lastUsed.stop(), contextUsage.stop()]);
   });
+  await options.beforeReady?.(app);
   await app.ready();
+
+  // Once ready, the hooks are final. With request logging on (debug, trace), every request goes through
+  // Fastify, which logs it; a hook the fast lane does not account for would not run for the requests it answers.
+  const fastLaneOff = verbose ? `request logging is on (LOG_LEVEL=${config.logLevel})` : validationHooks.unaccountedHook();
+  if (fastLaneOff === undefined) {
+    internals.fastLane = installValidationFastLane(app, {
+      keyCache, lastUsed, rateLimiter, metrics, drain, bodyLimit: config.maxBodyBytes,
+      core: { validators: deps.validators, maxPayloadDepth: config.maxPayloadDepth, maxAnswerBytes: config.maxAnswerBytes },
+    });
+  } else {
+    app.log.info(`validation fast lane off: ${fastLaneOff}`);
+  }
   return app;
 }

@@ -47,6 +47,8 @@ import { startService } from './service-process.ts';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const run = promisify(execFile);
 const SINGLE_PATH = '/api/v1/validation/validate';
+/** The same route with a query string: the validation fast lane never takes it, so Fastify's route answers. */
+const FASTIFY_PATH = `${SINGLE_PATH}?via=fastify`;
 
 export interface InstructionsOptions {
   /** Requests before measuring (instrumentation off). Default 20 000. */
@@ -55,6 +57,13 @@ export interface InstructionsOptions {
   requests?: number;
   /** Measured windows per server. Default 4. */
   windows?: number;
+  /**
+   * Also count the service's Fastify route (the same path with a query
+   * string, which the validation fast lane never takes): `fastify` in the
+   * result, measured on the same process, its windows alternating with the
+   * fast lane's.
+   */
+  bothPaths?: boolean;
   print?: boolean;
 }
 
@@ -70,6 +79,8 @@ export interface InstructionsResult {
   requests: number;
   windows: number;
   service: ServerInstructions;
+  /** The service's Fastify route (with bothPaths). */
+  fastify?: ServerInstructions;
   bare: ServerInstructions;
   /** service minK / bare minK. */
   ratio: number;
@@ -187,8 +198,8 @@ export async function runInstructionsBench(options: InstructionsOptions = {}): P
     instrumented((wrapper) => startChildServer({ name: 'bare route', entry: path.join(here, 'bare-server.ts'), env: {}, wrapper, startTimeoutMs })),
   ]);
   try {
-    const load = (server: ChildServer, count: number) => async (): Promise<void> => {
-      await runLoad({ url: server.baseUrl + SINGLE_PATH, headers, body, connections: 10, durationS: 0, requests: count, timeoutS: 60 });
+    const load = (server: ChildServer, count: number, requestPath = SINGLE_PATH) => async (): Promise<void> => {
+      await runLoad({ url: server.baseUrl + requestPath, headers, body, connections: 10, durationS: 0, requests: count, timeoutS: 60 });
     };
     const count = async (target: Instrumented): Promise<ServerInstructions> => {
       await load(target.server, warmupRequests)();
@@ -196,9 +207,24 @@ export async function runInstructionsBench(options: InstructionsOptions = {}): P
       for (let i = 0; i < windows; i++) perRequestK.push((await target.measure(load(target.server, requests))) / requests / 1000);
       return summary(perRequestK);
     };
-    const [serviceFigures, bareFigures] = await Promise.all([count(service), count(bare)]);
+    /** The fast lane's path and Fastify's route on one process, warmed alike, windows alternating. */
+    const countBoth = async (target: Instrumented): Promise<[ServerInstructions, ServerInstructions]> => {
+      await load(target.server, warmupRequests)();
+      await load(target.server, warmupRequests, FASTIFY_PATH)();
+      const fast: number[] = [];
+      const fastify: number[] = [];
+      for (let i = 0; i < windows; i++) {
+        fast.push((await target.measure(load(target.server, requests))) / requests / 1000);
+        fastify.push((await target.measure(load(target.server, requests, FASTIFY_PATH))) / requests / 1000);
+      }
+      return [summary(fast), summary(fastify)];
+    };
+    const [[serviceFigures, fastifyFigures], bareFigures] = await Promise.all([
+      options.bothPaths === true ? countBoth(service) : count(service).then((figures) => [figures, undefined] as const),
+      count(bare),
+    ]);
     const result: InstructionsResult = {
-      requests, windows, service: serviceFigures, bare: bareFigures, ratio: serviceFigures.minK / bareFigures.minK,
+      requests, windows, service: serviceFigures, fastify: fastifyFigures, bare: bareFigures, ratio: serviceFigures.minK / bareFigures.minK,
     };
     if (options.print !== false) printInstructions(result);
     return result;
@@ -214,7 +240,11 @@ export function instructionsTable(r: InstructionsResult): { header: string[]; ro
   ];
   return {
     header: ['server', 'k instr/request (min)', 'median', 'windows'],
-    rows: [row('service', r.service), row('bare route', r.bare)],
+    rows: [
+      row(r.fastify === undefined ? 'service' : 'service, fast lane', r.service),
+      ...(r.fastify === undefined ? [] : [row('service, Fastify route', r.fastify)]),
+      row('bare route', r.bare),
+    ],
   };
 }
 
@@ -222,6 +252,7 @@ function printInstructions(r: InstructionsResult): void {
   console.log(`\nInstructions per single validation (callgrind): ${suite.name}, ${int(r.windows)} windows of ${int(r.requests)} requests\n`);
   console.log(textTable(instructionsTable(r)));
   console.log(`service / bare route = ${fixed(r.ratio, 2)} instructions per request (work done, not the throughput ratio: see bench/README.md)`);
+  if (r.fastify !== undefined) console.log(`fast lane / Fastify route = ${fixed(r.service.minK / r.fastify.minK, 2)} instructions per request`);
 }
 
 const invokedDirectly = process.argv[1] !== undefined
@@ -231,6 +262,12 @@ if (invokedDirectly) {
     console.error('bench:instructions needs valgrind (apt-get install valgrind)');
     process.exit(1);
   }
-  const windowsArg = process.argv.find((a) => a.startsWith('--windows='));
-  await runInstructionsBench({ windows: windowsArg === undefined ? undefined : Number(windowsArg.slice(10)) });
+  const numberArg = (name: string): number | undefined => {
+    const given = process.argv.find((a) => a.startsWith(`--${name}=`));
+    return given === undefined ? undefined : Number(given.slice(name.length + 3));
+  };
+  await runInstructionsBench({
+    windows: numberArg('windows'), requests: numberArg('requests'), warmupRequests: numberArg('warmup'),
+    bothPaths: process.argv.includes('--both-paths'),
+  });
 }

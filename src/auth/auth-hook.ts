@@ -10,6 +10,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunc
 import { TENANT_ID_PATTERN } from '../config.ts';
 import { PROBLEMS } from '../errors.ts';
 import { sendProblem } from '../http/error-handler.ts';
+import { accountedForByFastLane } from '../http/route-hooks.ts';
 import { isWellFormedApiKey } from './api-key.ts';
 import type { CachedKey, KeyCache } from './key-cache.ts';
 import type { LastUsedTracker } from './last-used-tracker.ts';
@@ -72,7 +73,8 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
     route.onRequest = existing === undefined ? [requireAdmin] : Array.isArray(existing) ? [...existing, requireAdmin] : [existing, requireAdmin];
   });
 
-  app.addHook('onRequest', (request, reply, done) => {
+  // The fast lane takes only what this hook's fast path admits (a recalled key of the tenant named) and records the use too.
+  app.addHook('onRequest', accountedForByFastLane((request, reply, done) => {
     if (!isAuthenticatedPath(request.url)) {
       done();
       return;
@@ -108,7 +110,7 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
       (key) => admit(request, reply, done, key, tenantId, keyHash),
       (error: unknown) => done(error as Error),
     );
-  });
+  }));
 }
 
 /** The onRequest hook of admin-only routes: a validator key gets 403. */

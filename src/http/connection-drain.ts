@@ -12,7 +12,8 @@
  * the grace are closed.
  */
 import type { Server } from 'node:http';
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, onSendHookHandler } from 'fastify';
+import { accountedForByFastLane } from './route-hooks.ts';
 
 /** What other parts of the app need to know of the drain. */
 export interface ConnectionDrain {
@@ -27,10 +28,11 @@ export function registerConnectionDrain(app: FastifyInstance): ConnectionDrain {
     draining = true;
     done();
   });
-  app.addHook('onSend', (_request, reply, payload, done) => {
+  // The fast lane takes no request while draining, and hands back one it answered once draining started.
+  app.addHook('onSend', accountedForByFastLane<onSendHookHandler>((_request, reply, payload, done) => {
     if (draining) reply.header('connection', 'close');
     done(null, payload);
-  });
+  }));
   return { isDraining: () => draining };
 }
 

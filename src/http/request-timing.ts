@@ -5,8 +5,9 @@
  * clock (`request.startedAt`) for `executionTimeMs` (routes/validation-answers.ts).
  */
 import { performance } from 'node:perf_hooks';
-import type { FastifyInstance, FastifyRequest } from 'fastify';
+import type { FastifyInstance, FastifyRequest, onSendHookHandler } from 'fastify';
 import { replayStartOf } from './request-replay.ts';
+import { accountedForByFastLane } from './route-hooks.ts';
 
 declare module 'fastify' {
   interface FastifyRequest {
@@ -39,15 +40,16 @@ export function serverTiming(durationMs: number): string {
  */
 export function registerRequestTiming(app: FastifyInstance): void {
   app.decorateRequest('startedAt', 0);
-  app.addHook('onRequest', (request, _reply, done) => {
+  // The fast lane starts the same clock when it takes a request, and writes Server-Timing with serverTiming.
+  app.addHook('onRequest', accountedForByFastLane((request, _reply, done) => {
     // A request the validation fast lane handed back arrived earlier than now.
     request.startedAt = replayStartOf(request.raw) ?? performance.now();
     done();
-  });
-  app.addHook('onSend', (request, reply, payload, done) => {
+  }));
+  app.addHook('onSend', accountedForByFastLane<onSendHookHandler>((request, reply, payload, done) => {
     // A request rejected before onRequest ran (e.g. a malformed URL) has no
     // start; report zero rather than a duration since process start.
     reply.header('server-timing', serverTiming(request.startedAt === 0 ? 0 : elapsedMs(request)));
     done(null, payload);
-  });
+  }));
 }

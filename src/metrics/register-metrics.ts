@@ -8,6 +8,7 @@
  * before it becomes JSON.
  */
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import { accountedForByFastLane } from '../http/route-hooks.ts';
 import type { RequestRecorder, ServiceMetrics, ValidationOperation } from './service-metrics.ts';
 
 /** The route label of requests no route matched. */
@@ -48,20 +49,23 @@ export function registerMetrics(app: FastifyInstance, metrics: ServiceMetrics): 
   app.addHook('onRoute', (route) => {
     const methods = Array.isArray(route.method) ? route.method.join(',') : route.method;
     const record = metrics.requestRecorder(methods, route.url);
-    const onResponse: Hook = (request, reply, done) => {
+    // The fast lane records its answers with the route's own recorder (requestRecorder of the same route).
+    const onResponse: Hook = accountedForByFastLane((request, reply, done) => {
       record(reply.statusCode, reply.elapsedTime / 1000, request.auth?.tenantId);
       done();
-    };
+    });
     // eslint-disable-next-line @typescript-eslint/no-misused-promises -- the route's own hooks may be async; Fastify awaits those
     route.onResponse = appendHook(route.onResponse, onResponse);
     const operation = VALIDATION_ROUTES[route.url];
     if (operation !== undefined && methods === 'POST') {
-      route.preSerialization = appendHook(route.preSerialization, validationRecorder(metrics, operation));
+      // The fast lane counts its answers with recordSingleValidation, as this hook does.
+      route.preSerialization = appendHook(route.preSerialization, accountedForByFastLane(validationRecorder(metrics, operation)));
     }
   });
 
   const unmatched = new Map<string, RequestRecorder>();
-  app.addHook('onResponse', (request, reply, done) => {
+  // Only for requests no route matched: never a validation.
+  app.addHook('onResponse', accountedForByFastLane((request, reply, done) => {
     if (request.is404) {
       let record = unmatched.get(request.method);
       if (record === undefined) {
@@ -71,7 +75,7 @@ export function registerMetrics(app: FastifyInstance, metrics: ServiceMetrics): 
       record(reply.statusCode, reply.elapsedTime / 1000, request.auth?.tenantId);
     }
     done();
-  });
+  }));
 }
 
 function validationRecorder(metrics: ServiceMetrics, operation: ValidationOperation): PayloadHook {
@@ -85,8 +89,7 @@ function validationRecorder(metrics: ServiceMetrics, operation: ValidationOperat
       } else {
         const context = (request.body as { context: string }).context;
         if (operation === 'single') {
-          const result = payload as SingleResult;
-          metrics.recordValidations(operation, result.isValid ? 1 : 0, result.isValid ? 0 : 1, result.failures.length, tenantId, context);
+          recordSingleValidation(metrics, tenantId, context, payload as SingleResult);
         } else {
           const batch = payload as BatchResult;
           let failures = 0;
@@ -97,6 +100,16 @@ function validationRecorder(metrics: ServiceMetrics, operation: ValidationOperat
     }
     done(null, payload);
   };
+}
+
+/**
+ * Counts one single validation's result: the route's preSerialization hook
+ * and the validation fast lane both record through here.
+ */
+export function recordSingleValidation(
+  metrics: ServiceMetrics, tenantId: string, context: string, result: { readonly isValid: boolean; readonly failures: readonly unknown[] },
+): void {
+  metrics.recordValidations('single', result.isValid ? 1 : 0, result.isValid ? 0 : 1, result.failures.length, tenantId, context);
 }
 
 /** Adds a hook to a route's own hooks, which may be absent, one function or a list. */

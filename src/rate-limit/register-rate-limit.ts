@@ -24,11 +24,13 @@
  * completes synchronously; and its skipOnError fails open silently, where
  * operators need to see that limits are off.
  */
-import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
+import type { IncomingMessage } from 'node:http';
+import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, onSendHookHandler } from 'fastify';
 import { isAuthenticatedPath } from '../auth/auth-hook.ts';
 import type { Config } from '../config.ts';
 import { ERRORS, PROBLEMS, problemBody } from '../errors.ts';
 import { sendProblem } from '../http/error-handler.ts';
+import { accountedForByFastLane } from '../http/route-hooks.ts';
 import type { TenantStore } from '../storage/types.ts';
 import { TUNING } from '../tuning.ts';
 import { addressBucket } from './client-address.ts';
@@ -55,10 +57,17 @@ export interface RateLimitOptions {
   readyTimeoutMs?: number;
 }
 
-/** The parts tests and operators' tools reach into. */
+/** The parts tests, operators' tools and the validation fast lane reach into. */
 export interface RateLimiter {
   readonly store: RateLimitStore;
   readonly policies: TenantPolicies;
+  /**
+   * For a request whose tenant budget was spent before Fastify saw it (the
+   * validation fast lane spends it as this module's hook would, then hands
+   * some requests to Fastify): the hook admits or refuses it on that count
+   * instead of spending a second time.
+   */
+  handOverSpent(request: IncomingMessage, policy: RateLimitPolicy, state: WindowState | undefined): void;
 }
 
 declare module 'fastify' {
@@ -99,6 +108,8 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
   const addressKeyPrefix = `${config.redisKeyPrefix}rl:a:`;
 
   app.decorateRequest('rateLimitCounted', false);
+  // Keyed by Node's request, so nothing is added per request to the objects Node and Fastify make.
+  const spentEarlier = new WeakMap<IncomingMessage, { policy: RateLimitPolicy; state: WindowState | undefined }>();
 
   const admitTenant = (
     request: FastifyRequest,
@@ -150,7 +161,9 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
     admitTenant(request, reply, done, tenantId, policy, state, rechecked);
   };
 
-  app.addHook('onRequest', (request, reply, done) => {
+  // The fast lane spends the same store's count with the same policy, writes the same headers, and hands
+  // over its count (handOverSpent) with a request it hands to Fastify.
+  app.addHook('onRequest', accountedForByFastLane((request, reply, done) => {
     const auth = request.auth;
     // Routes outside /api/v1, and requests the auth hook let through
     // without a key (none today): nothing to spend.
@@ -159,15 +172,21 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
       return;
     }
     request.rateLimitCounted = true;
+    const earlier = spentEarlier.get(request.raw);
+    if (earlier !== undefined) {
+      admitTenant(request, reply, done, auth.tenantId, earlier.policy, earlier.state);
+      return;
+    }
     const policy = policies.get(auth.tenantId);
     if (policy instanceof Promise) {
       policy.then((resolved) => spendTenant(request, reply, done, auth.tenantId, resolved), done);
       return;
     }
     spendTenant(request, reply, done, auth.tenantId, policy);
-  });
+  }));
 
-  app.addHook('onSend', (request, reply, payload, done) => {
+  // Does nothing for a request counted in onRequest, as every request the fast lane answers is.
+  app.addHook('onSend', accountedForByFastLane<onSendHookHandler>((request, reply, payload, done) => {
     if (request.rateLimitCounted) {
       done(null, payload);
       return;
@@ -208,7 +227,7 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
       return;
     }
     answer(state);
-  });
+  }));
 
   app.addHook('onReady', async () => {
     await store.ready(options.readyTimeoutMs ?? TUNING.rateLimitReadyTimeoutMs.value);
@@ -217,7 +236,13 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
     await store.close();
   });
 
-  return { store, policies };
+  return {
+    store,
+    policies,
+    handOverSpent: (request, policy, state) => {
+      spentEarlier.set(request, { policy, state });
+    },
+  };
 }
 
 /** Spends one unit of a tenant's budget without holding up the response. */

@@ -13,61 +13,26 @@ import type { AppDeps, CompiledValidator, ValidatorService } from '../app-deps.t
 import type { RuleStore } from '../storage/types.ts';
 import { PROBLEMS, ProblemError, type FieldError, type NamedContext } from '../errors.ts';
 import { checkPayload, sizeOf, type PayloadSize } from '../http/payload-guard.ts';
-import { replayBufferedBody } from '../http/request-replay.ts';
+import { replayBufferedBody, replayedOutcome } from '../http/request-replay.ts';
 import { TUNING } from '../tuning.ts';
 import { costProfileOf, estimateCost } from '../validators/evaluation-cost.ts';
-import { evaluateBounded, evaluateEachBounded } from '../validators/bounded-evaluation.ts';
-import { AnswerBudget, answerTooLarge, assertAnswerFits } from '../validators/answer-size.ts';
+import { evaluateEachBounded } from '../validators/bounded-evaluation.ts';
+import { AnswerBudget, answerTooLarge } from '../validators/answer-size.ts';
+import { validateSingle, type SingleValidationDeps } from '../validation/validate-single.ts';
+import { contextNotFound, lookupValidator } from '../validation/validator-lookup.ts';
 import { tenantOf } from './schemas/route-helpers.ts';
-import { CONTEXT_PATTERN } from './schemas/rule-schemas.ts';
 import { operation } from '../openapi/operation.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
-import { BatchAnswer, SingleAnswer, TransactionAnswer, type BatchItemResult, type ContextResult } from './validation-answers.ts';
-
-/** The single validation's body, as its schema admits it. */
-export interface ValidateBody {
-  context: string;
-  payload: Record<string, unknown>;
-}
-
-interface BatchBody {
-  context: string;
-  items: { id: string; payload: Record<string, unknown> }[];
-}
-
-interface TransactionBody {
-  transactionId: string;
-  contexts: string[];
-  payload: Record<string, unknown>;
-}
-
-const contextSchema = {
-  type: 'string',
-  pattern: CONTEXT_PATTERN,
-  description: 'A context with a published ruleset.',
-  examples: ['loan-application'],
-} as const;
-const payloadSchema = {
-  type: 'object',
-  description: 'The JSON object to validate: finite numbers only, at most MAX_PAYLOAD_DEPTH levels deep, no `__proto__` keys.',
-  examples: [{ amount: 60000, applicant: { income: 9000 } }],
-} as const;
-const idSchema = { type: 'string', minLength: 1, maxLength: 200 } as const;
+import {
+  batchValidationBodySchema, singleValidationBodySchema, singleValidationResponseRef, transactionValidationBodySchema,
+  type BatchBody, type TransactionBody, type ValidateBody,
+} from './schemas/validation-schemas.ts';
+import { BatchAnswer, TransactionAnswer, type BatchItemResult, type ContextResult } from './validation-answers.ts';
 
 const CONTEXT_NOT_PUBLISHED = 'A context has no published ruleset (CONTEXT_NOT_FOUND); `errors` names where the request names it.';
-const BODY_LIMITS = 'Unknown top-level fields are ignored.';
 
 /** The single validation's path under the /api/v1 prefix. */
 export const SINGLE_VALIDATION_ROUTE = '/validation/validate';
-
-/** The single validation's body; the fast lane (validation-fast-lane.ts) checks bodies with it too. */
-export const singleValidationBodySchema = {
-  type: 'object',
-  description: `A payload and the context whose rules it must satisfy. ${BODY_LIMITS}`,
-  required: ['context', 'payload'],
-  properties: { context: contextSchema, payload: payloadSchema },
-  examples: [{ context: 'loan-application', payload: { amount: 60000, applicant: { income: 9000 } } }],
-} as const;
 
 const validatorRole = { role: 'validator' } as const;
 
@@ -83,6 +48,7 @@ export const validationRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (ap
   const { validators, config } = deps;
   const maxDepth = config.maxPayloadDepth;
   const maxAnswerBytes = config.maxAnswerBytes;
+  const single: SingleValidationDeps = { validators, maxPayloadDepth: maxDepth, maxAnswerBytes };
 
   app.post<{ Body: ValidateBody }>(SINGLE_VALIDATION_ROUTE, {
     config: validatorRole,
@@ -98,22 +64,16 @@ export const validationRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (ap
         answers: { 200: 'The result.', 404: CONTEXT_NOT_PUBLISHED },
       }),
       body: singleValidationBodySchema,
-      response: { 200: sharedRef('SingleResult') },
+      response: { 200: singleValidationResponseRef },
     },
   }, (request) => {
     // Not an async function: with the validator cached (the usual case) the
-    // answer is returned synchronously and Fastify sends it without a
-    // promise and a microtask turn; only a cache miss waits.
-    const now = Date.now();
-    const tenantId = tenantOf(request);
-    const { context, payload } = request.body;
-    const size = emptySize();
-    rejectInvalid(checkPayload(payload, 'payload', maxDepth, size));
-    const cached = validators.get(tenantId, context);
-    if (cached === undefined) {
-      return loadValidator(validators, tenantId, context, 'context').then((loaded) => validateSingle(request, loaded, payload, sizeOf(size), now, maxAnswerBytes));
-    }
-    return validateSingle(request, cached, payload, sizeOf(size), now, maxAnswerBytes);
+    // core answers synchronously and Fastify sends it without a promise and
+    // a microtask turn; only a cache miss waits.
+    // A request the fast lane handed back after running the core carries its outcome: not run twice.
+    const handedOver = replayedOutcome(request.raw);
+    if (handedOver !== undefined) return handedOver();
+    return validateSingle(single, tenantOf(request), request.body, request.startedAt);
   });
 
   app.post<{ Body: BatchBody }>('/validation/validate-batch', {
@@ -127,32 +87,7 @@ export const validationRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (ap
           + 'An invalid item (id or payload) makes the whole request 400, naming it (`items[3].payload`).',
         answers: { 200: 'One result per item, in request order.', 404: CONTEXT_NOT_PUBLISHED },
       }),
-      body: {
-        type: 'object',
-        description: `Payloads of one context, each with an id. ${BODY_LIMITS}`,
-        required: ['context', 'items'],
-        properties: {
-          context: contextSchema,
-          items: {
-            type: 'array',
-            minItems: 1,
-            maxItems: config.maxBatchItems,
-            description: `1 to ${config.maxBatchItems} items (MAX_BATCH_ITEMS).`,
-            items: {
-              type: 'object',
-              required: ['id', 'payload'],
-              properties: {
-                id: { ...idSchema, description: 'Chosen by the caller, unique in the batch (1-200 characters); echoed in the result.', examples: ['order-1'] },
-                payload: payloadSchema,
-              },
-            },
-          },
-        },
-        examples: [{
-          context: 'loan-application',
-          items: [{ id: 'order-1', payload: { amount: 1000 } }, { id: 'order-2', payload: { amount: 60000 } }],
-        }],
-      },
+      body: batchValidationBodySchema(config),
       response: { 200: sharedRef('BatchResult') },
     },
   }, (request) => {
@@ -174,11 +109,9 @@ export const validationRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (ap
     }
     if (errors.length > 0) throw new ProblemError(PROBLEMS.invalidBody(errors));
 
-    const cached = validators.get(tenantId, context);
-    if (cached === undefined) {
-      return loadValidator(validators, tenantId, context, 'context').then((loaded) => validateBatch(request, loaded, items, sizes, now, maxAnswerBytes));
-    }
-    return validateBatch(request, cached, items, sizes, now, maxAnswerBytes);
+    const validator = lookupValidator(validators, tenantId, context, 'context');
+    if (validator instanceof Promise) return validator.then((loaded) => validateBatch(request, loaded, items, sizes, now, maxAnswerBytes));
+    return validateBatch(request, validator, items, sizes, now, maxAnswerBytes);
   });
 
   app.post<{ Body: TransactionBody }>('/validation/validate-transaction', {
@@ -196,23 +129,7 @@ export const validationRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (ap
           503: 'The database is unavailable, or the contexts are republished too quickly to take one consistent set; retry after Retry-After seconds.',
         },
       }),
-      body: {
-        type: 'object',
-        description: `A payload and the contexts whose rules it must satisfy. ${BODY_LIMITS}`,
-        required: ['transactionId', 'contexts', 'payload'],
-        properties: {
-          transactionId: { ...idSchema, description: 'Chosen by the caller (1-200 characters); echoed in the result.', examples: ['tx-42'] },
-          contexts: {
-            type: 'array',
-            minItems: 1,
-            maxItems: config.maxTransactionContexts,
-            description: `1 to ${config.maxTransactionContexts} distinct contexts (MAX_TRANSACTION_CONTEXTS).`,
-            items: contextSchema,
-          },
-          payload: payloadSchema,
-        },
-        examples: [{ transactionId: 'tx-42', contexts: ['loan-application', 'kyc'], payload: { amount: 60000 } }],
-      },
+      body: transactionValidationBodySchema(config),
       response: { 200: sharedRef('TransactionResult') },
     },
   }, (request) => {
@@ -263,16 +180,6 @@ function validateTransaction(
   return new TransactionAnswer(transactionId, allValid ? 'Approved' : 'Rejected', contextResults, request.startedAt);
 }
 
-/** The single-validation answer for a payload that passed the guard. */
-function validateSingle(
-  request: FastifyRequest, validator: CompiledValidator, payload: Record<string, unknown>, size: number, now: number, maxAnswerBytes: number,
-): SingleAnswer {
-  const cost = estimateCost(costProfileOf(validator), size);
-  const result = evaluateBounded(cost, 'payload', () => validator.validate(payload, now));
-  assertAnswerFits(result.failures, maxAnswerBytes, 'payload');
-  return new SingleAnswer(result.isValid, result.totalRulesEvaluated, result.failures, request.startedAt);
-}
-
 /** The batch answer for items that passed the guard (`sizes[i]` is item i's payload size). */
 function validateBatch(
   request: FastifyRequest, validator: CompiledValidator, items: BatchBody['items'], sizes: number[], now: number, maxAnswerBytes: number,
@@ -294,21 +201,6 @@ function validateBatch(
 
 function emptySize(): PayloadSize {
   return { values: 0, characters: 0 };
-}
-
-function rejectInvalid(violation: FieldError | undefined): void {
-  if (violation !== undefined) throw new ProblemError(PROBLEMS.invalidBody([violation]));
-}
-
-/** The 404 of contexts without a published ruleset: every one the request names, each with its path. */
-function contextNotFound(unknown: NamedContext[]): ProblemError {
-  return new ProblemError(PROBLEMS.contextsNotPublished(unknown));
-}
-
-async function loadValidator(validators: ValidatorService, tenantId: string, context: string, path: string): Promise<CompiledValidator> {
-  const validator = await validators.load(tenantId, context);
-  if (validator === null) throw contextNotFound([{ context, path }]);
-  return validator;
 }
 
 /**

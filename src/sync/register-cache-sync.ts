@@ -12,9 +12,10 @@
  *   to the sibling workers, and the response to the request that made them
  *   waits (at most about a second) until the siblings have applied them.
  */
-import type { FastifyInstance } from 'fastify';
+import type { FastifyInstance, onSendHookHandler } from 'fastify';
 import type { AppDeps, KeyService, ValidatorService } from '../app-deps.ts';
 import type { KeyCache } from '../auth/key-cache.ts';
+import { accountedForByFastLane } from '../http/route-hooks.ts';
 import type { Storage } from '../storage/types.ts';
 import { TUNING } from '../tuning.ts';
 import type { ValidatorCache } from '../validators/validator-cache.ts';
@@ -127,13 +128,14 @@ export function registerCacheSync(app: FastifyInstance, options: CacheSyncPlugin
     // Installs happen inside route handlers, which return before knowing the
     // siblings' answer; the response waits here instead. Validation routes
     // never change anything, so they never wait.
-    app.addHook('onSend', (request, _reply, payload, done) => {
+    // Accounted for by the validation fast lane: it answers only a validator-role route, which never waits.
+    app.addHook('onSend', accountedForByFastLane<onSendHookHandler>((request, _reply, payload, done) => {
       if (pending.size === 0 || request.routeOptions.config?.role === 'validator') {
         done(null, payload);
         return;
       }
       void Promise.all(pending).then(() => done(null, payload));
-    });
+    }));
     // eslint-disable-next-line @typescript-eslint/require-await -- Fastify runs a hook without a done parameter only when it returns a promise
     app.addHook('onClose', async () => {
       siblings.close();
@@ -153,8 +155,6 @@ export function registerCacheSync(app: FastifyInstance, options: CacheSyncPlugin
 function announceInstalls(inner: ValidatorService, announce: (notice: ChangeNotice) => Promise<void>): ValidatorService {
   return {
     get: inner.get.bind(inner),
-    find: inner.find.bind(inner),
-    countHit: inner.countHit.bind(inner),
     peek: inner.peek.bind(inner),
     load: inner.load.bind(inner),
     compile: inner.compile.bind(inner),

@@ -1,9 +1,8 @@
 /**
  * The compiled-validator cache (ValidatorService). `get` is the hot path:
  * two Map reads and a counter write. Everything else happens on a miss or
- * on publish. Three ways to look: `get` is a use and a hit; `find` is a
- * use whose hit the caller counts later (`countHit`) if it answers; `peek`
- * is neither, for views of the cache that must not change its order.
+ * on publish. Two ways to look: `get` is a use and a hit; `peek` is
+ * neither, for views of the cache that must not change its order.
  *
  * - Single flight: concurrent misses for one context share one load.
  * - Versions only move forward: `install` ignores a validator older than
@@ -134,14 +133,6 @@ export class ValidatorCache implements ValidatorService {
     const validator = this.#use(tenantId, context);
     if (validator !== undefined) this.#observer?.hit(tenantId, context);
     return validator;
-  }
-
-  find(tenantId: string, context: string): CompiledValidator | undefined {
-    return this.#use(tenantId, context);
-  }
-
-  countHit(tenantId: string, context: string): void {
-    this.#observer?.hit(tenantId, context);
   }
 
   peek(tenantId: string, context: string): CompiledValidator | undefined {

@@ -146,21 +146,24 @@ describe('validation fast lane', () => {
     }
   });
 
-  it('counts one cache hit per validation, also when it hands the request back after its lookup', async () => {
+  it('counts one cache hit per validation, also for an evaluation large enough to run under the deadline', async () => {
     const answered = stats(t);
     let hits = await metricSample(t, CACHE_HITS);
     await ok(t.request('POST', VALIDATE, { body: { context: 'loan', payload: { amount: 1 } } }));
     expect(stats(t).answered).toBe(answered.answered + 1);
     expect(await metricSample(t, CACHE_HITS)).toBe(hits + 1);
-    // 2000 items make the ITEMS rule's estimated cost (n^2) too large to run unguarded:
-    // the fast lane looks the validator up, then leaves the request to Fastify's route.
+    // 2000 items make the ITEMS rule's estimated cost (n^2) too large to run unguarded: the
+    // route's core runs it within the evaluation deadline, on the fast lane as on Fastify's path.
     const large = { amount: 1, name: 'Ada', items: Array.from({ length: 2000 }, () => ({ qty: 1 })) };
-    const handedBack = stats(t);
+    const before = stats(t);
     hits = await metricSample(t, CACHE_HITS);
     const body = await ok(t.request('POST', VALIDATE, { body: { context: 'loan', payload: large } }));
     expect(body.isValid).toBe(true);
-    expect(stats(t)).toEqual({ answered: handedBack.answered, handedBack: handedBack.handedBack + 1 });
+    expect(stats(t)).toEqual({ answered: before.answered + 1, handedBack: before.handedBack });
     expect(await metricSample(t, CACHE_HITS)).toBe(hits + 1);
+    const viaFastify = await ok(t.request('POST', VALIDATE_VIA_FASTIFY, { body: { context: 'loan', payload: large } }));
+    expect(viaFastify.isValid).toBe(true);
+    expect(await metricSample(t, CACHE_HITS)).toBe(hits + 2);
   });
 
   it('leaves alone what it does not take: other keys, content types and URLs', async () => {
@@ -303,6 +306,36 @@ describe('validation fast lane and a budget with room', () => {
   });
 });
 
+describe('validation fast lane and a refusal after the validation ran', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    // The smallest answer bound: 2000 failures of the ITEMS rule make an answer over it.
+    t = await startTestApp({ env: { MAX_ANSWER_BYTES: '65536', RATE_LIMIT_MAX: '100', RATE_LIMIT_WINDOW_MS: '600000' } });
+    await publishLoanRules(t);
+    await ok(t.request('POST', VALIDATE, { body: { context: 'loan', payload: { amount: 1 } } }));
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('hands the refusal to Fastify, which answers it without evaluating again, spending one unit and counting one hit', async () => {
+    const payload = { amount: 1, name: 'Ada', items: Array.from({ length: 2000 }, () => ({ qty: 0 })) };
+    const before = stats(t);
+    const hits = await metricSample(t, CACHE_HITS);
+    const first = await t.request('POST', VALIDATE, { body: { context: 'loan', payload: { amount: 1 } } });
+    const { fast, fastify } = await bothPaths(t, { body: { context: 'loan', payload } });
+    expect(stats(t)).toEqual({ answered: before.answered + 1, handedBack: before.handedBack + 1 });
+    await expectProblem(Promise.resolve(fast), 400, 'INVALID_BODY');
+    expect(fast.body.errors[0].message).toContain('MAX_ANSWER_BYTES');
+    expect(stableBody(fast)).toBe(stableBody(fastify));
+    expect(stableHeaders(fast)).toEqual(stableHeaders(fastify));
+    expect(await metricSample(t, CACHE_HITS)).toBe(hits + 3);
+    const remaining = [first, fast, fastify].map((response) => Number(response.headers.get('ratelimit-remaining')));
+    expect([remaining[0] - remaining[1], remaining[1] - remaining[2]]).toEqual([1, 1]);
+  });
+});
+
 describe('validation fast lane with the budget in Redis', () => {
   let t: TestApp;
   const BUDGET = 12;
@@ -355,7 +388,7 @@ describe('validation fast lane with request logging on', () => {
     await t?.close();
   });
 
-  it('is not installed, so every request is logged by Fastify', async () => {
+  it('is off, so every request is logged by Fastify', async () => {
     expect(t.app.internals.fastLane).toBeUndefined();
     for (let i = 0; i < 2; i++) await ok(t.request('POST', VALIDATE, { body: { context: 'loan', payload: { amount: 1 } } }));
     const logged = lines.map((line) => JSON.parse(line)).filter((entry) => entry.req?.url === VALIDATE && entry.msg === 'incoming request');

@@ -47,6 +47,8 @@ export interface StartTestAppOptions {
   env?: Record<string, string>;
   /** Receives the service's log lines (set LOG_LEVEL in env to see any). */
   logStream?: { write(line: string): void };
+  /** Adds to the app before it is ready (hooks of the test's own), on every start. */
+  beforeReady?: (app: FastifyInstance) => void | Promise<void>;
 }
 
 export interface TestApp {
@@ -86,7 +88,7 @@ export async function startTestApp(options: StartTestAppOptions = {}): Promise<T
     const storage = await createStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
     try {
       await bootstrapTenants(storage, config.bootstrapTenants ?? []);
-      const app = await buildApp({ config, storage, logStream: options.logStream });
+      const app = await buildApp({ config, storage, logStream: options.logStream, beforeReady: options.beforeReady });
       const address = await app.listen({ host: '127.0.0.1', port: 0 });
       return { app, storage, baseUrl: address };
     } catch (error) {
