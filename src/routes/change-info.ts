@@ -16,3 +16,16 @@ import type { ChangeInfo } from '../storage/types.ts';
 export function changeInfoOf(request: FastifyRequest, body?: { note?: string } | null): ChangeInfo {
   return { actorKeyId: request.auth?.keyId ?? null, note: body?.note ?? null };
 }
+
+/**
+ * preValidation of the routes whose body is optional (publish): no body
+ * reads as `{}`, so the body schema checks what was sent and accepts
+ * nothing sent.
+ *
+ * @example
+ * app.post('/contexts/:context/publish', { schema: { body: publishBodySchema }, preValidation: optionalBody }, handler);
+ */
+export function optionalBody(request: FastifyRequest, _reply: unknown, done: () => void): void {
+  request.body ??= {};
+  done();
+}

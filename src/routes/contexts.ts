@@ -8,7 +8,7 @@
  * compiles it before the transaction starts, so the transaction is short
  * (src/validators/early-compile.ts).
  */
-import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
+import type { FastifyPluginAsync } from 'fastify';
 import { buildStandaloneModule, StandaloneModuleCache } from '../../compiler/standalone/index.ts';
 import { compileAhead } from '../validators/early-compile.ts';
 import { storedTestsCheck } from '../rules/stored-tests.ts';
@@ -27,7 +27,7 @@ import {
 } from './schemas/context-schemas.ts';
 import { publishBodySchema } from './schemas/history-schemas.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
-import { changeInfoOf } from './change-info.ts';
+import { changeInfoOf, optionalBody } from './change-info.ts';
 
 interface ContextParams {
   context: string;
@@ -231,12 +231,3 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
     return reply.type('text/javascript; charset=utf-8').send(validator.source);
   });
 };
-
-/**
- * preValidation of routes whose body is optional: no body reads as `{}`,
- * so the body schema checks what was sent and accepts nothing sent.
- */
-export function optionalBody(request: FastifyRequest, _reply: unknown, done: () => void): void {
-  request.body ??= {};
-  done();
-}

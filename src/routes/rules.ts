@@ -24,8 +24,7 @@ import { immutableFieldErrors, toRuleContent, type CreateRuleBody, type UpdateRu
 import { createRuleBodySchema, listRulesQuerySchema, updateRuleBodySchema } from './schemas/rule-schemas.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
 import { publishBodySchema } from './schemas/history-schemas.ts';
-import { changeInfoOf } from './change-info.ts';
-import { optionalBody } from './contexts.ts';
+import { changeInfoOf, optionalBody } from './change-info.ts';
 
 interface IdParams {
   id: string;
