@@ -8,6 +8,7 @@ import * as initialSchema from './2025-06-01-initial-schema.ts';
 import * as contextUsage from './2026-11-27-context-usage.ts';
 import * as auditLog from './2026-11-28-audit-log.ts';
 import * as contextTests from './2026-11-28-context-tests.ts';
+import * as rulesetHistory from './2026-11-28-ruleset-history.ts';
 
 /** Migrations keyed by their date-prefixed name. */
 export const migrations: Record<string, Migration> = {
@@ -15,4 +16,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-27-context-usage': contextUsage,
   '2026-11-28-audit-log': auditLog,
   '2026-11-28-context-tests': contextTests,
+  '2026-11-28-ruleset-history': rulesetHistory,
 };

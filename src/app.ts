@@ -32,6 +32,7 @@ import { registerOpenApi } from './openapi/register-openapi.ts';
 import { trustProxySetting } from './rate-limit/client-address.ts';
 import { registerRateLimit } from './rate-limit/register-rate-limit.ts';
 import { apiKeysRoutes } from './routes/api-keys.ts';
+import { contextHistoryRoutes } from './routes/context-history.ts';
 import { contextsRoutes } from './routes/contexts.ts';
 import { healthRoutes } from './routes/health.ts';
 import { ruleTestRoutes } from './routes/rule-test.ts';
@@ -198,7 +199,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   // Routes that store what they are sent: text PostgreSQL cannot keep is a 400 naming it, not a 500.
   await app.register(async (management) => {
     management.addHook('preValidation', refuseUnstorableText);
-    for (const routes of [rulesRoutes, rulePatchRoutes, contextsRoutes, contextTestsRoutes, apiKeysRoutes]) {
+    for (const routes of [rulesRoutes, rulePatchRoutes, contextsRoutes, contextTestsRoutes, contextHistoryRoutes, apiKeysRoutes]) {
       await management.register(routes, { prefix: '/api/v1', deps });
     }
     await management.register(tenantRoutes, { prefix: '/api/v1', deps, policies: rateLimiter.policies });

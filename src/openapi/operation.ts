@@ -10,7 +10,7 @@ import type { FastifySchema } from 'fastify';
 export const OPERATION_TAGS = [
   { name: 'Validation', description: 'The three validation operations: one payload, a batch, a transaction over several contexts.' },
   { name: 'Rules', description: 'The rule lifecycle: create, edit, test, publish, archive (admin keys).' },
-  { name: 'Contexts', description: 'Contexts: publish, roll back, recompile, read the generated validator (admin keys).' },
+  { name: 'Contexts', description: 'Contexts: publish, roll back, history and diffs, recompile, read the generated validator (admin keys).' },
   { name: 'API keys', description: 'The tenant\'s API keys (admin keys).' },
   { name: 'Tenant', description: 'The tenant\'s settings and its audit trail (admin keys).' },
   { name: 'Health', description: 'Liveness and readiness, without authentication.' },

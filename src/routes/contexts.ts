@@ -25,7 +25,9 @@ import {
   validatorQuerySchema,
   validatorSourceResponseSchema,
 } from './schemas/context-schemas.ts';
+import { publishBodySchema } from './schemas/history-schemas.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
+import { changeInfoOf, optionalBody } from './change-info.ts';
 
 interface ContextParams {
   context: string;
@@ -56,7 +58,7 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
     return params.context;
   };
 
-  app.post<{ Params: ContextParams; Querystring: { force?: 'true' | 'false' } }>('/contexts/:context/publish', {
+  app.post<{ Params: ContextParams; Body: { note?: string } | undefined; Querystring: { force?: 'true' | 'false' } }>('/contexts/:context/publish', {
     config: adminOnly,
     schema: {
       ...operation({
@@ -64,30 +66,36 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
         tag: 'Contexts',
         summary: 'Publish every draft of a context',
         description: 'Makes the latest version of every draft rule of the context live, in one transaction, as one new ruleset version. '
-          + 'The new validator is compiled before the call answers. With no drafts, nothing changes.',
+          + 'The new validator is compiled before the call answers. With no drafts, nothing changes. The body is optional: '
+          + 'a `note` to keep with the new ruleset version.',
         answers: {
-          200: 'What was published; `published` is empty and the version unchanged when there were no drafts.',
+          200: 'What was published, and what changed by code; `published` is empty and the version unchanged when there were no drafts.',
+          400: 'The body is not `{ note }` with a note of at most 500 characters (INVALID_BODY).',
           404: 'The context has no rules (CONTEXT_NOT_FOUND).',
           409: 'The ruleset would be over a limit (LIMIT_EXCEEDED); or a stored test of the context fails against it (TESTS_FAILED).',
         },
       }),
       params: contextParamsSchema,
       querystring: forceQuerySchema,
+      body: publishBodySchema,
       response: { 200: sharedRef('PublishResult') },
     },
+    // The body is optional: a publish without one is a publish without a note.
+    preValidation: optionalBody,
   }, async (request) => {
     const tenantId = tenantOf(request);
     const context = contextOf(request.params);
+    const info = changeInfoOf(request, request.body);
     // A context without rules is refused by storage (ContextNotFoundError, a 404 CONTEXT_NOT_FOUND).
     const { result } = await compileAhead(
       validators,
-      (compile) => storage.rules.publishContext(tenantId, context, compile),
+      (compile) => storage.rules.publishContext(tenantId, context, compile, info),
       storedTestsCheck(storage.tests, deps.config, request.query.force === 'true'),
     );
     return result;
   });
 
-  app.post<{ Params: ContextParams; Body: { rulesetVersion: number }; Querystring: { force?: 'true' | 'false' } }>('/contexts/:context/rollback', {
+  app.post<{ Params: ContextParams; Body: { rulesetVersion: number; note?: string }; Querystring: { force?: 'true' | 'false' } }>('/contexts/:context/rollback', {
     config: adminOnly,
     schema: {
       ...operation({
@@ -95,9 +103,11 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
         tag: 'Contexts',
         summary: 'Roll a context back to an earlier ruleset version',
         description: 'Makes what was live at an earlier ruleset version live again, as a new ruleset version: each rule whose live content differs '
-          + 'gets a new version copying that content; rules archived since are revived, rules absent then are archived.',
+          + 'gets a new version copying that content; rules archived since are revived, rules absent then are archived. '
+          + 'An optional `note` is kept with the new ruleset version.',
         answers: {
-          200: 'What was published by the rollback.',
+          200: 'What was published by the rollback, and what changed by code.',
+          400: 'The body is not `{ rulesetVersion, note? }` (INVALID_BODY).',
           404: 'The context has no such ruleset version (NOT_FOUND or CONTEXT_NOT_FOUND).',
           409: 'The version is the current one, or a revived rule\'s code is taken by another live rule (CONFLICT); or the context would be over a limit (LIMIT_EXCEEDED); '
             + 'or a stored test of the context fails against the rules it would make live (TESTS_FAILED).',
@@ -111,9 +121,10 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
   }, async (request) => {
     const tenantId = tenantOf(request);
     const context = contextOf(request.params);
+    const info = changeInfoOf(request, request.body);
     const { result } = await compileAhead(
       validators,
-      (compile) => storage.rules.rollback(tenantId, context, request.body.rulesetVersion, deps.config.maxRulesPerContext, compile),
+      (compile) => storage.rules.rollback(tenantId, context, request.body.rulesetVersion, deps.config.maxRulesPerContext, compile, info),
       storedTestsCheck(storage.tests, deps.config, request.query.force === 'true'),
     );
     return result;

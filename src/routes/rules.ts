@@ -23,6 +23,8 @@ import { idParamsSchema, isUuid, tenantOf } from './schemas/route-helpers.ts';
 import { immutableFieldErrors, toRuleContent, type CreateRuleBody, type UpdateRuleBody } from './schemas/rule-body.ts';
 import { createRuleBodySchema, listRulesQuerySchema, updateRuleBodySchema } from './schemas/rule-schemas.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
+import { publishBodySchema } from './schemas/history-schemas.ts';
+import { changeInfoOf, optionalBody } from './change-info.ts';
 
 interface IdParams {
   id: string;
@@ -174,11 +176,11 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
   }, async (request, reply) => {
     const tenantId = tenantOf(request);
     if (!isUuid(request.params.id)) throw new ProblemError(PROBLEMS.ruleNotFound());
-    await compileAhead(validators, (compile) => storage.rules.archive(tenantId, request.params.id, compile));
+    await compileAhead(validators, (compile) => storage.rules.archive(tenantId, request.params.id, compile, changeInfoOf(request)));
     return reply.code(204).send();
   });
 
-  app.post<{ Params: IdParams; Querystring: { force?: 'true' | 'false' } }>('/rules/:id/publish', {
+  app.post<{ Params: IdParams; Body: { note?: string } | undefined; Querystring: { force?: 'true' | 'false' } }>('/rules/:id/publish', {
     config: adminOnly,
     schema: {
       ...operation({
@@ -186,9 +188,11 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
         tag: 'Rules',
         summary: 'Publish a rule',
         description: 'Makes the rule\'s latest version live, as a new ruleset version of its context. '
-          + 'The new validator is compiled before the call answers, so the next validation uses it.',
+          + 'The new validator is compiled before the call answers, so the next validation uses it. '
+          + 'The body is optional: a `note` to keep with the new ruleset version.',
         answers: {
-          200: 'The rule, now published.',
+          200: 'The rule, now published, with the new ruleset version and what it changed by code.',
+          400: 'The body is not `{ note }` with a note of at most 500 characters (INVALID_BODY).',
           404: NO_SUCH_RULE,
           409: 'The latest version is already live, or the rule is archived (CONFLICT); or the context\'s ruleset would be over a limit (LIMIT_EXCEEDED); '
             + 'or a stored test of the context fails against it (TESTS_FAILED).',
@@ -196,17 +200,20 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
       }),
       params: idParamsSchema,
       querystring: forceQuerySchema,
-      response: { 200: sharedRef('Rule') },
+      body: publishBodySchema,
+      response: { 200: sharedRef('PublishedRule') },
     },
+    preValidation: optionalBody,
   }, async (request) => {
     const tenantId = tenantOf(request);
     if (!isUuid(request.params.id)) throw new ProblemError(PROBLEMS.ruleNotFound());
-    const { rule } = await compileAhead(
+    const info = changeInfoOf(request, request.body);
+    const { rule, result } = await compileAhead(
       validators,
-      (compile) => storage.rules.publishRule(tenantId, request.params.id, compile),
+      (compile) => storage.rules.publishRule(tenantId, request.params.id, compile, info),
       storedTestsCheck(storage.tests, deps.config, request.query.force === 'true'),
     );
-    return rule;
+    return { ...rule, rulesetVersion: result.rulesetVersion, changes: result.changes };
   });
 
   app.post<{ Params: IdParams }>('/rules/:id/restore', {

@@ -1,16 +1,22 @@
 /**
- * The ruleset of a context: locking it, reading it (live or as a publish
- * would make it), and recording a new ruleset version. Every change of
- * what is live goes through advanceRuleset inside the transaction that
- * holds the context lock, so ruleset versions of a context are consecutive
- * and each one's members say exactly what was live; the same transaction
- * announces the new version on the `rules_changes` channel.
+ * The ruleset of a context: locking it, reading it (live, as a publish
+ * would make it, or as it was at a ruleset version), and recording a new
+ * ruleset version. Every change of what is live goes through
+ * advanceRuleset inside the transaction that holds the context lock, so
+ * ruleset versions of a context are consecutive and each one's members
+ * say exactly what was live, with what made it (action), the caller's
+ * note and the API key; the same transaction announces the new version on
+ * the `rules_changes` channel.
  */
 import { sql, type Kysely } from 'kysely';
 import { notifyChange } from '../sync/change-notice.ts';
 import { toRuleDefinition } from '../../compiler/rule-schema.ts';
-import type { DatabaseSchema, RulesetMember } from './schema.ts';
-import type { ContextRef, ContextVersion, LiveRuleset, RuleContent } from './types.ts';
+import { changedCodes, diffRulesets } from '../rules/ruleset-diff.ts';
+import { normalizeContent } from './rule-content.ts';
+import type { DatabaseSchema, RulesetAction, RulesetMember } from './schema.ts';
+import type {
+  ChangeInfo, ContextRef, ContextVersion, LiveRuleset, RuleContent, RuleSnapshot, RulesetChanges,
+} from './types.ts';
 
 type Db = Kysely<DatabaseSchema>;
 
@@ -39,6 +45,8 @@ export async function lockContext(trx: Db, tenantId: string, context: string): P
 export interface LoadedRuleset {
   rules: LiveRuleset['rules'];
   members: RulesetMember[];
+  /** The same rules as a POST takes them, by code. */
+  snapshots: RuleSnapshot[];
 }
 
 /**
@@ -67,13 +75,61 @@ export async function loadRuleset(
   return {
     rules: rows.map((row) => toRuleDefinition(row.code, row.content as unknown as RuleContent)),
     members: rows.map((row) => ({ ruleId: row.id, version: row.version })),
+    snapshots: rows.map((row) => toSnapshot(context, row.code, row.content)),
   };
+}
+
+/** A rule version's content as a POST takes it. */
+export function toSnapshot(context: string, code: string, content: unknown): RuleSnapshot {
+  return { context, code, ...normalizeContent(content as RuleContent) };
+}
+
+/**
+ * The members of a recorded ruleset version, or undefined when the
+ * context has no such version.
+ */
+export async function membersAt(db: Db, tenantId: string, context: string, rulesetVersion: number): Promise<RulesetMember[] | undefined> {
+  const row = await db
+    .selectFrom('ruleset_versions')
+    .select('members')
+    .where('tenant_id', '=', tenantId)
+    .where('context', '=', context)
+    .where('ruleset_version', '=', rulesetVersion)
+    .executeTakeFirst();
+  return row?.members;
+}
+
+/**
+ * The rules of the given rule versions as a POST takes them, sorted by
+ * code: one query however many there are. A rule's code never changes, so
+ * the rules row gives the code of any of its versions.
+ */
+export async function snapshotsOf(db: Db, tenantId: string, context: string, members: readonly RulesetMember[]): Promise<RuleSnapshot[]> {
+  if (members.length === 0) return [];
+  const rows = await db
+    .selectFrom('rule_versions as v')
+    .innerJoin('rules as r', (join) => join.onRef('r.tenant_id', '=', 'v.tenant_id').onRef('r.id', '=', 'v.rule_id'))
+    .select(['r.code', 'v.content'])
+    .where('v.tenant_id', '=', tenantId)
+    .where(
+      sql<boolean>`(v.rule_id, v.version) in (select * from unnest(${members.map((m) => m.ruleId)}::uuid[], ${members.map((m) => m.version)}::int[]))`,
+    )
+    .orderBy('r.code')
+    .execute();
+  return rows.map((row) => toSnapshot(context, row.code, row.content));
+}
+
+/** A ruleset version just recorded: the ruleset for beforeCommit, and what it changed by code. */
+export interface AdvancedRuleset {
+  next: LiveRuleset;
+  changes: RulesetChanges;
 }
 
 /**
  * Records the next ruleset version of a locked context from the live
- * rules as the transaction now sees them, and returns that ruleset for
- * beforeCommit.
+ * rules as the transaction now sees them, with what made it and who, and
+ * returns that ruleset for beforeCommit plus what changed since the
+ * current version.
  */
 export async function advanceRuleset(
   trx: Db,
@@ -81,9 +137,23 @@ export async function advanceRuleset(
   context: string,
   current: number | null,
   now: Date,
-): Promise<LiveRuleset> {
+  action: RulesetAction,
+  info: ChangeInfo,
+): Promise<AdvancedRuleset> {
   const rulesetVersion = (current ?? 0) + 1;
-  const { rules, members } = await loadRuleset(trx, tenantId, context, 'live');
+  const { rules, members, snapshots } = await loadRuleset(trx, tenantId, context, 'live');
+  // Only rule versions that entered or left the live set can differ; the
+  // content of those that left is read, so a publish of one rule in a
+  // large context reads one old version, not the whole ruleset. (A code
+  // is unique among the live rules of a version, so a rule that stayed
+  // cannot share its code with one that came or went.)
+  const previous = current === null ? [] : (await membersAt(trx, tenantId, context, current)) ?? [];
+  const memberKey = (m: RulesetMember): string => `${m.ruleId}@${m.version}`;
+  const wasLive = new Set(previous.map(memberKey));
+  const isLive = new Set(members.map(memberKey));
+  const before = await snapshotsOf(trx, tenantId, context, previous.filter((m) => !isLive.has(memberKey(m))));
+  const after = snapshots.filter((_, i) => !wasLive.has(memberKey(members[i])));
+  const actorKeyName = info.actorKeyId === null ? null : await keyName(trx, tenantId, info.actorKeyId);
   await trx
     .insertInto('ruleset_versions')
     .values({
@@ -92,6 +162,10 @@ export async function advanceRuleset(
       ruleset_version: rulesetVersion,
       members: JSON.stringify(members),
       created_at: now,
+      action,
+      note: info.note,
+      actor_key_id: actorKeyName === null ? null : info.actorKeyId,
+      actor_key_name: actorKeyName,
     })
     .execute();
   await trx
@@ -103,7 +177,59 @@ export async function advanceRuleset(
   // Delivered on commit only, so other processes never reload a version
   // that did not go live.
   await notifyChange(trx, { kind: 'ruleset', tenantId, context, rulesetVersion });
-  return { tenantId, context, rulesetVersion, rules };
+  return {
+    next: { tenantId, context, rulesetVersion, rules },
+    changes: changedCodes(diffRulesets(before, after)),
+  };
+}
+
+/** The name of the tenant's key with this id; null when there is none (then no actor is recorded). */
+async function keyName(trx: Db, tenantId: string, keyId: string): Promise<string | null> {
+  const row = await trx
+    .selectFrom('api_keys')
+    .select('name')
+    .where('tenant_id', '=', tenantId)
+    .where('id', '=', keyId)
+    .executeTakeFirst();
+  return row?.name ?? null;
+}
+
+/**
+ * Makes the latest version of every draft of a locked context live and
+ * records the next ruleset version with `action`: a context publish, and
+ * an import that publishes in its own transaction (action `import`).
+ * Returns null, changing nothing, when there is no draft.
+ */
+export async function publishDrafts(
+  trx: Db,
+  tenantId: string,
+  context: string,
+  current: number | null,
+  action: RulesetAction,
+  info: ChangeInfo,
+): Promise<(AdvancedRuleset & { ids: string[] }) | null> {
+  const drafts = await trx
+    .selectFrom('rules')
+    .select(['id', 'version'])
+    .where('tenant_id', '=', tenantId)
+    .where('context', '=', context)
+    .where('archived_at', 'is', null)
+    .where(sql<boolean>`published_version is distinct from version`)
+    .orderBy('created_at')
+    .orderBy('id')
+    .forUpdate()
+    .execute();
+  if (drafts.length === 0) return null;
+  const now = new Date();
+  const ids = drafts.map((d) => d.id);
+  await trx
+    .updateTable('rules')
+    .set((eb) => ({ published_version: eb.ref('version'), published_at: now, updated_at: now }))
+    .where('tenant_id', '=', tenantId)
+    .where('id', 'in', ids)
+    .execute();
+  await markVersionsPublished(trx, tenantId, drafts.map((d) => ({ ruleId: d.id, version: d.version })), now);
+  return { ...(await advanceRuleset(trx, tenantId, context, current, now, action, info)), ids };
 }
 
 /** Marks the given versions as made live at `now`. */

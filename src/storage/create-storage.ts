@@ -4,6 +4,7 @@
 import { SqlApiKeyStore } from './api-key-store.ts';
 import { SqlAuditStore } from './audit-log.ts';
 import { SqlContextTestStore } from './context-test-store.ts';
+import { SqlContextHistoryStore } from './context-history-store.ts';
 import { SqlContextUsageStore } from './context-usage-store.ts';
 import { guard } from './database-errors.ts';
 import { runMigrations } from './migrate-to-latest.ts';
@@ -42,6 +43,7 @@ export async function createStorage(options: DatabaseOptions): Promise<Storage> 
     tenants: new SqlTenantStore(db),
     apiKeys: new SqlApiKeyStore(db),
     rules: new SqlRuleStore(db),
+    history: new SqlContextHistoryStore(db),
     usage: new SqlContextUsageStore(db),
     tests: new SqlContextTestStore(db),
     audit: new SqlAuditStore(db),

@@ -12,7 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import { advanceRuleset, loadRuleset, lockContext, markVersionsPublished, rulesetVersionsOf } from './context-rulesets.ts';
+import { advanceRuleset, loadRuleset, lockContext, markVersionsPublished, publishDrafts, rulesetVersionsOf } from './context-rulesets.ts';
 import { guard } from './database-errors.ts';
 import { isUuid } from './identifiers.ts';
 import { contentEquals, normalizeContent, toRule, type RuleRow } from './rule-content.ts';
@@ -26,7 +26,9 @@ import {
   RuleArchivedError,
   RuleNotFoundError,
   StaleVersionError,
+  NO_CHANGE_INFO,
   type BeforeCommit,
+  type ChangeInfo,
   type ContextRef,
   type ContextSummary,
   type ContextVersion,
@@ -277,7 +279,7 @@ export class SqlRuleStore implements RuleStore {
     );
   }
 
-  archive<T>(tenantId: string, id: string, beforeCommit: BeforeCommit<T>): Promise<{ rule: Rule; live?: T }> {
+  archive<T>(tenantId: string, id: string, beforeCommit: BeforeCommit<T>, info: ChangeInfo = NO_CHANGE_INFO): Promise<{ rule: Rule; live?: T }> {
     return guard(() =>
       this.#db.transaction().execute(async (trx) => {
         const { rule, rulesetVersion } = await lockRuleAndContext(trx, tenantId, id);
@@ -293,13 +295,15 @@ export class SqlRuleStore implements RuleStore {
         const archived = toRule(await requireRule(trx, tenantId, id));
         // A rule that was never live leaves the ruleset as it is.
         if (!wasLive) return { rule: archived };
-        const next = await advanceRuleset(trx, tenantId, rule.context, rulesetVersion, now);
+        const { next } = await advanceRuleset(trx, tenantId, rule.context, rulesetVersion, now, 'archive', info);
         return { rule: archived, live: await beforeCommit(next) };
       }),
     );
   }
 
-  publishRule<T>(tenantId: string, id: string, beforeCommit: BeforeCommit<T>): Promise<{ rule: Rule; result: PublishResult; live: T }> {
+  publishRule<T>(
+    tenantId: string, id: string, beforeCommit: BeforeCommit<T>, info: ChangeInfo = NO_CHANGE_INFO,
+  ): Promise<{ rule: Rule; result: PublishResult; live: T }> {
     return guard(() =>
       this.#db.transaction().execute(async (trx) => {
         const { rule, rulesetVersion } = await lockRuleAndContext(trx, tenantId, id);
@@ -313,58 +317,44 @@ export class SqlRuleStore implements RuleStore {
           .where('id', '=', id)
           .execute();
         await markVersionsPublished(trx, tenantId, [{ ruleId: id, version: rule.version }], now);
-        const next = await advanceRuleset(trx, tenantId, rule.context, rulesetVersion, now);
+        const { next, changes } = await advanceRuleset(trx, tenantId, rule.context, rulesetVersion, now, 'publish', info);
         const published = toRule(await requireRule(trx, tenantId, id));
         const live = await beforeCommit(next);
         return {
           rule: published,
-          result: { context: rule.context, rulesetVersion: next.rulesetVersion, published: [id] },
+          result: { context: rule.context, rulesetVersion: next.rulesetVersion, published: [id], changes },
           live,
         };
       }),
     );
   }
 
-  publishContext<T>(tenantId: string, context: string, beforeCommit: BeforeCommit<T>): Promise<{ result: PublishResult; live?: T }> {
+  publishContext<T>(
+    tenantId: string, context: string, beforeCommit: BeforeCommit<T>, info: ChangeInfo = NO_CHANGE_INFO,
+  ): Promise<{ result: PublishResult; live?: T }> {
     return guard(() =>
       this.#db.transaction().execute(async (trx) => {
         const rulesetVersion = await lockContext(trx, tenantId, context);
-        const drafts = await trx
-          .selectFrom('rules')
-          .select(['id', 'version'])
-          .where('tenant_id', '=', tenantId)
-          .where('context', '=', context)
-          .where('archived_at', 'is', null)
-          .where(sql<boolean>`published_version is distinct from version`)
-          .orderBy('created_at')
-          .orderBy('id')
-          .forUpdate()
-          .execute();
-        if (drafts.length === 0) {
+        const published = await publishDrafts(trx, tenantId, context, rulesetVersion, 'publish', info);
+        if (published === null) {
           // Only archived rules that never went live: there is no version
           // to report, so the context counts as unknown. (Throwing also
           // rolls back the context row lockContext may have created.)
           if (rulesetVersion === null) throw new ContextNotFoundError(context);
-          return { result: { context, rulesetVersion, published: [] } };
+          return { result: { context, rulesetVersion, published: [], changes: { added: [], changed: [], removed: [] } } };
         }
-        const now = new Date();
-        const ids = drafts.map((d) => d.id);
-        await trx
-          .updateTable('rules')
-          .set((eb) => ({ published_version: eb.ref('version'), published_at: now, updated_at: now }))
-          .where('tenant_id', '=', tenantId)
-          .where('id', 'in', ids)
-          .execute();
-        await markVersionsPublished(trx, tenantId, drafts.map((d) => ({ ruleId: d.id, version: d.version })), now);
-        const next = await advanceRuleset(trx, tenantId, context, rulesetVersion, now);
-        const live = await beforeCommit(next);
-        return { result: { context, rulesetVersion: next.rulesetVersion, published: ids }, live };
+        const live = await beforeCommit(published.next);
+        return {
+          result: { context, rulesetVersion: published.next.rulesetVersion, published: published.ids, changes: published.changes },
+          live,
+        };
       }),
     );
   }
 
   rollback<T>(
     tenantId: string, context: string, rulesetVersion: number, maxRulesPerContext: number, beforeCommit: BeforeCommit<T>,
+    info: ChangeInfo = NO_CHANGE_INFO,
   ): Promise<{ result: PublishResult; live: T }> {
     return guard(() =>
       this.#db.transaction().execute(async (trx) => {
@@ -451,10 +441,10 @@ export class SqlRuleStore implements RuleStore {
             .where('id', '=', member.ruleId)
             .execute();
         }
-        const next = await advanceRuleset(trx, tenantId, context, current, now);
+        const { next, changes } = await advanceRuleset(trx, tenantId, context, current, now, 'rollback', info);
         const live = await beforeCommit(next);
         return {
-          result: { context, rulesetVersion: next.rulesetVersion, published: toCopy.map((m) => m.ruleId) },
+          result: { context, rulesetVersion: next.rulesetVersion, published: toCopy.map((m) => m.ruleId), changes },
           live,
         };
       }),

@@ -64,12 +64,22 @@ export interface RulesetMember {
   version: number;
 }
 
+/** What made a ruleset version. */
+export type RulesetAction = 'publish' | 'archive' | 'rollback' | 'import';
+
 export interface RulesetVersionsTable {
   tenant_id: string;
   context: string;
   ruleset_version: number;
   members: ColumnType<RulesetMember[], string, string>;
   created_at: Timestamp;
+  action: RulesetAction;
+  /** The caller's note (publish, rollback, import); null when none was given. */
+  note: string | null;
+  /** The API key that made the version; null for the CLI, startup seeding, and versions older than this column. */
+  actor_key_id: string | null;
+  /** That key's name when it made the version. */
+  actor_key_name: string | null;
 }
 
 /** When a context was last used for validation, by any instance (warm start). */

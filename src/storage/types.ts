@@ -66,11 +66,65 @@ export interface KeyRef {
   keyId: string;
 }
 
+/** The codes a new ruleset version added, changed (live content differs) and removed, compared with the one before it. */
+export interface RulesetChanges {
+  added: string[];
+  changed: string[];
+  removed: string[];
+}
+
 export interface PublishResult {
   context: string;
   rulesetVersion: number;
   /** Ids of the rules whose new version went live. */
   published: string[];
+  /** What the new ruleset version changed, by code; all empty when nothing was published. */
+  changes: RulesetChanges;
+}
+
+/** What made a ruleset version. */
+export type RulesetAction = 'publish' | 'archive' | 'rollback' | 'import';
+
+/** The API key that made a change. */
+export interface Actor {
+  keyId: string;
+  keyName: string;
+}
+
+/**
+ * Who makes a change of what is live, and why: recorded with the ruleset
+ * version it makes. `actorKeyId` is null when no API key is involved (the
+ * CLI, startup seeding).
+ */
+export interface ChangeInfo {
+  actorKeyId: string | null;
+  note: string | null;
+}
+
+/** No actor, no note: changes made by the service itself or the CLI. */
+export const NO_CHANGE_INFO: ChangeInfo = { actorKeyId: null, note: null };
+
+/** One entry of a context's history. */
+export interface RulesetVersionSummary {
+  rulesetVersion: number;
+  action: RulesetAction;
+  note: string | null;
+  /** How many rules were live in the version. */
+  rules: number;
+  createdAt: string;
+  actor: Actor | null;
+}
+
+/** A rule as a POST takes it: its context, its code and its content. */
+export type RuleSnapshot = { context: string; code: string } & RuleContent;
+
+/** Which ruleset a history read means: a ruleset version, the live one, or what a context publish would make live. */
+export type RulesetRef = number | 'live' | 'draft';
+
+/** The rules of a ruleset, by code; rulesetVersion null for a draft that is not a version yet, or a context never published. */
+export interface RulesetSnapshot {
+  rulesetVersion: number | null;
+  rules: RuleSnapshot[];
 }
 
 export interface ApiKeyRecord {
@@ -128,6 +182,13 @@ export class ApiKeyNotFoundError extends NotFoundError {
     super('API key not found');
   }
 }
+/** The context has no such ruleset version. */
+export class RulesetVersionNotFoundError extends NotFoundError {
+  constructor(readonly context: string, readonly rulesetVersion: number) {
+    super(`context "${context}" has no ruleset version ${rulesetVersion}`);
+  }
+}
+
 /** The context has no rules (none, or only archived ones that never went live). */
 export class ContextNotFoundError extends NotFoundError {
   override readonly code = 'CONTEXT_NOT_FOUND';
@@ -208,18 +269,24 @@ export interface RuleStore {
    * LimitExceededError when the context already has maxRulesPerContext non-archived rules.
    */
   restore(tenantId: string, id: string, maxRulesPerContext: number): Promise<Rule>;
-  /** Archive (DELETE). Idempotent. If the rule was live, the ruleset version rises and beforeCommit sees the new ruleset. */
-  archive<T>(tenantId: string, id: string, beforeCommit: BeforeCommit<T>): Promise<{ rule: Rule; live?: T }>;
-  /** Make the rule's latest version live. ConflictError when already live or archived. */
-  publishRule<T>(tenantId: string, id: string, beforeCommit: BeforeCommit<T>): Promise<{ rule: Rule; result: PublishResult; live: T }>;
+  /**
+   * Archive (DELETE). Idempotent. If the rule was live, the ruleset version rises (action `archive`, recorded with `info`)
+   * and beforeCommit sees the new ruleset.
+   */
+  archive<T>(tenantId: string, id: string, beforeCommit: BeforeCommit<T>, info?: ChangeInfo): Promise<{ rule: Rule; live?: T }>;
+  /** Make the rule's latest version live. ConflictError when already live or archived. `info` goes with the new ruleset version. */
+  publishRule<T>(
+    tenantId: string, id: string, beforeCommit: BeforeCommit<T>, info?: ChangeInfo,
+  ): Promise<{ rule: Rule; result: PublishResult; live: T }>;
   /** Publish every draft of the context atomically. NotFoundError when the context has no rules. With no drafts: published [] and live undefined. */
-  publishContext<T>(tenantId: string, context: string, beforeCommit: BeforeCommit<T>): Promise<{ result: PublishResult; live?: T }>;
+  publishContext<T>(tenantId: string, context: string, beforeCommit: BeforeCommit<T>, info?: ChangeInfo): Promise<{ result: PublishResult; live?: T }>;
   /**
    * Make ruleset version N live again (docs/api.md). NotFoundError: unknown version; ConflictError: the current one, or a
    * code clash; LimitExceededError when the rules it revives would leave the context with more than maxRulesPerContext.
    */
   rollback<T>(
     tenantId: string, context: string, rulesetVersion: number, maxRulesPerContext: number, beforeCommit: BeforeCommit<T>,
+    info?: ChangeInfo,
   ): Promise<{ result: PublishResult; live: T }>;
   /** What validation evaluates now; null when the context has no ruleset version. */
   liveRuleset(tenantId: string, context: string): Promise<LiveRuleset | null>;
@@ -230,6 +297,20 @@ export interface RuleStore {
   /** Current ruleset versions of many contexts of any tenants in one query; contexts without one are left out. */
   rulesetVersionsOf(contexts: readonly ContextRef[]): Promise<ContextVersion[]>;
   contexts(tenantId: string): Promise<ContextSummary[]>;
+}
+
+/** The history of each context's ruleset versions, for reading. */
+export interface ContextHistoryStore {
+  /**
+   * The context's ruleset versions, newest first, a page at a time (`cursor` from the previous page's nextCursor).
+   * ContextNotFoundError for an unknown context; InvalidInputError (path `cursor`) for a cursor this store did not make.
+   */
+  versions(tenantId: string, context: string, page: { limit: number; cursor?: string }): Promise<Page<RulesetVersionSummary>>;
+  /**
+   * The rules of each ruleset named, read in one snapshot, in the order asked. `live` of a context never published is
+   * empty. ContextNotFoundError for an unknown context; RulesetVersionNotFoundError for a version it does not have.
+   */
+  rulesets(tenantId: string, context: string, refs: readonly RulesetRef[]): Promise<RulesetSnapshot[]>;
 }
 
 /** When contexts were last used, so that a starting process compiles the likely ones first (warm start). */
@@ -328,6 +409,7 @@ export interface Storage {
   readonly tenants: TenantStore;
   readonly apiKeys: ApiKeyStore;
   readonly rules: RuleStore;
+  readonly history: ContextHistoryStore;
   readonly usage: ContextUsageStore;
   readonly tests: ContextTestStore;
   readonly audit: AuditStore;

@@ -132,13 +132,13 @@ describe('context publish', () => {
 
   it('with no drafts: published [] and the version unchanged (a JSON content type without body is fine)', async () => {
     const result = await ok(api('POST', `/contexts/${context}/publish`, undefined, { headers: { 'content-type': 'application/json' } }));
-    expect(result).toEqual({ context, rulesetVersion: 1, published: [] });
+    expect(result).toEqual({ context, rulesetVersion: 1, published: [], changes: { added: [], changed: [], removed: [] } });
   });
 
   it('publishes only what changed', async () => {
     await ok(api('PUT', `/rules/${a.id}`, { name: 'A', fieldPath: 'amount', expression: 'amount <= 1000', version: 1 }));
     const result = await ok(api('POST', `/contexts/${context}/publish`));
-    expect(result).toEqual({ context, rulesetVersion: 2, published: [a.id] });
+    expect(result).toEqual({ context, rulesetVersion: 2, published: [a.id], changes: { added: [], changed: ['A'], removed: [] } });
     expect(await failingCodes(context, { amount: 500 })).toEqual([]);
   });
 
@@ -202,7 +202,7 @@ describe('rollback', () => {
 
   it('a later publish does not quietly re-apply what was rolled back', async () => {
     const result = await ok(api('POST', `/contexts/${context}/publish`));
-    expect(result).toEqual({ context, rulesetVersion: 5, published: [] });
+    expect(result).toEqual({ context, rulesetVersion: 5, published: [], changes: { added: [], changed: [], removed: [] } });
     expect(await failingCodes(context, { amount: 500 })).toEqual(['A']);
   });
 

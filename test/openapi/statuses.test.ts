@@ -151,6 +151,14 @@ describe('every answer is documented for its operation', () => {
     await call('rollbackContext', '/api/v1/contexts/docs/rollback', 200, { body: { rulesetVersion: 1 } });
     await call('rollbackContext', '/api/v1/contexts/docs/rollback', 409, { body: { rulesetVersion: 3 } });
     await call('rollbackContext', '/api/v1/contexts/no-such-context/rollback', 404, { body: { rulesetVersion: 1 } });
+    await call('listRulesetVersions', '/api/v1/contexts/docs/versions', 200);
+    await call('listRulesetVersions', '/api/v1/contexts/docs/versions?limit=0', 400);
+    await call('listRulesetVersions', '/api/v1/contexts/no-such-context/versions', 404);
+    await call('getRulesetVersion', '/api/v1/contexts/docs/versions/1', 200);
+    await call('getRulesetVersion', '/api/v1/contexts/docs/versions/99', 404);
+    await call('diffRulesets', '/api/v1/contexts/docs/diff?from=1&to=live', 200);
+    await call('diffRulesets', '/api/v1/contexts/docs/diff?from=draft', 400);
+    await call('diffRulesets', '/api/v1/contexts/no-such-context/diff', 404);
     await call('listContexts', '/api/v1/contexts', 200);
     await call('recompileContext', '/api/v1/contexts/docs/recompile', 200);
     await call('recompileContext', '/api/v1/contexts/no-such-context/recompile', 404);
@@ -268,7 +276,7 @@ function pathsByOperation(ruleId: string, keyId: string): Record<string, string>
   const paths: Record<string, string> = {};
   for (const [id, { path }] of operations) {
     if (!path.startsWith('/api/v1/')) continue;
-    paths[id] = path.replace('{id}', id.endsWith('ApiKey') ? keyId : ruleId).replace('{context}', 'docs');
+    paths[id] = path.replace('{id}', id.endsWith('ApiKey') ? keyId : ruleId).replace('{context}', 'docs').replace('{n}', '1');
   }
   return paths;
 }

@@ -57,6 +57,9 @@ const MATRIX: Record<string, Expectation> = {
   'POST /api/v1/contexts/:context/rollback': { statuses: [404], body: () => ({ rulesetVersion: 1 }) },
   'POST /api/v1/contexts/:context/recompile': { statuses: [404] },
   'GET /api/v1/contexts/:context/validator': { statuses: [404] },
+  'GET /api/v1/contexts/:context/versions': { statuses: [404] },
+  'GET /api/v1/contexts/:context/versions/:n': { statuses: [404] },
+  'GET /api/v1/contexts/:context/diff': { statuses: [404], query: () => '?from=1&to=live' },
   'POST /api/v1/api-keys': { statuses: [201], body: () => ({ name: 'own key', role: 'validator' }) },
   'GET /api/v1/api-keys': { statuses: [200] },
   'DELETE /api/v1/api-keys/:id': { statuses: [404] },
@@ -92,7 +95,7 @@ async function setUp(label: 'first' | 'second', tenantId: string, adminKey: stri
 /** The URL of a route aimed at the victim's resources. */
 function urlFor(route: RouteEntry, victim: Tenant, expectation?: Expectation): string {
   const id = route.url.startsWith('/api/v1/api-keys') ? victim.keyId : victim.ruleId;
-  return route.url.replace(':id', id).replace(':context', victim.context) + (expectation?.query?.(victim) ?? '');
+  return route.url.replace(':id', id).replace(':context', victim.context).replace(':n', '1') + (expectation?.query?.(victim) ?? '');
 }
 
 /** Strings of the victim that must never appear unless the request itself carried them. */

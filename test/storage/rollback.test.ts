@@ -22,7 +22,7 @@ describe('rollback', () => {
     await storage.rules.publishRule('acme', rule.id, accept); // ruleset 2
 
     const { result, live } = await storage.rules.rollback('acme', 'rb-1', 1, NO_LIMIT, accept);
-    expect(result).toEqual({ context: 'rb-1', rulesetVersion: 3, published: [rule.id] });
+    expect(result).toEqual({ context: 'rb-1', rulesetVersion: 3, published: [rule.id], changes: { added: [], changed: ['R'], removed: [] } });
     expect(summarize(live)).toEqual({ R: 'amount > 1' });
     expect(await storage.rules.get('acme', rule.id)).toMatchObject({
       status: 'published', version: 3, publishedVersion: 3, expression: 'amount > 1',
@@ -42,7 +42,7 @@ describe('rollback', () => {
     await storage.rules.publishRule('acme', added.id, accept); // 3: KEEP, ADDED
 
     const { result, live } = await storage.rules.rollback('acme', 'rb-2', 1, NO_LIMIT, accept);
-    expect(result).toEqual({ context: 'rb-2', rulesetVersion: 4, published: [gone.id] });
+    expect(result).toEqual({ context: 'rb-2', rulesetVersion: 4, published: [gone.id], changes: { added: ['GONE'], changed: [], removed: ['ADDED'] } });
     expect(summarize(live)).toEqual({ KEEP: 'k == 1', GONE: 'g == 1' });
     expect(await storage.rules.get('acme', keep.id)).toMatchObject({ status: 'published', version: 1 });
     expect(await storage.rules.get('acme', gone.id)).toMatchObject({ status: 'published', version: 2, publishedVersion: 2 });
@@ -50,7 +50,7 @@ describe('rollback', () => {
 
     // Forward again: version 3 had ADDED and not GONE.
     const forward = await storage.rules.rollback('acme', 'rb-2', 3, NO_LIMIT, accept);
-    expect(forward.result).toEqual({ context: 'rb-2', rulesetVersion: 5, published: [added.id] });
+    expect(forward.result).toEqual({ context: 'rb-2', rulesetVersion: 5, published: [added.id], changes: { added: ['ADDED'], changed: [], removed: ['GONE'] } });
     expect(summarize(forward.live)).toEqual({ ADDED: 'a == 1', KEEP: 'k == 1' });
     expect((await storage.rules.get('acme', gone.id))?.status).toBe('archived');
   });
@@ -74,7 +74,7 @@ describe('rollback', () => {
     await storage.rules.rollback('acme', 'rb-4', 1, NO_LIMIT, accept); // 3, copies r == 1 as version 4
     expect(await storage.rules.get('acme', rule.id)).toMatchObject({ status: 'published', version: 4 });
     const again = await storage.rules.publishContext('acme', 'rb-4', accept);
-    expect(again).toEqual({ result: { context: 'rb-4', rulesetVersion: 3, published: [] } });
+    expect(again).toEqual({ result: { context: 'rb-4', rulesetVersion: 3, published: [], changes: { added: [], changed: [], removed: [] } } });
     await expect(storage.rules.publishRule('acme', rule.id, accept)).rejects.toBeInstanceOf(ConflictError);
     expect(summarize(await storage.rules.liveRuleset('acme', 'rb-4'))).toEqual({ R: 'r == 1' });
   });
@@ -88,7 +88,7 @@ describe('rollback', () => {
     await storage.rules.publishRule('acme', a.id, accept); // ruleset 3: version 3, the content of version 1
     await storage.rules.update('acme', a.id, 3, expr('a == 9')); // draft stays a draft
     const { result } = await storage.rules.rollback('acme', 'rb-5', 1, NO_LIMIT, accept);
-    expect(result).toEqual({ context: 'rb-5', rulesetVersion: 4, published: [] });
+    expect(result).toEqual({ context: 'rb-5', rulesetVersion: 4, published: [], changes: { added: [], changed: [], removed: [] } });
     expect(await storage.rules.get('acme', a.id)).toMatchObject({ status: 'draft', version: 4, publishedVersion: 3 });
   });
 
@@ -153,7 +153,7 @@ describe('rollback', () => {
 
     // With room for it, the same rollback goes through.
     const { result } = await storage.rules.rollback('acme', 'rb-9', 1, 3, accept);
-    expect(result).toEqual({ context: 'rb-9', rulesetVersion: 3, published: [a.id] });
+    expect(result).toEqual({ context: 'rb-9', rulesetVersion: 3, published: [a.id], changes: { added: ['A'], changed: [], removed: [] } });
   });
 
   it('counts the rules a rollback archives as freed: a swap at the limit passes', async () => {
@@ -164,7 +164,7 @@ describe('rollback', () => {
     await storage.rules.publishRule('acme', next.id, accept); // 3: NEW
 
     const { result, live } = await storage.rules.rollback('acme', 'rb-10', 1, 1, accept);
-    expect(result).toEqual({ context: 'rb-10', rulesetVersion: 4, published: [old.id] });
+    expect(result).toEqual({ context: 'rb-10', rulesetVersion: 4, published: [old.id], changes: { added: ['OLD'], changed: [], removed: ['NEW'] } });
     expect(summarize(live)).toEqual({ OLD: 'o == 1' });
     expect((await storage.rules.get('acme', next.id))?.status).toBe('archived');
   });

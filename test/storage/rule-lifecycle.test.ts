@@ -131,7 +131,7 @@ describe('publishRule', () => {
     });
     expect(seen).toEqual([1]);
     expect(live).toBe('compiled 1');
-    expect(result).toEqual({ context: 'pub-1', rulesetVersion: 1, published: [rule.id] });
+    expect(result).toEqual({ context: 'pub-1', rulesetVersion: 1, published: [rule.id], changes: { added: ['R'], changed: [], removed: [] } });
     expect(published).toMatchObject({ status: 'published', version: 1, publishedVersion: 1 });
     expect(published.publishedAt).not.toBeNull();
     const live1 = await storage.rules.liveRuleset('acme', 'pub-1');
@@ -245,7 +245,7 @@ describe('publishContext', () => {
     const archived = await storage.rules.create('acme', 'ctx-1', 'GONE', content(), NO_LIMIT);
     await storage.rules.archive('acme', archived.id, accept);
     const { result, live } = await storage.rules.publishContext('acme', 'ctx-1', accept);
-    expect(result).toEqual({ context: 'ctx-1', rulesetVersion: 1, published: [a.id, b.id] });
+    expect(result).toEqual({ context: 'ctx-1', rulesetVersion: 1, published: [a.id, b.id], changes: { added: ['A', 'B'], changed: [], removed: [] } });
     expect(summarize(live ?? null)).toEqual({ A: 'amount > 0', B: 'amount > 0' });
     expect((await storage.rules.get('acme', a.id))?.status).toBe('published');
     expect((await storage.rules.get('acme', archived.id))?.status).toBe('archived');
@@ -257,7 +257,7 @@ describe('publishContext', () => {
     await storage.rules.publishContext('acme', 'ctx-2', accept);
     await storage.rules.update('acme', b.id, 1, content({ expression: 'amount > 50' }));
     const { result } = await storage.rules.publishContext('acme', 'ctx-2', accept);
-    expect(result).toEqual({ context: 'ctx-2', rulesetVersion: 2, published: [b.id] });
+    expect(result).toEqual({ context: 'ctx-2', rulesetVersion: 2, published: [b.id], changes: { added: [], changed: ['B'], removed: [] } });
     expect((await storage.rules.get('acme', a.id))?.version).toBe(1);
   });
 
@@ -269,7 +269,7 @@ describe('publishContext', () => {
       called = true;
       return next;
     });
-    expect(outcome).toEqual({ result: { context: 'ctx-3', rulesetVersion: 1, published: [] } });
+    expect(outcome).toEqual({ result: { context: 'ctx-3', rulesetVersion: 1, published: [], changes: { added: [], changed: [], removed: [] } } });
     expect(called).toBe(false);
   });
 

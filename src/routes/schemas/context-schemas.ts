@@ -4,6 +4,8 @@
  * OpenAPI document.
  */
 
+import { noteProperty } from './history-schemas.ts';
+
 const contextName = { type: 'string', description: 'The context.', examples: ['loan-application'] } as const;
 
 /** `:context`; its format is checked in handlers, where a malformed name is simply unknown (404). */
@@ -16,7 +18,7 @@ export const contextParamsSchema = {
 /** POST /contexts/{context}/rollback. */
 export const rollbackBodySchema = {
   type: 'object',
-  description: 'The ruleset version to make live again.',
+  description: 'The ruleset version to make live again, and an optional note to keep with the new ruleset version.',
   required: ['rulesetVersion'],
   additionalProperties: false,
   properties: {
@@ -27,8 +29,9 @@ export const rollbackBodySchema = {
       description: 'An earlier ruleset version of the context.',
       examples: [3],
     },
+    note: noteProperty,
   },
-  examples: [{ rulesetVersion: 3 }],
+  examples: [{ rulesetVersion: 3, note: 'Back to the limits before the Q3 change' }],
 } as const;
 
 /** GET /contexts/{context}/validator query. */
@@ -49,7 +52,7 @@ export const publishResultResponseSchema = {
   $id: 'PublishResult',
   type: 'object',
   description: 'What a publish or rollback made live.',
-  required: ['context', 'rulesetVersion', 'published'],
+  required: ['context', 'rulesetVersion', 'published', 'changes'],
   properties: {
     context: contextName,
     rulesetVersion: { type: 'integer', description: 'The context\'s ruleset version now live (unchanged when nothing was published).', examples: [4] },
@@ -59,8 +62,14 @@ export const publishResultResponseSchema = {
       items: { type: 'string', description: 'A rule id.' },
       examples: [['0f8d6c3e-8a47-4b8e-9a55-3b1c2d4e5f60']],
     },
+    changes: { $ref: 'RulesetChanges#' },
   },
-  examples: [{ context: 'loan-application', rulesetVersion: 4, published: ['0f8d6c3e-8a47-4b8e-9a55-3b1c2d4e5f60'] }],
+  examples: [{
+    context: 'loan-application',
+    rulesetVersion: 4,
+    published: ['0f8d6c3e-8a47-4b8e-9a55-3b1c2d4e5f60'],
+    changes: { added: [], changed: ['AMOUNT_LIMIT'], removed: [] },
+  }],
 } as const;
 
 /** One context of GET /contexts. */

@@ -12,6 +12,7 @@ import { auditSchemas } from './audit-schemas.ts';
 import { contextSchemas } from './context-schemas.ts';
 import { contextTestSchemas } from './context-test-schemas.ts';
 import { healthStatusSchema } from './health-schemas.ts';
+import { historySchemas } from './history-schemas.ts';
 import { fieldErrorSchema, problemSchema } from './problem-schemas.ts';
 import { resultSchemas } from './result-schemas.ts';
 import { ruleSchemas } from './rule-schemas.ts';
@@ -23,6 +24,7 @@ export const SHARED_SCHEMAS = [
   ...ruleSchemas,
   ...contextSchemas,
   ...contextTestSchemas,
+  ...historySchemas,
   ...apiKeySchemas,
   ...tenantSchemas,
   ...auditSchemas,

@@ -211,7 +211,7 @@ export interface paths {
         put?: never;
         /**
          * Publish a rule
-         * @description Makes the rule's latest version live, as a new ruleset version of its context. The new validator is compiled before the call answers, so the next validation uses it.
+         * @description Makes the rule's latest version live, as a new ruleset version of its context. The new validator is compiled before the call answers, so the next validation uses it. The body is optional: a `note` to keep with the new ruleset version.
          */
         post: operations["publishRule"];
         delete?: never;
@@ -271,7 +271,7 @@ export interface paths {
         put?: never;
         /**
          * Publish every draft of a context
-         * @description Makes the latest version of every draft rule of the context live, in one transaction, as one new ruleset version. The new validator is compiled before the call answers. With no drafts, nothing changes.
+         * @description Makes the latest version of every draft rule of the context live, in one transaction, as one new ruleset version. The new validator is compiled before the call answers. With no drafts, nothing changes. The body is optional: a `note` to keep with the new ruleset version.
          */
         post: operations["publishContext"];
         delete?: never;
@@ -291,7 +291,7 @@ export interface paths {
         put?: never;
         /**
          * Roll a context back to an earlier ruleset version
-         * @description Makes what was live at an earlier ruleset version live again, as a new ruleset version: each rule whose live content differs gets a new version copying that content; rules archived since are revived, rules absent then are archived.
+         * @description Makes what was live at an earlier ruleset version live again, as a new ruleset version: each rule whose live content differs gets a new version copying that content; rules archived since are revived, rules absent then are archived. An optional `note` is kept with the new ruleset version.
          */
         post: operations["rollbackContext"];
         delete?: never;
@@ -398,6 +398,66 @@ export interface paths {
          * @description Runs every stored test against the rules a context publish would make live now (`target: "draft"`, the default) or against the live rules (`"live"`), and says how each fared. Changes nothing.
          */
         post: operations["runContextTests"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/contexts/{context}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a context's ruleset versions
+         * @description The context's ruleset versions, newest first: what made each (publish, archive of a live rule, rollback, import), the note given, how many rules it has live, when, and the API key that made it. Paged with `limit` and `cursor`.
+         */
+        get: operations["listRulesetVersions"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/contexts/{context}/versions/{n}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the rules of a ruleset version
+         * @description The rules that were live in the ruleset version, as POST /rules takes them, sorted by code.
+         */
+        get: operations["getRulesetVersion"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/contexts/{context}/diff": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Compare two rulesets of a context
+         * @description What differs from one ruleset of the context to another, rules matched by code: added, removed, and changed rules with each differing field. `from` is a version number or `live` (default); `to` a version number, `live` or `draft` (default), the ruleset a context publish would make live now.
+         */
+        get: operations["diffRulesets"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -983,7 +1043,14 @@ export interface components {
          *       "rulesetVersion": 4,
          *       "published": [
          *         "0f8d6c3e-8a47-4b8e-9a55-3b1c2d4e5f60"
-         *       ]
+         *       ],
+         *       "changes": {
+         *         "added": [],
+         *         "changed": [
+         *           "AMOUNT_LIMIT"
+         *         ],
+         *         "removed": []
+         *       }
          *     }
          */
         PublishResult: {
@@ -1004,6 +1071,7 @@ export interface components {
              *     ]
              */
             published: string[];
+            changes: components["schemas"]["RulesetChanges"];
         };
         /** @description A context of the tenant, its rules by status and the state of its compiled validator in this process. */
         ContextSummary: {
@@ -1175,6 +1243,347 @@ export interface components {
                  *     ]
                  */
                 failures: string[];
+            }[];
+        };
+        /**
+         * @description What the new ruleset version changed compared with the one before it, by rule code; all empty when nothing was published.
+         * @example {
+         *       "added": [
+         *         "NEW_CHECK"
+         *       ],
+         *       "changed": [
+         *         "AMOUNT_LIMIT"
+         *       ],
+         *       "removed": []
+         *     }
+         */
+        RulesetChanges: {
+            /**
+             * @description Codes live now that were not live before.
+             * @example [
+             *       "AMOUNT_LIMIT"
+             *     ]
+             */
+            added: string[];
+            /**
+             * @description Codes live before and now whose live content differs.
+             * @example [
+             *       "AMOUNT_LIMIT"
+             *     ]
+             */
+            changed: string[];
+            /**
+             * @description Codes live before that are not live now.
+             * @example [
+             *       "AMOUNT_LIMIT"
+             *     ]
+             */
+            removed: string[];
+        };
+        /** @description The rule, now published, with the ruleset version of its context this publish made and what that version changed. */
+        PublishedRule: {
+            /**
+             * Format: uuid
+             * @description Assigned by the server.
+             * @example 0f8d6c3e-8a47-4b8e-9a55-3b1c2d4e5f60
+             */
+            id?: string;
+            /**
+             * @description The rule context: 1-100 characters of letters, digits, `_ . : -`, starting with a letter or digit.
+             * @example loan-application
+             */
+            context?: string;
+            /**
+             * @description The rule's code, unique in its context among rules that are not archived: 1-64 characters of letters, digits, `_ . -`.
+             * @example AMOUNT_LIMIT
+             */
+            code?: string;
+            /**
+             * @description Human-readable name (at most 200 characters); failures report it as ruleName.
+             * @example Loan amount limit
+             */
+            name?: string;
+            /** @description Free text for authors (at most 2000 characters); not evaluated. */
+            description?: string;
+            /**
+             * @description Reported with each failure. Default Error. Any failure makes the payload invalid, whatever its severity.
+             * @enum {string}
+             */
+            severity?: "Error" | "Warning" | "Info";
+            /**
+             * @description Machine-readable code reported with each failure (at most 100 characters). Default: the rule's code.
+             * @example AMOUNT_TOO_HIGH
+             */
+            errorCode?: string;
+            /**
+             * @description Path of the field the rule is about (`loan.amount`, `items[].qty` with forEach, `$["first-name"]`); its value is `$value`.
+             * @example amount
+             */
+            fieldPath?: string;
+            /** @description When true, a missing (or null) value at fieldPath fails the rule; when false, it skips the rule. Default false. */
+            required?: boolean;
+            /**
+             * @description Rule-language expression that must be true for the payload to pass.
+             * @example amount <= 50000
+             */
+            expression?: string;
+            /**
+             * @description JSON Schema (draft 2020-12) the value at fieldPath, or the whole payload, must satisfy.
+             * @example {
+             *       "type": "integer",
+             *       "maximum": 50000
+             *     }
+             */
+            schema?: unknown;
+            /**
+             * @description Precondition expression: the rule is evaluated only when it is true.
+             * @example applicant.age >= 18
+             */
+            when?: string;
+            /**
+             * @description Path of an array: the rule runs once per element (`$item`, `$index`).
+             * @example items
+             */
+            forEach?: string;
+            /**
+             * @description Failure message template with `{{ expression }}` placeholders (at most 2000 characters). Default "<name> failed".
+             * @example Amount {{ $value }} exceeds the limit of {{ $expected }}
+             */
+            message?: string;
+            /** @description Any JSON value, reported as expectedValue; inferred from simple comparisons when omitted or null. */
+            expectedValue?: unknown;
+            /**
+             * @description Failures are reported by ascending priority, then code. Default 0.
+             * @example 10
+             */
+            priority?: number;
+            /** @description A disabled rule is never evaluated nor counted. Default true. */
+            enabled?: boolean;
+            /**
+             * @description At most 20 tags of 1-50 characters; GET /rules filters on them.
+             * @example [
+             *       "loans"
+             *     ]
+             */
+            tags?: string[];
+            /**
+             * @description archived after DELETE; else published when the latest version is live, draft when it is not.
+             * @example published
+             * @enum {string}
+             */
+            status?: "draft" | "published" | "archived";
+            /**
+             * @description Starts at 1 and rises by 1 with each content change.
+             * @example 1
+             */
+            version?: number;
+            /**
+             * @description The version validation evaluates now; null when none is live.
+             * @example 1
+             */
+            publishedVersion?: number | null;
+            /**
+             * @description When the rule was created. ISO-8601.
+             * @example 2025-01-31T09:30:00.000Z
+             */
+            createdAt?: string;
+            /**
+             * @description When its content last changed. ISO-8601.
+             * @example 2025-01-31T09:30:00.000Z
+             */
+            updatedAt?: string;
+            /**
+             * @description When a version of it was last made live; null if never. ISO-8601.
+             * @example 2025-01-31T09:30:00.000Z
+             */
+            publishedAt?: string | null;
+            /**
+             * @description The context's ruleset version now live.
+             * @example 5
+             */
+            rulesetVersion?: number;
+            changes?: components["schemas"]["RulesetChanges"];
+        };
+        /** @description A ruleset version of the context: what made it, when, by whom, and how many rules it has live. */
+        RulesetVersionSummary: {
+            /**
+             * @description The ruleset version.
+             * @example 4
+             */
+            rulesetVersion: number;
+            /**
+             * @description What made it: a publish (of a rule or the context), the archive of a live rule, a rollback, or an import that published.
+             * @example publish
+             * @enum {string}
+             */
+            action: "publish" | "archive" | "rollback" | "import";
+            /**
+             * @description The note given with the change; null when none was.
+             * @example Raise the amount limit for Q3
+             */
+            note: string | null;
+            /**
+             * @description How many rules were live in this version.
+             * @example 6
+             */
+            rules: number;
+            /**
+             * @description When the version went live. ISO-8601.
+             * @example 2025-01-31T09:30:00.000Z
+             */
+            createdAt: string;
+            /** @description The API key that made the version; null when none did (the CLI, startup seeding, versions recorded before history was kept). */
+            actor: {
+                /**
+                 * @description The key's id.
+                 * @example 7c1e2f4a-1b2c-4d5e-8f90-a1b2c3d4e5f6
+                 */
+                keyId: string;
+                /**
+                 * @description The key's name when it made the change.
+                 * @example ci-pipeline
+                 */
+                keyName: string;
+            } | null;
+        };
+        /** @description The context's ruleset versions, newest first, a page at a time. */
+        RulesetVersionList: {
+            /** @description Newest first. */
+            items: components["schemas"]["RulesetVersionSummary"][];
+            /** @description Pass as `cursor` for the next (older) page; null on the last page. */
+            nextCursor: string | null;
+        };
+        /** @description A rule's content as POST /rules takes it: its context, code and content, without ids, statuses, versions or times. */
+        RuleContent: {
+            /**
+             * @description The context.
+             * @example loan-application
+             */
+            context?: string;
+            /**
+             * @description The rule code.
+             * @example AMOUNT_LIMIT
+             */
+            code?: string;
+            /**
+             * @description Human-readable name (at most 200 characters); failures report it as ruleName.
+             * @example Loan amount limit
+             */
+            name?: string;
+            /** @description Free text for authors (at most 2000 characters); not evaluated. */
+            description?: string;
+            /**
+             * @description Reported with each failure. Default Error. Any failure makes the payload invalid, whatever its severity.
+             * @enum {string}
+             */
+            severity?: "Error" | "Warning" | "Info";
+            /**
+             * @description Machine-readable code reported with each failure (at most 100 characters). Default: the rule's code.
+             * @example AMOUNT_TOO_HIGH
+             */
+            errorCode?: string;
+            /**
+             * @description Path of the field the rule is about (`loan.amount`, `items[].qty` with forEach, `$["first-name"]`); its value is `$value`.
+             * @example amount
+             */
+            fieldPath?: string;
+            /** @description When true, a missing (or null) value at fieldPath fails the rule; when false, it skips the rule. Default false. */
+            required?: boolean;
+            /**
+             * @description Rule-language expression that must be true for the payload to pass.
+             * @example amount <= 50000
+             */
+            expression?: string;
+            /**
+             * @description JSON Schema (draft 2020-12) the value at fieldPath, or the whole payload, must satisfy.
+             * @example {
+             *       "type": "integer",
+             *       "maximum": 50000
+             *     }
+             */
+            schema?: unknown;
+            /**
+             * @description Precondition expression: the rule is evaluated only when it is true.
+             * @example applicant.age >= 18
+             */
+            when?: string;
+            /**
+             * @description Path of an array: the rule runs once per element (`$item`, `$index`).
+             * @example items
+             */
+            forEach?: string;
+            /**
+             * @description Failure message template with `{{ expression }}` placeholders (at most 2000 characters). Default "<name> failed".
+             * @example Amount {{ $value }} exceeds the limit of {{ $expected }}
+             */
+            message?: string;
+            /** @description Any JSON value, reported as expectedValue; inferred from simple comparisons when omitted or null. */
+            expectedValue?: unknown;
+            /**
+             * @description Failures are reported by ascending priority, then code. Default 0.
+             * @example 10
+             */
+            priority?: number;
+            /** @description A disabled rule is never evaluated nor counted. Default true. */
+            enabled?: boolean;
+            /**
+             * @description At most 20 tags of 1-50 characters; GET /rules filters on them.
+             * @example [
+             *       "loans"
+             *     ]
+             */
+            tags?: string[];
+        };
+        /** @description The rules that were live in a ruleset version, sorted by code. */
+        RulesetVersionRules: {
+            /**
+             * @description The ruleset version.
+             * @example 3
+             */
+            rulesetVersion: number;
+            /** @description Its live rules, as POST /rules takes them, sorted by code. */
+            rules: components["schemas"]["RuleContent"][];
+        };
+        /** @description What differs from one ruleset of the context to another, rules matched by code, each list sorted by code. */
+        RulesetDiff: {
+            /**
+             * @description The ruleset compared from, as asked: a version number, or `live`.
+             * @example live
+             */
+            from: number | ("live" | "draft");
+            /**
+             * @description The ruleset compared to, as asked: a version number, `live` or `draft`.
+             * @example live
+             */
+            to: number | ("live" | "draft");
+            /** @description Rules whose code is only in `to`. */
+            added: components["schemas"]["RuleContent"][];
+            /** @description Rules whose code is only in `from`. */
+            removed: components["schemas"]["RuleContent"][];
+            /** @description Rules in both whose content differs. */
+            changed: {
+                /**
+                 * @description The rule code.
+                 * @example AMOUNT_LIMIT
+                 */
+                code: string;
+                /**
+                 * @description Each content field that differs, with its value on each side (JSON values; null where the field is not set).
+                 * @example {
+                 *       "expression": {
+                 *         "from": "amount <= 50000",
+                 *         "to": "amount <= 60000"
+                 *       }
+                 *     }
+                 */
+                fields: {
+                    [key: string]: {
+                        /** @description The value in `from`. */
+                        from: unknown;
+                        /** @description The value in `to`. */
+                        to: unknown;
+                    };
+                };
             }[];
         };
         /** @description A new key, with its secret: shown this once, stored only as a hash. */
@@ -3258,9 +3667,25 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description Optional. A note to keep with the new ruleset version. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "note": "Raise the amount limit for Q3"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Why the change was made (at most 500 characters), kept with the new ruleset version and listed by GET /contexts/{context}/versions.
+                     * @example Raise the amount limit for Q3
+                     */
+                    note?: string;
+                };
+            };
+        };
         responses: {
-            /** @description The rule, now published. */
+            /** @description The rule, now published, with the new ruleset version and what it changed by code. */
             200: {
                 headers: {
                     /** @description Requests allowed per window for this tenant (or client address). */
@@ -3272,10 +3697,10 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Rule"];
+                    "application/json": components["schemas"]["PublishedRule"];
                 };
             };
-            /** @description The request is invalid: its body, query or parameters (`errors` lists each problem with its path), or its URL. */
+            /** @description The body is not `{ note }` with a note of at most 500 characters (INVALID_BODY). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3313,6 +3738,24 @@ export interface operations {
             };
             /** @description The latest version is already live, or the rule is archived (CONFLICT); or the context's ruleset would be over a limit (LIMIT_EXCEEDED); or a stored test of the context fails against it (TESTS_FAILED). */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the limit (MAX_BODY_BYTES). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json, or is compressed. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3597,9 +4040,25 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description Optional. A note to keep with the new ruleset version. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "note": "Raise the amount limit for Q3"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Why the change was made (at most 500 characters), kept with the new ruleset version and listed by GET /contexts/{context}/versions.
+                     * @example Raise the amount limit for Q3
+                     */
+                    note?: string;
+                };
+            };
+        };
         responses: {
-            /** @description What was published; `published` is empty and the version unchanged when there were no drafts. */
+            /** @description What was published, and what changed by code; `published` is empty and the version unchanged when there were no drafts. */
             200: {
                 headers: {
                     /** @description Requests allowed per window for this tenant (or client address). */
@@ -3614,7 +4073,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublishResult"];
                 };
             };
-            /** @description The request is invalid: its body, query or parameters (`errors` lists each problem with its path), or its URL. */
+            /** @description The body is not `{ note }` with a note of at most 500 characters (INVALID_BODY). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3652,6 +4111,24 @@ export interface operations {
             };
             /** @description The ruleset would be over a limit (LIMIT_EXCEEDED); or a stored test of the context fails against it (TESTS_FAILED). */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the limit (MAX_BODY_BYTES). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json, or is compressed. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3717,12 +4194,13 @@ export interface operations {
             };
             cookie?: never;
         };
-        /** @description The ruleset version to make live again. */
+        /** @description The ruleset version to make live again, and an optional note to keep with the new ruleset version. */
         requestBody: {
             content: {
                 /**
                  * @example {
-                 *       "rulesetVersion": 3
+                 *       "rulesetVersion": 3,
+                 *       "note": "Back to the limits before the Q3 change"
                  *     }
                  */
                 "application/json": {
@@ -3731,11 +4209,16 @@ export interface operations {
                      * @example 3
                      */
                     rulesetVersion: number;
+                    /**
+                     * @description Why the change was made (at most 500 characters), kept with the new ruleset version and listed by GET /contexts/{context}/versions.
+                     * @example Raise the amount limit for Q3
+                     */
+                    note?: string;
                 };
             };
         };
         responses: {
-            /** @description What was published by the rollback. */
+            /** @description What was published by the rollback, and what changed by code. */
             200: {
                 headers: {
                     /** @description Requests allowed per window for this tenant (or client address). */
@@ -3750,7 +4233,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublishResult"];
                 };
             };
-            /** @description The request is invalid: its body, query or parameters (`errors` lists each problem with its path), or its URL. */
+            /** @description The body is not `{ rulesetVersion, note? }` (INVALID_BODY). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4518,6 +5001,339 @@ export interface operations {
             };
             /** @description The body is not sent as Content-Type: application/json, or is compressed. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; it was logged, and the answer carries none of its details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    listRulesetVersions: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Page size, 1 to 500 (default 50).
+                 * @example 50
+                 */
+                limit?: string;
+                /** @description The nextCursor of the previous page: the versions older than those listed. */
+                cursor?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The context name.
+                 * @example loan-application
+                 */
+                context: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The versions, newest first. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RulesetVersionList"];
+                };
+            };
+            /** @description `limit` is not 1 to 500, or `cursor` is not one this list gave (INVALID_BODY). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description X-Api-Key is missing, unknown or revoked, or X-Tenant-Id is not its tenant; the answer is the same in every case. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is a validator key; this operation needs an admin key. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The context has no rules and no ruleset version (CONTEXT_NOT_FOUND). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; it was logged, and the answer carries none of its details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getRulesetVersion: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The context name.
+                 * @example loan-application
+                 */
+                context: string;
+                /**
+                 * @description A ruleset version of the context.
+                 * @example 3
+                 */
+                n: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The version's live rules. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RulesetVersionRules"];
+                };
+            };
+            /** @description The request is invalid: its body, query or parameters (`errors` lists each problem with its path), or its URL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description X-Api-Key is missing, unknown or revoked, or X-Tenant-Id is not its tenant; the answer is the same in every case. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is a validator key; this operation needs an admin key. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The context is unknown (CONTEXT_NOT_FOUND) or has no such version (NOT_FOUND). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; it was logged, and the answer carries none of its details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    diffRulesets: {
+        parameters: {
+            query?: {
+                /** @description A ruleset version number, or `live` (default). */
+                from?: string;
+                /** @description A ruleset version number, `live`, or `draft` (default): what a context publish would make live now. */
+                to?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The context name.
+                 * @example loan-application
+                 */
+                context: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The differences. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RulesetDiff"];
+                };
+            };
+            /** @description `from` or `to` is not a version number, `live` (or, for `to`, `draft`) (INVALID_BODY). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description X-Api-Key is missing, unknown or revoked, or X-Tenant-Id is not its tenant; the answer is the same in every case. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is a validator key; this operation needs an admin key. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The context is unknown (CONTEXT_NOT_FOUND) or has no such version (NOT_FOUND). */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

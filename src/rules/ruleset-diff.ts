@@ -1,0 +1,83 @@
+/**
+ * What differs between two rulesets of a context, rules matched by code
+ * (docs/api.md, "History and diff"): rules only in the second are added,
+ * rules only in the first removed, and rules in both whose content differs
+ * changed, field by field. Fields are compared as JSON values, object keys
+ * in any order; a field a rule does not set reads as null.
+ *
+ * Pure: the publish and rollback answers (`changes`) and GET /diff both
+ * use it, on rules storage read.
+ */
+import { RULE_CONTENT_FIELDS } from '../../compiler/rule-schema.ts';
+import { contentEquals } from '../storage/rule-content.ts';
+import type { RuleSnapshot, RulesetChanges } from '../storage/types.ts';
+
+/** How one field of a rule changed. */
+export interface FieldChange {
+  from: unknown;
+  to: unknown;
+}
+
+/** A rule present on both sides with different content. */
+export interface ChangedRule {
+  code: string;
+  fields: Record<string, FieldChange>;
+}
+
+export interface RulesetDiff {
+  added: RuleSnapshot[];
+  removed: RuleSnapshot[];
+  changed: ChangedRule[];
+}
+
+/**
+ * The difference from `from` to `to`, each list sorted by code. Linear in
+ * the number of rules (a Map by code), so two 1,000-rule versions compare
+ * in a few milliseconds (bench/ruleset-diff.bench.ts).
+ *
+ * @example
+ * diffRulesets([a], [{ ...a, priority: 5 }]);
+ * // { added: [], removed: [], changed: [{ code: a.code, fields: { priority: { from: 0, to: 5 } } }] }
+ */
+export function diffRulesets(from: readonly RuleSnapshot[], to: readonly RuleSnapshot[]): RulesetDiff {
+  const before = new Map(from.map((rule) => [rule.code, rule]));
+  const after = new Map(to.map((rule) => [rule.code, rule]));
+  const added: RuleSnapshot[] = [];
+  const changed: ChangedRule[] = [];
+  for (const rule of after.values()) {
+    const old = before.get(rule.code);
+    if (old === undefined) {
+      added.push(rule);
+      continue;
+    }
+    const fields = changedFields(old, rule);
+    if (fields !== null) changed.push({ code: rule.code, fields });
+  }
+  const removed = [...before.values()].filter((rule) => !after.has(rule.code));
+  const byCode = (a: { code: string }, b: { code: string }): number => (a.code < b.code ? -1 : a.code > b.code ? 1 : 0);
+  return { added: added.sort(byCode), removed: removed.sort(byCode), changed: changed.sort(byCode) };
+}
+
+/** The codes of a diff: what a publish or rollback answers as `changes`. */
+export function changedCodes(diff: RulesetDiff): RulesetChanges {
+  return {
+    added: diff.added.map((rule) => rule.code),
+    changed: diff.changed.map((rule) => rule.code),
+    removed: diff.removed.map((rule) => rule.code),
+  };
+}
+
+/** The content fields whose values differ, in the resource's field order; null when none does. */
+function changedFields(from: RuleSnapshot, to: RuleSnapshot): Record<string, FieldChange> | null {
+  let fields: Record<string, FieldChange> | null = null;
+  const a = from as unknown as Record<string, unknown>;
+  const b = to as unknown as Record<string, unknown>;
+  for (const field of RULE_CONTENT_FIELDS) {
+    const fromValue = a[field] ?? null;
+    const toValue = b[field] ?? null;
+    if (contentEquals(fromValue, toValue)) continue;
+    fields ??= {};
+    fields[field] = { from: fromValue, to: toValue };
+  }
+  return fields;
+}
