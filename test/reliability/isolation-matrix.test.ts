@@ -36,6 +36,8 @@ interface Expectation {
   body?: (victim: Tenant) => unknown;
   /** Query string appended to the URL. */
   query?: (victim: Tenant) => string;
+  /** Content-Type of the body, when not JSON. */
+  contentType?: string;
 }
 
 /** Every /api/v1 route: method and URL pattern as Fastify prints them. */
@@ -49,7 +51,9 @@ const MATRIX: Record<string, Expectation> = {
   'POST /api/v1/rules/test': { statuses: [404], body: (v) => ({ context: v.context, payload: {} }) },
   'GET /api/v1/rules/:id': { statuses: [404] },
   'PUT /api/v1/rules/:id': { statuses: [404], body: (v) => ({ name: 'hijack', expression: 'true', version: 1, context: v.context, code: v.code }) },
+  'PATCH /api/v1/rules/:id': { statuses: [404], body: () => ({ name: 'hijack', version: 1 }), contentType: 'application/merge-patch+json' },
   'DELETE /api/v1/rules/:id': { statuses: [404] },
+  'POST /api/v1/rules/:id/restore': { statuses: [404] },
   'POST /api/v1/rules/:id/publish': { statuses: [404] },
   'GET /api/v1/rules/:id/versions': { statuses: [404] },
   'GET /api/v1/contexts': { statuses: [200] },
@@ -57,12 +61,19 @@ const MATRIX: Record<string, Expectation> = {
   'POST /api/v1/contexts/:context/rollback': { statuses: [404], body: () => ({ rulesetVersion: 1 }) },
   'POST /api/v1/contexts/:context/recompile': { statuses: [404] },
   'GET /api/v1/contexts/:context/validator': { statuses: [404] },
+  // Tests of the same context name in the attacker's own namespace: stored there, empty, nothing to run against.
+  'PUT /api/v1/contexts/:context/tests': { statuses: [200], body: () => ({ tests: [] }) },
+  'GET /api/v1/contexts/:context/tests': { statuses: [200] },
+  'POST /api/v1/contexts/:context/tests/run': { statuses: [404] },
   'GET /api/v1/contexts/:context/versions': { statuses: [404] },
   'GET /api/v1/contexts/:context/versions/:n': { statuses: [404] },
   'GET /api/v1/contexts/:context/diff': { statuses: [404], query: () => '?from=1&to=live' },
   'POST /api/v1/api-keys': { statuses: [201], body: () => ({ name: 'own key', role: 'validator' }) },
   'GET /api/v1/api-keys': { statuses: [200] },
   'DELETE /api/v1/api-keys/:id': { statuses: [404] },
+  'GET /api/v1/tenant': { statuses: [200] },
+  'PUT /api/v1/tenant/rate-limit': { statuses: [200], body: () => ({ default: true }) },
+  'GET /api/v1/audit': { statuses: [200], query: (v) => `?context=${v.context}` },
 };
 
 let t: TestApp;
@@ -142,7 +153,7 @@ describe.each([
       for (const key of [attacker.adminKey, attacker.validatorKey]) {
         const expectation = MATRIX[`${route.method === 'HEAD' ? 'GET' : route.method} ${route.url}`];
         const body = expectation?.body?.(victim);
-        const response = await t.request(route.method, urlFor(route, victim, expectation), { key, tenant: victim.tenantId, body });
+        const response = await t.request(route.method, urlFor(route, victim, expectation), { key, tenant: victim.tenantId, body, contentType: expectation?.contentType });
         expect(response.status, `${route.method} ${route.url}: ${response.text}`).toBe(401);
         if (route.method !== 'HEAD') {
           const { requestId: _ignored, ...rest } = response.body;
@@ -162,7 +173,7 @@ describe.each([
       const body = expectation.body?.(victim);
       const url = urlFor(route, victim, expectation);
       const linesBefore = logLines.length;
-      const response = await t.request(route.method, url, { key: attacker.adminKey, tenant: attacker.tenantId, body });
+      const response = await t.request(route.method, url, { key: attacker.adminKey, tenant: attacker.tenantId, body, contentType: expectation.contentType });
       expect(expectation.statuses, `${route.method} ${url}: ${response.status} ${response.text.slice(0, 300)}`).toContain(response.status);
       if (response.status === 404 && route.method !== 'HEAD') {
         expect(['NOT_FOUND', 'CONTEXT_NOT_FOUND']).toContain(response.body.code);

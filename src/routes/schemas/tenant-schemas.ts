@@ -35,7 +35,7 @@ export const tenantSchema = {
   description: 'The tenant of the calling key and its settings.',
   required: ['id', 'rateLimit', 'sampling'],
   properties: {
-    id: { type: 'string', description: 'The tenant id (the X-Tenant-Id header).', examples: ['acme'] },
+    id: { type: 'string', description: 'The tenant id (the X-Tenant-Id header).', examples: ['demo'] },
     rateLimit: { $ref: 'TenantRateLimit#' },
     sampling: {
       type: 'object',

@@ -1676,7 +1676,7 @@ export interface components {
         Tenant: {
             /**
              * @description The tenant id (the X-Tenant-Id header).
-             * @example acme
+             * @example demo
              */
             id: string;
             rateLimit: components["schemas"]["TenantRateLimit"];
