@@ -16,7 +16,7 @@ import type { ListRulesQuery, Rule, RuleStatus } from '../storage/types.ts';
 import { TUNING } from '../tuning.ts';
 import { assertRuleCompiles } from '../rules/check-rule-content.ts';
 import { compileAhead } from '../validators/early-compile.ts';
-import { storedTestsCheck } from '../rules/stored-tests.ts';
+import { storedTestsGate } from '../rules/stored-tests.ts';
 import { forceQuerySchema } from './schemas/context-test-schemas.ts';
 import { operation } from '../openapi/operation.ts';
 import { idParamsSchema, isUuid, tenantOf } from './schemas/route-helpers.ts';
@@ -208,10 +208,11 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
     const tenantId = tenantOf(request);
     if (!isUuid(request.params.id)) throw new ProblemError(PROBLEMS.ruleNotFound());
     const info = changeInfoOf(request, request.body);
+    const gate = storedTestsGate(storage.tests, deps.config, request.query.force === 'true');
     const { rule, result } = await compileAhead(
       validators,
-      (compile) => storage.rules.publishRule(tenantId, request.params.id, compile, info),
-      storedTestsCheck(storage.tests, deps.config, request.query.force === 'true'),
+      (compile) => storage.rules.publishRule(tenantId, request.params.id, compile, gate.info(info)),
+      gate.check,
     );
     return { ...rule, rulesetVersion: result.rulesetVersion, changes: result.changes };
   });

@@ -8,7 +8,7 @@
 import type { CompiledValidator } from '../app-deps.ts';
 import { TestsFailedError, type FieldError } from '../domain-errors.ts';
 import { checkPayload, sizeOf, type PayloadSize } from '../http/payload-guard.ts';
-import type { ContextTestStore, StoredTest } from '../storage/types.ts';
+import type { ChangeInfo, ContextTestStore, StoredTest } from '../storage/types.ts';
 import { assertAnswerFits } from '../validators/answer-size.ts';
 import { evaluateBounded } from '../validators/bounded-evaluation.ts';
 import type { GoLiveCheck } from '../validators/early-compile.ts';
@@ -80,17 +80,43 @@ function describeFailure(outcome: TestOutcome, test: StoredTest): string {
   return `test "${test.name}" expects ${wanted}; got ${got}`;
 }
 
+/** What a publish, rollback or import does about the context's stored tests. */
+export interface StoredTestsGate {
+  /** The check to hand to compileAhead: refuses when a test fails, unless forced. */
+  readonly check: GoLiveCheck;
+  /**
+   * The change info to record with the new ruleset version: when the
+   * operation was forced past failing tests, its note says so. Call it
+   * when the operation runs (after the check), not before.
+   */
+  info(info: ChangeInfo): ChangeInfo;
+}
+
 /**
- * The go-live check of publish, rollback and import: the context's stored
- * tests must pass against the validator about to go live, unless `force`.
- * The tests are read on the first call, which comes before the operation's
- * transaction (compileAhead), and kept for a second call inside it.
+ * The go-live gate of publish, rollback and import: the context's stored
+ * tests must pass against the validator about to go live, unless `force`,
+ * and then the version's note records which failed. The tests are read on
+ * the first check, which comes before the operation's transaction
+ * (compileAhead), and kept for a second check inside it.
  */
-export function storedTestsCheck(tests: Pick<ContextTestStore, 'list'>, limits: TestRunLimits, force: boolean): GoLiveCheck {
+export function storedTestsGate(tests: Pick<ContextTestStore, 'list'>, limits: TestRunLimits, force: boolean): StoredTestsGate {
   let stored: StoredTest[] | undefined;
-  return async (validator) => {
-    if (force) return;
-    stored ??= await tests.list(validator.tenantId, validator.context);
-    assertTestsPass(validator.context, validator, stored, limits);
+  let forcedPast: string[] = [];
+  return {
+    async check(validator) {
+      stored ??= await tests.list(validator.tenantId, validator.context);
+      try {
+        assertTestsPass(validator.context, validator, stored, limits);
+        forcedPast = [];
+      } catch (error) {
+        if (!force || !(error instanceof TestsFailedError)) throw error;
+        forcedPast = error.errors.map((failure) => failure.path);
+      }
+    },
+    info(info) {
+      if (forcedPast.length === 0) return info;
+      const forced = `Published with ?force=true although ${forcedPast.length} stored test(s) failed: ${forcedPast.join(', ')}.`;
+      return { ...info, note: info.note === null ? forced : `${info.note}\n${forced}` };
+    },
   };
 }

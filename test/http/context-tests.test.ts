@@ -3,7 +3,7 @@
  * admin stores them, reads them back and runs them against the draft or
  * the live rules; a publish, a rule publish and a rollback run them first
  * and are refused with 409 TESTS_FAILED, nothing changed, while one fails,
- * unless forced. Bad test lists are refused with the place at fault; a
+ * unless forced, and then the version's note says so. Bad test lists are refused with the place at fault; a
  * validator key gets 403, and each tenant's tests are its own.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -83,9 +83,13 @@ describe('stored tests', () => {
 
   it('publishes anyway with ?force=true', async () => {
     const before = await liveVersion();
-    const published = await ok(t.request('POST', '/api/v1/contexts/loans/publish?force=true'));
+    const published = await ok(t.request('POST', '/api/v1/contexts/loans/publish?force=true', { body: { note: 'raise the limit' } }));
     expect(published.rulesetVersion).toBe(before + 1);
     expect(await validate(500)).toBe(true);
+    // The version's note says that it went live past failing tests, and which.
+    const [latest] = (await ok(t.request('GET', '/api/v1/contexts/loans/versions'))).items;
+    expect(latest).toMatchObject({ rulesetVersion: before + 1, action: 'publish' });
+    expect(latest.note).toBe('raise the limit\nPublished with ?force=true although 1 stored test(s) failed: tests[1].');
   });
 
   it('refuses a rollback that would fail a test, and allows it forced', async () => {
