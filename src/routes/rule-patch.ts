@@ -15,7 +15,7 @@ import { registerMergePatchBodyParser } from '../http/json-body-parser.ts';
 import { operation } from '../openapi/operation.ts';
 import { assertRuleCompiles } from '../rules/check-rule-content.ts';
 import { RuleArchivedError, StaleVersionError } from '../storage/types.ts';
-import { idParamsSchema, isUuid, tenantOf } from './schemas/route-helpers.ts';
+import { idParamsSchema, isUuid, originOf, tenantOf } from './schemas/route-helpers.ts';
 import { immutableFieldErrors, patchedContent, removedRequiredFields, type PatchRuleBody } from './schemas/rule-body.ts';
 import { patchRuleBodySchema } from './schemas/rule-schemas.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
@@ -86,6 +86,6 @@ export const rulePatchRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app
     if (stored.version !== body.version) throw new StaleVersionError(stored.version, body.version);
     const content = patchedContent(stored, body);
     assertRuleCompiles(stored.code, content, checkOptions);
-    return storage.rules.update(tenantId, stored.id, body.version, content);
+    return storage.rules.update(tenantId, stored.id, body.version, content, { origin: originOf(request), action: 'rule.patch' });
   });
 };

@@ -19,7 +19,7 @@ import { compileAhead } from '../validators/early-compile.ts';
 import { storedTestsGate } from '../rules/stored-tests.ts';
 import { forceQuerySchema } from './schemas/context-test-schemas.ts';
 import { operation } from '../openapi/operation.ts';
-import { idParamsSchema, isUuid, tenantOf } from './schemas/route-helpers.ts';
+import { idParamsSchema, isUuid, originOf, tenantOf } from './schemas/route-helpers.ts';
 import { immutableFieldErrors, toRuleContent, type CreateRuleBody, type UpdateRuleBody } from './schemas/rule-body.ts';
 import { createRuleBodySchema, listRulesQuerySchema, updateRuleBodySchema } from './schemas/rule-schemas.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
@@ -83,7 +83,7 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
     const { context, code } = request.body;
     const content = toRuleContent(request.body);
     assertRuleCompiles(code, content, checkOptions);
-    const rule = await storage.rules.create(tenantId, context, code, content, config.maxRulesPerContext);
+    const rule = await storage.rules.create(tenantId, context, code, content, config.maxRulesPerContext, originOf(request));
     return reply.code(201).send(rule);
   });
 
@@ -156,7 +156,7 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
     }
     const content = toRuleContent(body);
     assertRuleCompiles(stored.code, content, checkOptions);
-    return storage.rules.update(tenantId, stored.id, body.version, content);
+    return storage.rules.update(tenantId, stored.id, body.version, content, { origin: originOf(request), action: 'rule.update' });
   });
 
   app.delete<{ Params: IdParams }>('/rules/:id', {
@@ -240,7 +240,7 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
   }, async (request) => {
     const tenantId = tenantOf(request);
     if (!isUuid(request.params.id)) throw new ProblemError(PROBLEMS.ruleNotFound());
-    return storage.rules.restore(tenantId, request.params.id, config.maxRulesPerContext);
+    return storage.rules.restore(tenantId, request.params.id, config.maxRulesPerContext, originOf(request));
   });
 
   app.get<{ Params: IdParams }>('/rules/:id/versions', {

@@ -13,6 +13,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { advanceRuleset, loadRuleset, lockContext, markVersionsPublished, publishDrafts, rulesetVersionsOf } from './context-rulesets.ts';
+import { writeAudit } from './audit-log.ts';
 import { guard } from './database-errors.ts';
 import { isUuid } from './identifiers.ts';
 import { contentEquals, normalizeContent, toRule, type RuleRow } from './rule-content.ts';
@@ -29,6 +30,7 @@ import {
   NO_CHANGE_INFO,
   type BeforeCommit,
   type ChangeInfo,
+  type ChangeOrigin,
   type ContextRef,
   type ContextSummary,
   type ContextVersion,
@@ -38,6 +40,7 @@ import {
   type PublishResult,
   type Rule,
   type RuleContent,
+  type RuleEditAudit,
   type RuleStore,
   type RuleVersion,
 } from './types.ts';
@@ -138,7 +141,7 @@ export class SqlRuleStore implements RuleStore {
     this.#db = db;
   }
 
-  create(tenantId: string, context: string, code: string, content: RuleContent, maxRulesPerContext: number): Promise<Rule> {
+  create(tenantId: string, context: string, code: string, content: RuleContent, maxRulesPerContext: number, origin?: ChangeOrigin): Promise<Rule> {
     const clash = `a rule with code "${code}" already exists in context "${context}"`;
     return guard(
       () =>
@@ -153,7 +156,9 @@ export class SqlRuleStore implements RuleStore {
             .values({ tenant_id: tenantId, id, context, code, version: 1, created_at: now, updated_at: now })
             .execute();
           await insertVersion(trx, tenantId, id, 1, normalizeContent(content), now, false);
-          return toRule(await requireRule(trx, tenantId, id));
+          const created = toRule(await requireRule(trx, tenantId, id));
+          await writeAudit(trx, tenantId, origin, { action: 'rule.create', context, target: id, after: created });
+          return created;
         }),
       clash,
     );
@@ -203,7 +208,7 @@ export class SqlRuleStore implements RuleStore {
     });
   }
 
-  update(tenantId: string, id: string, basedOnVersion: number, content: RuleContent): Promise<Rule> {
+  update(tenantId: string, id: string, basedOnVersion: number, content: RuleContent, audit?: RuleEditAudit): Promise<Rule> {
     return guard(() =>
       this.#db.transaction().execute(async (trx) => {
         const rule = await requireRule(trx, tenantId, id, true);
@@ -225,7 +230,9 @@ export class SqlRuleStore implements RuleStore {
           .where('id', '=', id)
           .execute();
         await insertVersion(trx, tenantId, id, version, next, now, false);
-        return toRule(await requireRule(trx, tenantId, id));
+        const updated = toRule(await requireRule(trx, tenantId, id));
+        await writeAudit(trx, tenantId, audit?.origin, { action: audit?.action ?? 'rule.update', context: rule.context, target: id, before: toRule(rule), after: updated });
+        return updated;
       }),
     );
   }
@@ -249,7 +256,7 @@ export class SqlRuleStore implements RuleStore {
     });
   }
 
-  restore(tenantId: string, id: string, maxRulesPerContext: number): Promise<Rule> {
+  restore(tenantId: string, id: string, maxRulesPerContext: number, origin?: ChangeOrigin): Promise<Rule> {
     return guard(
       () =>
         this.#db.transaction().execute(async (trx) => {
@@ -272,7 +279,9 @@ export class SqlRuleStore implements RuleStore {
             .where('tenant_id', '=', tenantId)
             .where('id', '=', id)
             .execute();
-          return toRule(await requireRule(trx, tenantId, id));
+          const restored = toRule(await requireRule(trx, tenantId, id));
+          await writeAudit(trx, tenantId, origin, { action: 'rule.restore', context: rule.context, target: id, before: toRule(rule), after: restored });
+          return restored;
         }),
       // The partial unique index backs the code check under concurrency.
       'the rule\'s code is used by another rule of its context',
@@ -294,8 +303,14 @@ export class SqlRuleStore implements RuleStore {
           .execute();
         const archived = toRule(await requireRule(trx, tenantId, id));
         // A rule that was never live leaves the ruleset as it is.
-        if (!wasLive) return { rule: archived };
+        if (!wasLive) {
+          await writeAudit(trx, tenantId, info.origin, { action: 'rule.archive', context: rule.context, target: id, before: toRule(rule), after: archived });
+          return { rule: archived };
+        }
         const { next } = await advanceRuleset(trx, tenantId, rule.context, rulesetVersion, now, 'archive', info);
+        await writeAudit(trx, tenantId, info.origin, {
+          action: 'rule.archive', context: rule.context, target: id, before: toRule(rule), after: { ...archived, rulesetVersion: next.rulesetVersion },
+        });
         return { rule: archived, live: await beforeCommit(next) };
       }),
     );
@@ -319,12 +334,13 @@ export class SqlRuleStore implements RuleStore {
         await markVersionsPublished(trx, tenantId, [{ ruleId: id, version: rule.version }], now);
         const { next, changes } = await advanceRuleset(trx, tenantId, rule.context, rulesetVersion, now, 'publish', info);
         const published = toRule(await requireRule(trx, tenantId, id));
+        const result = { context: rule.context, rulesetVersion: next.rulesetVersion, published: [id], changes };
+        await writeAudit(trx, tenantId, info.origin, {
+          action: 'rule.publish', context: rule.context, target: id, note: info.note ?? undefined,
+          before: { rulesetVersion }, after: result,
+        });
         const live = await beforeCommit(next);
-        return {
-          rule: published,
-          result: { context: rule.context, rulesetVersion: next.rulesetVersion, published: [id], changes },
-          live,
-        };
+        return { rule: published, result, live };
       }),
     );
   }
@@ -343,11 +359,12 @@ export class SqlRuleStore implements RuleStore {
           if (rulesetVersion === null) throw new ContextNotFoundError(context);
           return { result: { context, rulesetVersion, published: [], changes: { added: [], changed: [], removed: [] } } };
         }
+        const result = { context, rulesetVersion: published.next.rulesetVersion, published: published.ids, changes: published.changes };
+        await writeAudit(trx, tenantId, info.origin, {
+          action: 'context.publish', context, note: info.note ?? undefined, before: { rulesetVersion }, after: result,
+        });
         const live = await beforeCommit(published.next);
-        return {
-          result: { context, rulesetVersion: published.next.rulesetVersion, published: published.ids, changes: published.changes },
-          live,
-        };
+        return { result, live };
       }),
     );
   }
@@ -442,11 +459,13 @@ export class SqlRuleStore implements RuleStore {
             .execute();
         }
         const { next, changes } = await advanceRuleset(trx, tenantId, context, current, now, 'rollback', info);
+        const result = { context, rulesetVersion: next.rulesetVersion, published: toCopy.map((m) => m.ruleId), changes };
+        await writeAudit(trx, tenantId, info.origin, {
+          action: 'context.rollback', context, note: info.note ?? undefined,
+          before: { rulesetVersion: current }, after: { ...result, rolledBackTo: rulesetVersion },
+        });
         const live = await beforeCommit(next);
-        return {
-          result: { context, rulesetVersion: next.rulesetVersion, published: toCopy.map((m) => m.ruleId), changes },
-          live,
-        };
+        return { result, live };
       }),
     );
   }

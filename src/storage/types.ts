@@ -99,6 +99,14 @@ export interface Actor {
 export interface ChangeInfo {
   actorKeyId: string | null;
   note: string | null;
+  /** Where the change came from, for its audit entry; none for changes that are not audited (startup seeding). */
+  origin?: ChangeOrigin;
+}
+
+/** How an edit of a rule's content is audited: a PUT or a PATCH, and by whom. */
+export interface RuleEditAudit {
+  origin: ChangeOrigin;
+  action: 'rule.update' | 'rule.patch';
 }
 
 /** No actor, no note: changes made by the service itself or the CLI. */
@@ -257,18 +265,18 @@ export interface ApiKeyStore {
 
 export interface RuleStore {
   /** status draft, version 1. ConflictError when the code is taken by a non-archived rule of the context; LimitExceededError past maxRulesPerContext. */
-  create(tenantId: string, context: string, code: string, content: RuleContent, maxRulesPerContext: number): Promise<Rule>;
+  create(tenantId: string, context: string, code: string, content: RuleContent, maxRulesPerContext: number, origin?: ChangeOrigin): Promise<Rule>;
   get(tenantId: string, id: string): Promise<Rule | null>;
   list(tenantId: string, query: ListRulesQuery): Promise<Page<Rule>>;
   /** New version with this content. ConflictError when `basedOnVersion` is stale or the rule is archived. */
-  update(tenantId: string, id: string, basedOnVersion: number, content: RuleContent): Promise<Rule>;
+  update(tenantId: string, id: string, basedOnVersion: number, content: RuleContent, audit?: RuleEditAudit): Promise<Rule>;
   versions(tenantId: string, id: string): Promise<RuleVersion[] | null>;
   /**
    * An archived rule becomes a draft again, with a new version copying its archived content (the history stays whole).
    * ConflictError when the rule is not archived or its code is taken by a non-archived rule of the context;
    * LimitExceededError when the context already has maxRulesPerContext non-archived rules.
    */
-  restore(tenantId: string, id: string, maxRulesPerContext: number): Promise<Rule>;
+  restore(tenantId: string, id: string, maxRulesPerContext: number, origin?: ChangeOrigin): Promise<Rule>;
   /**
    * Archive (DELETE). Idempotent. If the rule was live, the ruleset version rises (action `archive`, recorded with `info`)
    * and beforeCommit sees the new ruleset.

@@ -76,8 +76,47 @@ describe('the audit trail', () => {
     expect(tests).toMatchObject({ action: 'context.tests', context: 'orders', before: { tests: [] }, after: { tests: [test] } });
     expect(recompiled).toMatchObject({ action: 'context.recompile', context: 'orders', after: { rulesetVersion: 1 } });
     // A refused store leaves no entry.
+    const count = (await trail('?context=orders')).length;
     await expectProblem(t.request('PUT', '/api/v1/contexts/orders/tests', { body: { tests: [test, test] } }), 400, 'INVALID_BODY');
-    expect((await trail('?context=orders')).length).toBe(2);
+    expect((await trail('?context=orders')).length).toBe(count);
+  });
+
+  it('records each step of a rule\'s life: create, edit, patch, publish, archive, restore, context publish and rollback', async () => {
+    const ctx = '?context=lifecycle&limit=500';
+    const rule = await ok(t.request('POST', '/api/v1/rules', { body: { context: 'lifecycle', code: 'MAX', name: 'Max', expression: 'amount <= 10' } }), 201);
+    const edited = await ok(t.request('PUT', `/api/v1/rules/${rule.id}`, { body: { ...rule, expression: 'amount <= 20' } }));
+    // A PUT that changes nothing is no change, and leaves no entry.
+    await ok(t.request('PUT', `/api/v1/rules/${rule.id}`, { body: edited }));
+    const patched = await ok(t.request('PATCH', `/api/v1/rules/${rule.id}`, {
+      rawBody: JSON.stringify({ version: edited.version, priority: 5 }), contentType: 'application/merge-patch+json',
+    }));
+    await ok(t.request('POST', `/api/v1/rules/${rule.id}/publish`, { body: { note: 'first limit' } }));
+    await ok(t.request('DELETE', `/api/v1/rules/${rule.id}`), 204);
+    await ok(t.request('POST', `/api/v1/rules/${rule.id}/restore`));
+    await ok(t.request('POST', '/api/v1/contexts/lifecycle/publish', { body: { note: 'back again' } }));
+    await ok(t.request('POST', '/api/v1/contexts/lifecycle/rollback', { body: { rulesetVersion: 1, note: 'undo' } }));
+    const entries = (await trail(ctx)).reverse();
+    expect(entries.map((entry) => entry.action)).toEqual([
+      'rule.create', 'rule.update', 'rule.patch', 'rule.publish', 'rule.archive', 'rule.restore', 'context.publish', 'context.rollback',
+    ]);
+    for (const entry of entries) expect(entry.actor).toEqual({ keyId: adminKeyId, keyName: expect.any(String), role: 'admin' });
+    const [created, update, patch, publish, archive, restore, contextPublish, rollback] = entries;
+    expect(created).toMatchObject({ target: rule.id, after: { id: rule.id, code: 'MAX', expression: 'amount <= 10', status: 'draft' } });
+    expect(update).toMatchObject({ before: { expression: 'amount <= 10' }, after: { expression: 'amount <= 20', version: edited.version } });
+    expect(patch).toMatchObject({ before: { priority: 0 }, after: { priority: 5, version: patched.version } });
+    expect(publish).toMatchObject({ target: rule.id, note: 'first limit', before: { rulesetVersion: null }, after: { rulesetVersion: 1, changes: { added: ['MAX'] } } });
+    expect(archive).toMatchObject({ before: { status: 'published' }, after: { status: 'archived', rulesetVersion: 2 } });
+    expect(restore).toMatchObject({ before: { status: 'archived' }, after: { status: 'draft' } });
+    expect(contextPublish).toMatchObject({ note: 'back again', before: { rulesetVersion: 2 }, after: { rulesetVersion: 3 } });
+    expect(rollback).toMatchObject({ note: 'undo', before: { rulesetVersion: 3 }, after: { rulesetVersion: 4, rolledBackTo: 1 } });
+  });
+
+  it('leaves no entry for a publish that was refused', async () => {
+    await ok(t.request('POST', '/api/v1/rules', { body: { context: 'refused', code: 'A', name: 'A', expression: 'amount > 1' } }), 201);
+    await ok(t.request('PUT', '/api/v1/contexts/refused/tests', { body: { tests: [{ name: 'zero', payload: { amount: 0 }, expect: { isValid: true } }] } }));
+    const before = (await trail('?context=refused')).length;
+    await expectProblem(t.request('POST', '/api/v1/contexts/refused/publish'), 409, 'TESTS_FAILED');
+    expect((await trail('?context=refused')).length).toBe(before);
   });
 
   it('pages newest first without overlap, and filters by time', async () => {
