@@ -164,7 +164,9 @@ describe.each([
       for (const key of [attacker.adminKey, attacker.validatorKey]) {
         const expectation = MATRIX[`${route.method === 'HEAD' ? 'GET' : route.method} ${route.url}`];
         const body = expectation?.body?.(victim);
-        const response = await t.request(route.method, urlFor(route, victim, expectation), { key, tenant: victim.tenantId, body, contentType: expectation?.contentType });
+        const response = await t.request(route.method, urlFor(route, victim, expectation), {
+          key, tenant: victim.tenantId, body, contentType: expectation?.contentType,
+        });
         expect(response.status, `${route.method} ${route.url}: ${response.text}`).toBe(401);
         if (route.method !== 'HEAD') {
           const { requestId: _ignored, ...rest } = response.body;
