@@ -9,6 +9,7 @@ import * as contextUsage from './2026-11-27-context-usage.ts';
 import * as auditLog from './2026-11-28-audit-log.ts';
 import * as contextTests from './2026-11-28-context-tests.ts';
 import * as rulesetHistory from './2026-11-28-ruleset-history.ts';
+import * as payloadSchemas from './2026-11-28-payload-schemas.ts';
 
 /** Migrations keyed by their date-prefixed name. */
 export const migrations: Record<string, Migration> = {
@@ -17,4 +18,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-28-audit-log': auditLog,
   '2026-11-28-context-tests': contextTests,
   '2026-11-28-ruleset-history': rulesetHistory,
+  '2026-11-28-payload-schemas': payloadSchemas,
 };

@@ -35,10 +35,13 @@ import { apiKeysRoutes } from './routes/api-keys.ts';
 import { contextHistoryRoutes } from './routes/context-history.ts';
 import { contextsRoutes } from './routes/contexts.ts';
 import { healthRoutes } from './routes/health.ts';
+import { payloadSchemaRoutes } from './routes/payload-schemas.ts';
+import { ruleCheckRoutes } from './routes/rule-check.ts';
 import { ruleTestRoutes } from './routes/rule-test.ts';
 import { rulePatchRoutes } from './routes/rule-patch.ts';
 import { rulesRoutes } from './routes/rules.ts';
 import { registerSharedSchemas } from './routes/schemas/shared-schemas.ts';
+import { PayloadSchemas } from './rules/payload-schemas.ts';
 import { validationRoutes } from './routes/validation.ts';
 import { FAST_LANE_URL, installValidationFastLane, type FastLaneStats } from './routes/validation-fast-lane.ts';
 import type { Storage } from './storage/types.ts';
@@ -173,7 +176,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   metrics.watchValidatorCache(() => validators.size, () => validators.bytes);
   // Before the timing hooks: a publish's wait for sibling workers counts in Server-Timing.
   const cacheSync = registerCacheSync(app, { storage, validators, keyCache, databaseUrl: config.databaseUrl, siblings: options.siblings });
-  const deps: AppDeps = cacheSync.observe({ config, storage, validators, keys: createKeyService(storage.apiKeys, keyCache) });
+  const payloadSchemas = new PayloadSchemas({ store: storage.payloadSchemas, limits: { maxExpressionLength: config.maxExpressionLength } });
+  const deps: AppDeps = cacheSync.observe({ config, storage, validators, keys: createKeyService(storage.apiKeys, keyCache), payloadSchemas });
   app.decorate('deps', deps);
 
   registerRequestTiming(app);
@@ -195,11 +199,12 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   if (instanceMetrics !== undefined) app.addHook('onClose', async () => instanceMetrics.close());
   await app.register(metricsRoutes, { metrics, instance: instanceMetrics });
   // POST /rules/test screens its rule for text the database cannot store itself: its payload is never stored.
-  for (const routes of [validationRoutes, ruleTestRoutes]) await app.register(routes, { prefix: '/api/v1', deps });
+  // POST /rules/check answers such text as one of the rule's errors, not as a 400.
+  for (const routes of [validationRoutes, ruleTestRoutes, ruleCheckRoutes]) await app.register(routes, { prefix: '/api/v1', deps });
   // Routes that store what they are sent: text PostgreSQL cannot keep is a 400 naming it, not a 500.
   await app.register(async (management) => {
     management.addHook('preValidation', refuseUnstorableText);
-    for (const routes of [rulesRoutes, rulePatchRoutes, contextsRoutes, contextTestsRoutes, contextHistoryRoutes, apiKeysRoutes]) {
+    for (const routes of [rulesRoutes, rulePatchRoutes, contextsRoutes, contextTestsRoutes, contextHistoryRoutes, payloadSchemaRoutes, apiKeysRoutes]) {
       await management.register(routes, { prefix: '/api/v1', deps });
     }
     await management.register(tenantRoutes, { prefix: '/api/v1', deps, policies: rateLimiter.policies });

@@ -81,3 +81,13 @@ export class RulesetOverLimitError extends Error {
     this.name = 'RulesetOverLimitError';
   }
 }
+
+/** A payload schema that the schema policy refuses; `errors` say where. */
+export class PayloadSchemaInvalidError extends Error {
+  readonly code = 'PAYLOAD_SCHEMA_INVALID';
+
+  constructor(readonly errors: FieldError[]) {
+    super('the payload schema is invalid');
+    this.name = 'PayloadSchemaInvalidError';
+  }
+}

@@ -211,6 +211,9 @@ export const PROBLEMS = {
   requiredRuleFieldsRemoved: (errors: FieldError[]): ProblemSpec => ({
     code: 'INVALID_BODY', detail: 'The patch removes fields a rule cannot be without.', errors,
   }),
+  payloadSchemaInvalid: (errors: FieldError[]): ProblemSpec => ({
+    code: 'INVALID_BODY', detail: 'The payload schema is not a JSON Schema the service accepts.', errors,
+  }),
   immutableRuleFields: (errors: FieldError[]): ProblemSpec => ({
     code: 'INVALID_BODY', detail: 'The context and code of a rule are immutable.', errors,
   }),
@@ -231,6 +234,9 @@ export const PROBLEMS = {
   noSuchRoute: (): ProblemSpec => ({ code: 'NOT_FOUND', detail: 'No such route.' }),
   ruleNotFound: (): ProblemSpec => ({ code: 'NOT_FOUND', detail: 'Rule was not found.' }),
   apiKeyNotFound: (): ProblemSpec => ({ code: 'NOT_FOUND', detail: 'API key was not found.' }),
+  noPayloadSchema: (context: string): ProblemSpec => ({
+    code: 'NOT_FOUND', detail: `Context ${quoted([context])} has no payload schema.`,
+  }),
   /** A context name in the URL that no context can have. */
   impossibleContextName: (): ProblemSpec => generic('CONTEXT_NOT_FOUND'),
   contextHasNoRules: (context: string): ProblemSpec => ({

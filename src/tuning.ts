@@ -124,6 +124,16 @@ export const TUNING = tunables({
     why: 'contexts written per statement of that background write, so one statement stays small',
   },
 
+  // Save-time warnings.
+  payloadSchemaCacheEntries: {
+    value: 256, unit: 'schemas', min: 1,
+    why: 'parsed payload schemas a process keeps (each at most 64 KiB of JSON plus its remembered lookups), so a rule check rereads only a revision',
+  },
+  payloadSchemaRecheckMs: {
+    value: 1000, unit: 'ms', min: 0, max: 1000,
+    why: 'a cached payload schema (or its absence) is used this long before its revision is read again; at most the 1 s in which instances converge',
+  },
+
   // Rate limiting.
   rateLimitReadyTimeoutMs: {
     value: 1_000, unit: 'ms', min: 0,

@@ -7,6 +7,7 @@
 import {
   AnswerTooLargeError,
   EvaluationTooLargeError,
+  PayloadSchemaInvalidError,
   RuleInvalidError,
   RulesetInvalidError,
   RulesetOverLimitError,
@@ -41,6 +42,7 @@ export function domainProblem(error: unknown): ProblemSpec | undefined {
   if (error instanceof TooManyFailuresRefusal) return PROBLEMS.tooManyFailures(error.path, error.maxFailures);
   if (error instanceof AnswerTooLargeError) return PROBLEMS.answerTooLarge(error.path, error.maxBytes);
   if (error instanceof RuleInvalidError) return PROBLEMS.ruleDoesNotCompile(error.errors);
+  if (error instanceof PayloadSchemaInvalidError) return PROBLEMS.payloadSchemaInvalid(error.errors);
   if (error instanceof RulesetInvalidError) return PROBLEMS.rulesetDoesNotCompile(error.errors, error.context);
   if (error instanceof RulesetOverLimitError) return PROBLEMS.rulesetOverLimit(error.errors, error.context);
   if (error instanceof TestsFailedError) return PROBLEMS.testsFailed(error.errors, error.context);

@@ -19,6 +19,7 @@ import { idParamsSchema, isUuid, originOf, tenantOf } from './schemas/route-help
 import { immutableFieldErrors, patchedContent, removedRequiredFields, type PatchRuleBody } from './schemas/rule-body.ts';
 import { patchRuleBodySchema } from './schemas/rule-schemas.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
+import { withWarnings } from '../rules/rule-warnings.ts';
 
 /** The media type of a JSON merge patch: the only one this route takes. */
 const MERGE_PATCH_MEDIA_TYPE = 'application/merge-patch+json';
@@ -86,6 +87,9 @@ export const rulePatchRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app
     if (stored.version !== body.version) throw new StaleVersionError(stored.version, body.version);
     const content = patchedContent(stored, body);
     assertRuleCompiles(stored.code, content, checkOptions);
-    return storage.rules.update(tenantId, stored.id, body.version, content, { origin: originOf(request), action: 'rule.patch' });
+    // Answered with its warnings, as PUT is (docs/rule-language.md, "Warnings").
+    const warningSources = { payloadSchemas: deps.payloadSchemas, maxExpressionLength: config.maxExpressionLength };
+    const updated = await storage.rules.update(tenantId, stored.id, body.version, content, { origin: originOf(request), action: 'rule.patch' });
+    return withWarnings(warningSources, tenantId, updated);
   });
 };

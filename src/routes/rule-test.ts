@@ -14,6 +14,7 @@ import { checkPayload, sizeOf, type PayloadSize } from '../http/payload-guard.ts
 import { assertStorableText } from '../http/storable-text.ts';
 import type { LiveRuleset } from '../storage/types.ts';
 import { assertRuleCompiles, describeCompileError } from '../rules/check-rule-content.ts';
+import { warningsFor, type RuleWarning } from '../rules/rule-warnings.ts';
 import { assertAnswerFits } from '../validators/answer-size.ts';
 import { evaluateBounded } from '../validators/bounded-evaluation.ts';
 import { costProfileOf, estimateCost } from '../validators/evaluation-cost.ts';
@@ -22,7 +23,7 @@ import { toRuleContent, type TestRuleBody } from './schemas/rule-body.ts';
 import { ruleTestBodySchema } from './schemas/rule-test-schemas.ts';
 import { operation } from '../openapi/operation.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
-import { SingleAnswer } from './validation-answers.ts';
+import { RuleTestAnswer } from './validation-answers.ts';
 
 interface RuleTestBody {
   rule?: TestRuleBody;
@@ -44,6 +45,7 @@ const TEST_CONTEXT = 'rule-test';
 // eslint-disable-next-line @typescript-eslint/require-await -- a Fastify plugin without a done parameter must return a promise
 export const ruleTestRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
   const { storage, validators, config } = deps;
+  const warningSources = { payloadSchemas: deps.payloadSchemas, maxExpressionLength: config.maxExpressionLength };
 
   /** The one-rule ruleset of `{ rule, payload }`, checked as a save would check it. */
   const ruleRuleset = (tenantId: string, rule: TestRuleBody): LiveRuleset => {
@@ -81,13 +83,13 @@ export const ruleTestRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
           + '(code uniqueness aside) and evaluated alone. `{ context, payload, draft }`: the context\'s live ruleset (`draft: false`, '
           + 'the default), or the ruleset a context publish would make live (`draft: true`).',
         answers: {
-          200: 'The result, as a single validation answers it.',
+          200: 'The result, as a single validation answers it, with the tested rule\'s warnings (empty for a context).',
           404: 'The context has no published ruleset (or, with `draft: true`, no rules) (CONTEXT_NOT_FOUND).',
           409: 'The context\'s ruleset is over a limit (LIMIT_EXCEEDED).',
         },
       }),
       body: ruleTestBodySchema,
-      response: { 200: sharedRef('SingleResult') },
+      response: { 200: sharedRef('RuleTestResult') },
     },
   }, async (request) => {
     const tenantId = tenantOf(request);
@@ -98,9 +100,12 @@ export const ruleTestRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
     const payloadProblem = checkPayload(body.payload, 'payload', config.maxPayloadDepth, size);
     if (payloadProblem !== undefined) throw new ProblemError(PROBLEMS.invalidBody([payloadProblem]));
     let ruleset: LiveRuleset;
+    let warnings: RuleWarning[] = [];
     if (body.rule !== undefined) {
       assertOneForm(body);
       ruleset = ruleRuleset(tenantId, body.rule);
+      // A tested rule is warned about as a saved one is (docs/rule-language.md, "Warnings").
+      warnings = await warningsFor(warningSources, tenantId, body.rule.context, body.rule.code, toRuleContent(body.rule));
     } else {
       ruleset = await contextRuleset(tenantId, requireContext(body), body.draft ?? false);
     }
@@ -125,8 +130,8 @@ export const ruleTestRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
     const cost = estimateCost(costProfileOf(validator), sizeOf(size));
     const result = evaluateBounded(cost, 'payload', () => validator.validate(body.payload, now));
     assertAnswerFits(result.failures, config.maxAnswerBytes, 'payload');
-    // The same body, and clock, as a single validation's.
-    return new SingleAnswer(result.isValid, result.totalRulesEvaluated, result.failures, request.startedAt);
+    // The same body, and clock, as a single validation's, with the rule's warnings.
+    return new RuleTestAnswer(result.isValid, result.totalRulesEvaluated, result.failures, warnings, request.startedAt);
   });
 };
 

@@ -15,6 +15,7 @@ import { PROBLEMS, ProblemError } from '../errors.ts';
 import type { ListRulesQuery, Rule, RuleStatus } from '../storage/types.ts';
 import { TUNING } from '../tuning.ts';
 import { assertRuleCompiles } from '../rules/check-rule-content.ts';
+import { withWarnings } from '../rules/rule-warnings.ts';
 import { compileAhead } from '../validators/early-compile.ts';
 import { storedTestsGate } from '../rules/stored-tests.ts';
 import { forceQuerySchema } from './schemas/context-test-schemas.ts';
@@ -53,6 +54,8 @@ const NO_SUCH_RULE = 'No rule with this id in the tenant.';
 export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
   const { storage, validators, config } = deps;
   const checkOptions = { maxExpressionLength: config.maxExpressionLength };
+  // Create, replace and read answer a rule with its warnings (docs/rule-language.md, "Warnings").
+  const warningSources = { payloadSchemas: deps.payloadSchemas, maxExpressionLength: config.maxExpressionLength };
 
   /** The rule, or 404 for malformed, unknown and other tenants' ids alike. */
   const findRule = async (tenantId: string, id: string): Promise<Rule> => {
@@ -71,7 +74,7 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
         description: 'Creates a draft rule (version 1) in a context. The rule is compiled as it is saved: one that does not compile is '
           + 'refused with 400 naming each field, with line and column for expressions and templates. It is evaluated once published.',
         answers: {
-          201: 'The rule as stored: status draft, version 1.',
+          201: 'The rule as stored: status draft, version 1, with its warnings.',
           409: 'A rule of the context that is not archived has this code (CONFLICT), or the context has as many rules as it may have (LIMIT_EXCEEDED).',
         },
       }),
@@ -84,7 +87,7 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
     const content = toRuleContent(request.body);
     assertRuleCompiles(code, content, checkOptions);
     const rule = await storage.rules.create(tenantId, context, code, content, config.maxRulesPerContext, originOf(request));
-    return reply.code(201).send(rule);
+    return reply.code(201).send(await withWarnings(warningSources, tenantId, rule));
   });
 
   app.get<{ Querystring: ListQuery }>('/rules', {
@@ -119,12 +122,15 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
         tag: 'Rules',
         summary: 'Read a rule',
         description: 'The rule with its latest content, whatever its status.',
-        answers: { 200: 'The rule.', 404: NO_SUCH_RULE },
+        answers: { 200: 'The rule, with its warnings against the context\'s payload schema as it is now.', 404: NO_SUCH_RULE },
       }),
       params: idParamsSchema,
       response: { 200: sharedRef('Rule') },
     },
-  }, async (request) => findRule(tenantOf(request), request.params.id));
+  }, async (request) => {
+    const tenantId = tenantOf(request);
+    return withWarnings(warningSources, tenantId, await findRule(tenantId, request.params.id));
+  });
 
   app.put<{ Params: IdParams; Body: UpdateRuleBody }>('/rules/:id', {
     config: adminOnly,
@@ -137,7 +143,7 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
           + 'A published rule stays live in its published version until the new one is published. '
           + 'Server-managed fields may be sent and are ignored, so a rule read with GET can be edited and sent back.',
         answers: {
-          200: 'The rule with its new version (status draft), or unchanged when the content is the same.',
+          200: 'The rule with its new version (status draft), or unchanged when the content is the same; with its warnings.',
           404: NO_SUCH_RULE,
           409: 'The version sent is not the latest (another edit came first), or the rule is archived.',
         },
@@ -156,7 +162,8 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
     }
     const content = toRuleContent(body);
     assertRuleCompiles(stored.code, content, checkOptions);
-    return storage.rules.update(tenantId, stored.id, body.version, content, { origin: originOf(request), action: 'rule.update' });
+    const updated = await storage.rules.update(tenantId, stored.id, body.version, content, { origin: originOf(request), action: 'rule.update' });
+    return withWarnings(warningSources, tenantId, updated);
   });
 
   app.delete<{ Params: IdParams }>('/rules/:id', {
@@ -228,7 +235,7 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
           + '(earlier versions stay as they were). Its code must be free among the context\'s rules that are not archived. '
           + 'Nothing goes live until it is published.',
         answers: {
-          200: 'The rule, now a draft at its new version.',
+          200: 'The rule, now a draft at its new version, with its warnings.',
           404: NO_SUCH_RULE,
           409: 'The rule is not archived, or another rule of the context that is not archived has its code (CONFLICT); '
             + 'or the context has as many rules as it may have (LIMIT_EXCEEDED).',
@@ -240,7 +247,8 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
   }, async (request) => {
     const tenantId = tenantOf(request);
     if (!isUuid(request.params.id)) throw new ProblemError(PROBLEMS.ruleNotFound());
-    return storage.rules.restore(tenantId, request.params.id, config.maxRulesPerContext, originOf(request));
+    const restored = await storage.rules.restore(tenantId, request.params.id, config.maxRulesPerContext, originOf(request));
+    return withWarnings(warningSources, tenantId, restored);
   });
 
   app.get<{ Params: IdParams }>('/rules/:id/versions', {

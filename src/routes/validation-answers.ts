@@ -16,6 +16,7 @@
  * these bodies are for the response schemas' serializers only.
  */
 import { performance } from 'node:perf_hooks';
+import type { RuleWarning } from '../../compiler/index.ts';
 import type { FailureRecord } from '../../compiler/types.ts';
 
 /** A body whose `executionTimeMs` counts from `startedAt` (performance.now()) to the moment it is read. */
@@ -41,6 +42,19 @@ export class SingleAnswer extends TimedAnswer {
     startedAt: number,
   ) {
     super(startedAt);
+  }
+}
+
+/** A rule test's answer: a single validation's, with the tested rule's warnings (empty when a context was tested). */
+export class RuleTestAnswer extends SingleAnswer {
+  constructor(
+    isValid: boolean,
+    totalRulesEvaluated: number,
+    failures: readonly FailureRecord[],
+    readonly warnings: readonly RuleWarning[],
+    startedAt: number,
+  ) {
+    super(isValid, totalRulesEvaluated, failures, startedAt);
   }
 }
 

@@ -21,18 +21,31 @@ export interface RuleCheckOptions {
 }
 
 /**
+ * One problem of a rule's content: the field, what is wrong, and where in
+ * the field's text when the problem has a place (expressions, templates,
+ * over-long text). POST /rules/check answers these as they are; saves
+ * answer them as FieldErrors whose message starts with the place.
+ */
+export interface RuleProblem {
+  path: string;
+  message: string;
+  line?: number;
+  column?: number;
+}
+
+/**
  * The problems of a rule's content, [] when it would compile.
  *
  * @example
- * ruleContentErrors('LIMIT', { ...content, expression: 'new Date()' }, { maxExpressionLength: 4096 });
- * // [{ path: 'expression', message: 'line 1, column 1: `new` is not allowed' }]
+ * ruleContentProblems('LIMIT', { ...content, expression: 'new Date()' }, { maxExpressionLength: 4096 });
+ * // [{ path: 'expression', message: '`new` is not allowed', line: 1, column: 1 }]
  */
-export function ruleContentErrors(code: string, content: RuleContent, options: RuleCheckOptions): FieldError[] {
+export function ruleContentProblems(code: string, content: RuleContent, options: RuleCheckOptions): RuleProblem[] {
   const at = (field: string): string => (options.pathPrefix === undefined ? field : `${options.pathPrefix}.${field}`);
-  const errors: FieldError[] = [];
+  const problems: RuleProblem[] = [];
 
   if (content.expression === undefined && content.schema === undefined && !content.required) {
-    errors.push({
+    problems.push({
       path: at('expression'),
       message: 'a rule needs at least one of `expression`, `schema` or `required: true`',
     });
@@ -42,24 +55,43 @@ export function ruleContentErrors(code: string, content: RuleContent, options: R
     if (text !== undefined && text.length > options.maxExpressionLength) {
       // Where the text goes past the limit, as every other refusal says where (docs/rule-language.md).
       const { line, column } = positionOf(text, options.maxExpressionLength);
-      errors.push({
+      problems.push({
         path: at(field),
-        message: `line ${line}, column ${column}: is ${text.length} characters long; at most ${options.maxExpressionLength} are allowed`,
+        message: `is ${text.length} characters long; at most ${options.maxExpressionLength} are allowed`,
+        line,
+        column,
       });
     }
   }
   const maxDepth = TUNING.maxExpectedValueDepth.value;
   if (content.expectedValue !== undefined && jsonDepthExceeds(content.expectedValue, maxDepth)) {
-    errors.push({ path: at('expectedValue'), message: `is nested deeper than ${maxDepth} levels` });
+    problems.push({ path: at('expectedValue'), message: `is nested deeper than ${maxDepth} levels` });
   }
   // The compiler is only asked once the cheap checks pass: it would repeat
   // them with less precise wording, and an over-long text is not worth parsing.
-  if (errors.length > 0) return errors;
+  if (problems.length > 0) return problems;
 
   const compileErrors = checkRule(toRuleDefinition(code, content), {
     limits: { maxExpressionLength: options.maxExpressionLength },
   });
-  return compileErrors.map((error) => ({ path: at(error.field), message: describeCompileError(error) }));
+  return compileErrors.map((error) => {
+    const problem: RuleProblem = { path: at(error.field), message: error.message };
+    if (error.line !== undefined) problem.line = error.line;
+    if (error.column !== undefined) problem.column = error.column;
+    return problem;
+  });
+}
+
+/**
+ * The problems of a rule's content as the FieldErrors of a 400, [] when it
+ * would compile; the place, when there is one, leads the message.
+ *
+ * @example
+ * ruleContentErrors('LIMIT', { ...content, expression: 'new Date()' }, { maxExpressionLength: 4096 });
+ * // [{ path: 'expression', message: 'line 1, column 1: `new` is not allowed' }]
+ */
+export function ruleContentErrors(code: string, content: RuleContent, options: RuleCheckOptions): FieldError[] {
+  return ruleContentProblems(code, content, options).map((problem) => ({ path: problem.path, message: describeCompileError(problem) }));
 }
 
 /**
@@ -73,7 +105,7 @@ export function assertRuleCompiles(code: string, content: RuleContent, options: 
 }
 
 /** "line 1, column 7: `new` is not allowed"; the position only when the compiler gives one. */
-export function describeCompileError(error: CompileError): string {
+export function describeCompileError(error: Pick<CompileError, 'message' | 'line' | 'column'>): string {
   if (error.line === undefined) return error.message;
   const column = error.column === undefined ? '' : `, column ${error.column}`;
   return `line ${error.line}${column}: ${error.message}`;

@@ -8,6 +8,7 @@ import { SqlContextHistoryStore } from './context-history-store.ts';
 import { SqlContextUsageStore } from './context-usage-store.ts';
 import { guard } from './database-errors.ts';
 import { runMigrations } from './migrate-to-latest.ts';
+import { SqlPayloadSchemaStore } from './payload-schema-store.ts';
 import { openDatabase, type DatabaseOptions } from './open-database.ts';
 import { SqlRuleStore } from './rule-store.ts';
 import { SqlTenantStore } from './tenant-store.ts';
@@ -47,6 +48,7 @@ export async function createStorage(options: DatabaseOptions): Promise<Storage> 
     usage: new SqlContextUsageStore(db),
     tests: new SqlContextTestStore(db),
     audit: new SqlAuditStore(db),
+    payloadSchemas: new SqlPayloadSchemaStore(db),
     async ping() {
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<boolean>((resolve) => {

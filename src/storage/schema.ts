@@ -112,6 +112,17 @@ export interface AuditLogTable {
   request_id: string | null;
 }
 
+/** A context's payload schema (JSON Schema), read by the save-time warnings only. */
+export interface PayloadSchemasTable {
+  tenant_id: string;
+  context: string;
+  /** The schema as sent (key order kept). Written as a JSON string. */
+  schema: ColumnType<unknown, string, string>;
+  /** A fresh uuid with every write: what a cached parsed copy is checked against. */
+  revision: string;
+  updated_at: Timestamp;
+}
+
 /** The whole schema. */
 export interface DatabaseSchema {
   tenants: TenantsTable;
@@ -123,4 +134,5 @@ export interface DatabaseSchema {
   context_usage: ContextUsageTable;
   context_tests: ContextTestsTable;
   audit_log: AuditLogTable;
+  payload_schemas: PayloadSchemasTable;
 }

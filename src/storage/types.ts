@@ -412,6 +412,24 @@ export interface AuditedChange {
   note?: string;
 }
 
+/** A context's payload schema as stored, with the revision that changes on every write. */
+export interface StoredPayloadSchema {
+  schema: unknown;
+  revision: string;
+}
+
+/** Payload schemas per tenant and context (docs/api.md); used for save-time warnings only. */
+export interface PayloadSchemaStore {
+  /** The schema and its revision; null when the context has none. */
+  get(tenantId: string, context: string): Promise<StoredPayloadSchema | null>;
+  /** The revision alone (a cached parsed copy is current when it matches); null when there is none. */
+  revision(tenantId: string, context: string): Promise<string | null>;
+  /** Sets (creates or replaces) the schema, already checked by the caller, under a new revision; audited (`context.payload-schema`) when an origin is given. */
+  put(tenantId: string, context: string, schema: unknown, origin?: ChangeOrigin): Promise<StoredPayloadSchema>;
+  /** Removes it, audited as put is; false when there was none (nothing audited). */
+  delete(tenantId: string, context: string, origin?: ChangeOrigin): Promise<boolean>;
+}
+
 export interface Storage {
   readonly kind: 'pglite' | 'postgres';
   readonly tenants: TenantStore;
@@ -421,6 +439,7 @@ export interface Storage {
   readonly usage: ContextUsageStore;
   readonly tests: ContextTestStore;
   readonly audit: AuditStore;
+  readonly payloadSchemas: PayloadSchemaStore;
   /** True when the database answers (for /health/ready). */
   ping(): Promise<boolean>;
   close(): Promise<void>;

@@ -34,7 +34,8 @@ const limitRule = {
 describe('{ rule, payload }', () => {
   it('evaluates a failing payload into a full single-validation result', async () => {
     const result = await ok(api('POST', '/rules/test', { rule: limitRule, payload: { amount: 20000 } }));
-    expect(Object.keys(result)).toEqual(['isValid', 'totalRulesEvaluated', 'failures', 'executionTimeMs']);
+    expect(Object.keys(result)).toEqual(['isValid', 'totalRulesEvaluated', 'failures', 'warnings', 'executionTimeMs']);
+    expect(result.warnings).toEqual([]);
     expect(result).toMatchObject({ isValid: false, totalRulesEvaluated: 1 });
     expect(Number.isInteger(result.executionTimeMs)).toBe(true);
     expect(result.failures).toEqual([{

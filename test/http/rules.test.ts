@@ -91,8 +91,9 @@ describe('POST /rules', () => {
     expect(rule).not.toHaveProperty('message');
     expect(Object.keys(rule)).toEqual([
       'id', 'context', 'code', 'name', 'severity', 'fieldPath', 'required', 'expression',
-      'priority', 'enabled', 'tags', 'status', 'version', 'publishedVersion', 'createdAt', 'updatedAt', 'publishedAt',
+      'priority', 'enabled', 'tags', 'status', 'version', 'publishedVersion', 'createdAt', 'updatedAt', 'publishedAt', 'warnings',
     ]);
+    expect(rule.warnings).toEqual([]);
   });
 
   it('keeps every field it was given', async () => {

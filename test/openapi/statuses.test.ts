@@ -142,6 +142,18 @@ describe('every answer is documented for its operation', () => {
     await call('restoreRule', `/api/v1/rules/${unknownId()}/restore`, 404);
   });
 
+  it('rule checks and payload schemas', async () => {
+    await call('checkRule', '/api/v1/rules/check', 200, { body: { rule: { context: 'docs', code: 'C', name: 'C', expression: 'new Date()' } } });
+    await call('setPayloadSchema', '/api/v1/contexts/docs/payload-schema', 200, { body: { type: 'object', properties: { amount: { type: 'number' } } } });
+    await call('setPayloadSchema', '/api/v1/contexts/docs/payload-schema', 400, { body: { type: 'objet' } });
+    await call('setPayloadSchema', '/api/v1/contexts/-impossible/payload-schema', 404, { body: { type: 'object' } });
+    await call('getPayloadSchema', '/api/v1/contexts/docs/payload-schema', 200);
+    await call('getPayloadSchema', '/api/v1/contexts/no-such-context/payload-schema', 404);
+    await call('getRule', `/api/v1/rules/${ruleId}`, 200);
+    await call('deletePayloadSchema', '/api/v1/contexts/docs/payload-schema', 204);
+    await call('deletePayloadSchema', '/api/v1/contexts/docs/payload-schema', 404);
+  });
+
   it('contexts: publish, roll back, list, recompile, generated validator', async () => {
     await call('publishContext', '/api/v1/contexts/docs/publish', 200);
     await call('publishContext', '/api/v1/contexts/no-such-context/publish', 404);

@@ -49,6 +49,8 @@ const MATRIX: Record<string, Expectation> = {
   'POST /api/v1/rules': { statuses: [201], body: (v) => ({ context: 'own-context', code: v.code, name: 'own', expression: 'true' }) },
   'GET /api/v1/rules': { statuses: [200], query: (v) => `?context=${v.context}&status=all&limit=500` },
   'POST /api/v1/rules/test': { statuses: [404], body: (v) => ({ context: v.context, payload: {} }) },
+  // Checked against the attacker's own payload schema of that name (none): a typo of the victim's field gets no suggestion of it.
+  'POST /api/v1/rules/check': { statuses: [200], body: (v) => ({ rule: { context: v.context, code: 'C', name: 'C', fieldPath: `secretfeld${v.label}`, required: true } }) },
   'GET /api/v1/rules/:id': { statuses: [404] },
   'PUT /api/v1/rules/:id': { statuses: [404], body: (v) => ({ name: 'hijack', expression: 'true', version: 1, context: v.context, code: v.code }) },
   'PATCH /api/v1/rules/:id': { statuses: [404], body: () => ({ name: 'hijack', version: 1 }), contentType: 'application/merge-patch+json' },
@@ -68,6 +70,10 @@ const MATRIX: Record<string, Expectation> = {
   'GET /api/v1/contexts/:context/versions': { statuses: [404] },
   'GET /api/v1/contexts/:context/versions/:n': { statuses: [404] },
   'GET /api/v1/contexts/:context/diff': { statuses: [404], query: () => '?from=1&to=live' },
+  // PUT sets the attacker's own schema of that context name; GET and DELETE then see (only) that one.
+  'PUT /api/v1/contexts/:context/payload-schema': { statuses: [200], body: () => ({ type: 'object' }) },
+  'GET /api/v1/contexts/:context/payload-schema': { statuses: [200, 404] },
+  'DELETE /api/v1/contexts/:context/payload-schema': { statuses: [204, 404] },
   'POST /api/v1/api-keys': { statuses: [201], body: () => ({ name: 'own key', role: 'validator' }) },
   'GET /api/v1/api-keys': { statuses: [200] },
   'DELETE /api/v1/api-keys/:id': { statuses: [404] },
@@ -96,6 +102,8 @@ async function setUp(label: 'first' | 'second', tenantId: string, adminKey: stri
   expect(rule.status, rule.text).toBe(201);
   tenant.ruleId = rule.body.id;
   expect((await t.request('POST', `/api/v1/contexts/${tenant.context}/publish`, as)).status).toBe(200);
+  const schema = { type: 'object', properties: { [`secretfield${label}`]: { type: 'string' } } };
+  expect((await t.request('PUT', `/api/v1/contexts/${tenant.context}/payload-schema`, { ...as, body: schema })).status).toBe(200);
   tenant.keyName = `iso key of ${label}`;
   const key = await t.request('POST', '/api/v1/api-keys', { ...as, body: { name: tenant.keyName, role: 'validator' } });
   tenant.keyId = key.body.id;
@@ -111,7 +119,10 @@ function urlFor(route: RouteEntry, victim: Tenant, expectation?: Expectation): s
 
 /** Strings of the victim that must never appear unless the request itself carried them. */
 function secretsOf(victim: Tenant): string[] {
-  return [victim.tenantId, victim.ruleId, victim.code, victim.ruleName, victim.keyId, victim.keyName, victim.validatorKey, victim.adminKey, `secret message of ${victim.label}`, victim.context];
+  return [
+    victim.tenantId, victim.ruleId, victim.code, victim.ruleName, victim.keyId, victim.keyName, victim.validatorKey, victim.adminKey,
+    `secret message of ${victim.label}`, victim.context, `secretfield${victim.label}`,
+  ];
 }
 
 function leaked(response: TestResponse, victim: Tenant, sent: string): string[] {
@@ -153,7 +164,9 @@ describe.each([
       for (const key of [attacker.adminKey, attacker.validatorKey]) {
         const expectation = MATRIX[`${route.method === 'HEAD' ? 'GET' : route.method} ${route.url}`];
         const body = expectation?.body?.(victim);
-        const response = await t.request(route.method, urlFor(route, victim, expectation), { key, tenant: victim.tenantId, body, contentType: expectation?.contentType });
+        const response = await t.request(route.method, urlFor(route, victim, expectation), {
+          key, tenant: victim.tenantId, body, contentType: expectation?.contentType,
+        });
         expect(response.status, `${route.method} ${route.url}: ${response.text}`).toBe(401);
         if (route.method !== 'HEAD') {
           const { requestId: _ignored, ...rest } = response.body;
@@ -227,6 +240,8 @@ describe('after every attempt', () => {
       expect(rule.body).toMatchObject({ name: tenant.ruleName, status: 'published', version: 1, publishedVersion: 1 });
       const contexts = await t.request('GET', '/api/v1/contexts', as);
       expect(contexts.body.items.find((c: { context: string }) => c.context === tenant.context)).toMatchObject({ rulesetVersion: 1 });
+      const schema = await t.request('GET', `/api/v1/contexts/${tenant.context}/payload-schema`, as);
+      expect(schema.body).toEqual({ type: 'object', properties: { [`secretfield${tenant.label}`]: { type: 'string' } } });
       const keys = await t.request('GET', '/api/v1/api-keys', as);
       expect(keys.body.items.find((k: { id: string }) => k.id === tenant.keyId)).toMatchObject({ revokedAt: null });
       const validated = await t.request('POST', '/api/v1/validation/validate', { key: tenant.validatorKey, tenant: tenant.tenantId, body: { context: tenant.context, payload: { amount: 1000 } } });

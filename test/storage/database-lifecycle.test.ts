@@ -4,6 +4,7 @@
 import { createServer, connect, type Server, type Socket } from 'node:net';
 import pg from 'pg';
 import { describe, expect, it } from 'vitest';
+import { migrations } from '../../migrations/index.ts';
 import { createStorage } from '../../src/storage/create-storage.ts';
 import { isConnectionError } from '../../src/storage/database-errors.ts';
 import { sql } from 'kysely';
@@ -98,7 +99,9 @@ describe.runIf(onPostgres)('migrations on PostgreSQL', () => {
       await client.connect();
       try {
         const { rows } = await client.query('select name from kysely_migration order by name');
-        expect(rows.map((r) => r.name)).toEqual(['2025-06-01-initial-schema', '2026-11-27-context-usage']);
+        // Every registered migration, each once.
+        expect(rows.map((r) => r.name)).toEqual(Object.keys(migrations).sort());
+        expect(Object.keys(migrations)).toEqual(expect.arrayContaining(['2025-06-01-initial-schema', '2026-11-27-context-usage', '2026-11-28-payload-schemas']));
       } finally {
         await client.end();
       }

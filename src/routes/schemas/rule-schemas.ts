@@ -213,6 +213,54 @@ const ruleExample = {
   publishedAt: '2025-01-31T09:31:00.000Z',
 } as const;
 
+const warningExample = {
+  code: 'UNKNOWN_FIELD',
+  path: 'fieldPath',
+  message: '`amont` is not in the payload schema: did you mean `amount`?',
+  line: 1,
+  column: 1,
+  suggestion: 'amount',
+} as const;
+
+/** One save-time warning (compiler/analysis/warnings.ts); docs/rule-language.md lists the codes. */
+export const ruleWarningSchema = {
+  $id: 'RuleWarning',
+  type: 'object',
+  description: 'Something the rule probably does not mean, though it compiles. Warnings never block a save.',
+  required: ['code', 'path', 'message'],
+  properties: {
+    code: {
+      type: 'string',
+      enum: ['CONSTANT', 'TYPE_MISMATCH', 'UNKNOWN_FIELD', 'BARE_NAME', 'NEVER_EVALUATED', 'NO_FOREACH'],
+      description: 'What kind of finding; programs branch on it (docs/rule-language.md, "Warnings").',
+      examples: ['UNKNOWN_FIELD'],
+    },
+    path: {
+      type: 'string',
+      enum: ['expression', 'when', 'fieldPath', 'forEach', 'message', 'enabled'],
+      description: 'The rule field it is about.',
+      examples: ['fieldPath'],
+    },
+    message: { type: 'string', description: 'What is wrong, and why.', examples: [warningExample.message] },
+    line: { type: 'integer', minimum: 1, description: '1-based line inside the field\'s text, when the finding has a place.', examples: [1] },
+    column: { type: 'integer', minimum: 1, description: '1-based column inside the field\'s text, when the finding has a place.', examples: [1] },
+    suggestion: {
+      type: 'string',
+      description: 'Text to put in place of what the warning points at: the closest declared path, the quoted string, the operation on the right type.',
+      examples: ['amount'],
+    },
+  },
+  examples: [warningExample],
+} as const;
+
+/** `warnings` of the answers that carry a saved or tested rule. */
+export const warningsProperty = {
+  type: 'array',
+  description: 'Save-time warnings of the rule\'s content against its context\'s payload schema as it is now; empty when there is nothing to say. '
+    + 'Given on create, replace, patch, restore and read of one rule, not in lists.',
+  items: { $ref: 'RuleWarning#' },
+} as const;
+
 /** The rule resource as every rule route answers it, keys in the resource's order. */
 export const ruleResponseSchema = {
   $id: 'Rule',
@@ -236,8 +284,9 @@ export const ruleResponseSchema = {
     createdAt: timestamp('When the rule was created.'),
     updatedAt: timestamp('When its content last changed.'),
     publishedAt: nullableTimestamp('When a version of it was last made live; null if never.'),
+    warnings: warningsProperty,
   },
-  examples: [ruleExample],
+  examples: [{ ...ruleExample, warnings: [] }],
 } as const;
 
 /** The keys every rule has, whatever its content; the OpenAPI document marks them required. */
@@ -293,4 +342,4 @@ export const ruleVersionsResponseSchema = {
 } as const;
 
 /** The shared schemas of this module. */
-export const ruleSchemas = [ruleResponseSchema, ruleListResponseSchema, ruleVersionSchema, ruleVersionsResponseSchema] as const;
+export const ruleSchemas = [ruleWarningSchema, ruleResponseSchema, ruleListResponseSchema, ruleVersionSchema, ruleVersionsResponseSchema] as const;

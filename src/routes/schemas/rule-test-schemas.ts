@@ -3,6 +3,7 @@
  * (draft or live) with a payload. Which form was sent is checked in the
  * handler, where the 400 can name the field instead of ajv's `oneOf` noise.
  */
+import { singleResultResponseSchema } from './result-schemas.ts';
 import { CONTEXT_PATTERN, testRuleSchema } from './rule-schemas.ts';
 
 export const ruleTestBodySchema = {
@@ -36,3 +37,34 @@ export const ruleTestBodySchema = {
   }],
 } as const;
 
+
+const single = singleResultResponseSchema.properties;
+
+/**
+ * What POST /rules/test answers: a single validation's result, with the
+ * tested rule's warnings (empty when a context was tested). executionTimeMs stays last
+ * (validation-answers.ts: it is read as the serializer reaches it).
+ */
+export const ruleTestResultSchema = {
+  $id: 'RuleTestResult',
+  type: 'object',
+  description: 'The result of the test, as a single validation answers it, and the tested rule\'s warnings.',
+  // fast-json-stringify writes required keys first, in this order: executionTimeMs must stay last.
+  required: ['isValid', 'totalRulesEvaluated', 'failures', 'warnings', 'executionTimeMs'],
+  properties: {
+    isValid: single.isValid,
+    totalRulesEvaluated: single.totalRulesEvaluated,
+    failures: single.failures,
+    warnings: {
+      type: 'array',
+      description: 'With `rule`: its warnings against the payload schema of its `context`, empty when there is nothing to say. '
+        + 'With `context`: empty (each rule\'s warnings come with GET /rules/{id}).',
+      items: { $ref: 'RuleWarning#' },
+    },
+    executionTimeMs: single.executionTimeMs,
+  },
+  examples: [{ isValid: true, totalRulesEvaluated: 1, failures: [], warnings: [], executionTimeMs: 0 }],
+} as const;
+
+/** The shared schemas of this module. */
+export const ruleTestSchemas = [ruleTestResultSchema] as const;

@@ -14,7 +14,10 @@ import { contextTestSchemas } from './context-test-schemas.ts';
 import { healthStatusSchema } from './health-schemas.ts';
 import { historySchemas } from './history-schemas.ts';
 import { fieldErrorSchema, problemSchema } from './problem-schemas.ts';
+import { payloadSchemaSchemas } from './payload-schema-schemas.ts';
 import { resultSchemas } from './result-schemas.ts';
+import { ruleCheckSchemas } from './rule-check-schemas.ts';
+import { ruleTestSchemas } from './rule-test-schemas.ts';
 import { ruleSchemas } from './rule-schemas.ts';
 import { tenantSchemas } from './tenant-schemas.ts';
 
@@ -22,9 +25,12 @@ import { tenantSchemas } from './tenant-schemas.ts';
 export const SHARED_SCHEMAS = [
   ...resultSchemas,
   ...ruleSchemas,
+  ...ruleCheckSchemas,
+  ...ruleTestSchemas,
   ...contextSchemas,
   ...contextTestSchemas,
   ...historySchemas,
+  ...payloadSchemaSchemas,
   ...apiKeySchemas,
   ...tenantSchemas,
   ...auditSchemas,

@@ -144,6 +144,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/rules/check": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Check a rule without saving it
+         * @description Checks a rule as POST /rules would (code uniqueness aside) and stores nothing: the errors a save would refuse it for, each with its field, line and column, and the warnings it would be saved with, against the payload schema of the rule's `context`. Errors are answered 200 with `ok: false`, so an editor can call this on every keystroke.
+         */
+        post: operations["checkRule"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/rules": {
         parameters: {
             query?: never;
@@ -459,6 +479,34 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/contexts/{context}/payload-schema": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a context's payload schema
+         * @description The context's payload schema, as it was set.
+         */
+        get: operations["getPayloadSchema"];
+        /**
+         * Set a context's payload schema
+         * @description Declares what the context's payloads look like, as a JSON Schema (draft 2020-12) within the limits of a schema rule's `schema`. Rules of the context are then warned about paths it does not declare (UNKNOWN_FIELD), bare names (BARE_NAME) and comparisons with the wrong type (TYPE_MISMATCH). It is used for warnings only: it never changes a validation answer. The context need not have rules yet.
+         */
+        put: operations["setPayloadSchema"];
+        post?: never;
+        /**
+         * Remove a context's payload schema
+         * @description Removes the context's payload schema: its rules are no longer checked against one (no UNKNOWN_FIELD or BARE_NAME warnings).
+         */
+        delete: operations["deletePayloadSchema"];
         options?: never;
         head?: never;
         patch?: never;
@@ -796,6 +844,51 @@ export interface components {
             executionTimeMs: number;
         };
         /**
+         * @description Something the rule probably does not mean, though it compiles. Warnings never block a save.
+         * @example {
+         *       "code": "UNKNOWN_FIELD",
+         *       "path": "fieldPath",
+         *       "message": "`amont` is not in the payload schema: did you mean `amount`?",
+         *       "line": 1,
+         *       "column": 1,
+         *       "suggestion": "amount"
+         *     }
+         */
+        RuleWarning: {
+            /**
+             * @description What kind of finding; programs branch on it (docs/rule-language.md, "Warnings").
+             * @example UNKNOWN_FIELD
+             * @enum {string}
+             */
+            code: "CONSTANT" | "TYPE_MISMATCH" | "UNKNOWN_FIELD" | "BARE_NAME" | "NEVER_EVALUATED" | "NO_FOREACH";
+            /**
+             * @description The rule field it is about.
+             * @example fieldPath
+             * @enum {string}
+             */
+            path: "expression" | "when" | "fieldPath" | "forEach" | "message" | "enabled";
+            /**
+             * @description What is wrong, and why.
+             * @example `amont` is not in the payload schema: did you mean `amount`?
+             */
+            message: string;
+            /**
+             * @description 1-based line inside the field's text, when the finding has a place.
+             * @example 1
+             */
+            line?: number;
+            /**
+             * @description 1-based column inside the field's text, when the finding has a place.
+             * @example 1
+             */
+            column?: number;
+            /**
+             * @description Text to put in place of what the warning points at: the closest declared path, the quoted string, the operation on the right type.
+             * @example amount
+             */
+            suggestion?: string;
+        };
+        /**
          * @description A rule: its content, and the fields the server manages. Optional content fields that were not set are absent.
          * @example {
          *       "id": "0f8d6c3e-8a47-4b8e-9a55-3b1c2d4e5f60",
@@ -815,7 +908,8 @@ export interface components {
          *       "publishedVersion": 1,
          *       "createdAt": "2025-01-31T09:30:00.000Z",
          *       "updatedAt": "2025-01-31T09:30:00.000Z",
-         *       "publishedAt": "2025-01-31T09:31:00.000Z"
+         *       "publishedAt": "2025-01-31T09:31:00.000Z",
+         *       "warnings": []
          *     }
          */
         Rule: {
@@ -934,6 +1028,8 @@ export interface components {
              * @example 2025-01-31T09:30:00.000Z
              */
             publishedAt: string | null;
+            /** @description Save-time warnings of the rule's content against its context's payload schema as it is now; empty when there is nothing to say. Given on create, replace, patch, restore and read of one rule, not in lists. */
+            warnings?: components["schemas"]["RuleWarning"][];
         };
         /** @description A page of rules, by creation time then id. */
         RulePage: {
@@ -1035,6 +1131,85 @@ export interface components {
         RuleVersionList: {
             /** @description The versions, newest first. */
             items: components["schemas"]["RuleVersion"][];
+        };
+        /** @description One reason a save would refuse the rule. `line` and `column` place it in the field's text; a problem with the field as a whole is at line 1, column 1. */
+        RuleCheckError: {
+            /**
+             * @description The rule field (`expression`, `when`, `schema`, `name`...); `""` for the rule as a whole.
+             * @example expression
+             */
+            path: string;
+            /**
+             * @description What is wrong there.
+             * @example `new` is not allowed
+             */
+            message: string;
+            /**
+             * @description 1-based line inside the field's text.
+             * @example 1
+             */
+            line: number;
+            /**
+             * @description 1-based column inside the field's text.
+             * @example 7
+             */
+            column: number;
+        };
+        /**
+         * @description What a save of the rule would say: its errors (a save would answer 400) and its warnings. Nothing is stored.
+         * @example {
+         *       "ok": true,
+         *       "errors": [],
+         *       "warnings": [
+         *         {
+         *           "code": "BARE_NAME",
+         *           "path": "when",
+         *           "message": "`business` reads a payload field that the payload schema does not declare; to compare with the text, quote it: \"business\"",
+         *           "line": 1,
+         *           "column": 18,
+         *           "suggestion": "\"business\""
+         *         }
+         *       ]
+         *     }
+         */
+        RuleCheckResult: {
+            /**
+             * @description True when a save would accept the rule (warnings or not).
+             * @example true
+             */
+            ok: boolean;
+            /** @description Why a save would refuse the rule; empty when ok. */
+            errors: components["schemas"]["RuleCheckError"][];
+            /** @description The rule's warnings against its context's payload schema; empty when there is nothing to say. */
+            warnings: components["schemas"]["RuleWarning"][];
+        };
+        /**
+         * @description The result of the test, as a single validation answers it, and the tested rule's warnings.
+         * @example {
+         *       "isValid": true,
+         *       "totalRulesEvaluated": 1,
+         *       "failures": [],
+         *       "warnings": [],
+         *       "executionTimeMs": 0
+         *     }
+         */
+        RuleTestResult: {
+            /** @description True when no rule failed. */
+            isValid: boolean;
+            /**
+             * @description Enabled rules that were evaluated (not skipped by `when`, a missing optional field or a missing forEach array).
+             * @example 12
+             */
+            totalRulesEvaluated: number;
+            /** @description One record per failure, by ascending rule priority, then code, then element index. */
+            failures: components["schemas"]["FailureRecord"][];
+            /** @description With `rule`: its warnings against the payload schema of its `context`, empty when there is nothing to say. With `context`: empty (each rule's warnings come with GET /rules/{id}). */
+            warnings: components["schemas"]["RuleWarning"][];
+            /**
+             * @description Server-side handling time of the whole request, in whole milliseconds.
+             * @example 0
+             */
+            executionTimeMs: number;
         };
         /**
          * @description What a publish or rollback made live.
@@ -1397,6 +1572,8 @@ export interface components {
              * @example 2025-01-31T09:30:00.000Z
              */
             publishedAt?: string | null;
+            /** @description Save-time warnings of the rule's content against its context's payload schema as it is now; empty when there is nothing to say. Given on create, replace, patch, restore and read of one rule, not in lists. */
+            warnings?: components["schemas"]["RuleWarning"][];
             /**
              * @description The context's ruleset version now live.
              * @example 5
@@ -1586,6 +1763,32 @@ export interface components {
                 };
             }[];
         };
+        /**
+         * @description The context's payload schema, as it was set.
+         * @example {
+         *       "type": "object",
+         *       "properties": {
+         *         "total": {
+         *           "type": "number"
+         *         },
+         *         "customer": {
+         *           "type": "object",
+         *           "properties": {
+         *             "type": {
+         *               "enum": [
+         *                 "person",
+         *                 "business"
+         *               ]
+         *             },
+         *             "email": {
+         *               "type": "string"
+         *             }
+         *           }
+         *         }
+         *       }
+         *     }
+         */
+        PayloadSchema: unknown;
         /** @description A new key, with its secret: shown this once, stored only as a hash. */
         CreatedApiKey: {
             /**
@@ -2508,7 +2711,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The result, as a single validation answers it. */
+            /** @description The result, as a single validation answers it, with the tested rule's warnings (empty for a context). */
             200: {
                 headers: {
                     /** @description Requests allowed per window for this tenant (or client address). */
@@ -2520,7 +2723,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["SingleResult"];
+                    "application/json": components["schemas"]["RuleTestResult"];
                 };
             };
             /** @description The request is invalid: its body, query or parameters (`errors` lists each problem with its path), or its URL. */
@@ -2561,6 +2764,134 @@ export interface operations {
             };
             /** @description The context's ruleset is over a limit (LIMIT_EXCEEDED). */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the limit (MAX_BODY_BYTES). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json, or is compressed. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; it was logged, and the answer carries none of its details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    checkRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description A rule, as POST /rules takes it; `context` is optional and names the payload schema to check it against. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "rule": {
+                 *         "context": "orders",
+                 *         "code": "BUSINESS_VAT",
+                 *         "name": "Business customers give a VAT id",
+                 *         "when": "customer.type == business",
+                 *         "fieldPath": "customer.vatId",
+                 *         "required": true
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The rule to check: the fields of POST /rules (`code` and `name` required, `context` optional; server-managed fields, as a rule read with GET has them, are ignored). What is wrong with it is answered in `errors`, not as a 400. */
+                    rule: Record<string, unknown>;
+                };
+            };
+        };
+        responses: {
+            /** @description What a save would say: `ok`, `errors` and `warnings`. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RuleCheckResult"];
+                };
+            };
+            /** @description The request is invalid: its body, query or parameters (`errors` lists each problem with its path), or its URL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description X-Api-Key is missing, unknown or revoked, or X-Tenant-Id is not its tenant; the answer is the same in every case. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is a validator key; this operation needs an admin key. */
+            403: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2855,7 +3186,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The rule as stored: status draft, version 1. */
+            /** @description The rule as stored: status draft, version 1, with its warnings. */
             201: {
                 headers: {
                     /** @description Requests allowed per window for this tenant (or client address). */
@@ -2978,7 +3309,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The rule. */
+            /** @description The rule, with its warnings against the context's payload schema as it is now. */
             200: {
                 headers: {
                     /** @description Requests allowed per window for this tenant (or client address). */
@@ -3192,7 +3523,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description The rule with its new version (status draft), or unchanged when the content is the same. */
+            /** @description The rule with its new version (status draft), or unchanged when the content is the same; with its warnings. */
             200: {
                 headers: {
                     /** @description Requests allowed per window for this tenant (or client address). */
@@ -3817,7 +4148,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The rule, now a draft at its new version. */
+            /** @description The rule, now a draft at its new version, with its warnings. */
             200: {
                 headers: {
                     /** @description Requests allowed per window for this tenant (or client address). */
@@ -5333,6 +5664,366 @@ export interface operations {
                 };
             };
             /** @description The context is unknown (CONTEXT_NOT_FOUND) or has no such version (NOT_FOUND). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; it was logged, and the answer carries none of its details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getPayloadSchema: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The context name.
+                 * @example loan-application
+                 */
+                context: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The schema. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadSchema"];
+                };
+            };
+            /** @description The request is invalid: its body, query or parameters (`errors` lists each problem with its path), or its URL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description X-Api-Key is missing, unknown or revoked, or X-Tenant-Id is not its tenant; the answer is the same in every case. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is a validator key; this operation needs an admin key. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The context has no payload schema (NOT_FOUND), or its name is one no context can have (CONTEXT_NOT_FOUND). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; it was logged, and the answer carries none of its details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    setPayloadSchema: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The context name.
+                 * @example loan-application
+                 */
+                context: string;
+            };
+            cookie?: never;
+        };
+        /** @description A JSON Schema (draft 2020-12) of the context's payloads, within the limits of a schema rule's `schema` (docs/rule-language.md): at most 64 KiB of JSON, 32 levels, local references only, patterns under the regex policy. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "type": "object",
+                 *       "properties": {
+                 *         "total": {
+                 *           "type": "number"
+                 *         },
+                 *         "customer": {
+                 *           "type": "object",
+                 *           "properties": {
+                 *             "type": {
+                 *               "enum": [
+                 *                 "person",
+                 *                 "business"
+                 *               ]
+                 *             },
+                 *             "email": {
+                 *               "type": "string"
+                 *             }
+                 *           }
+                 *         }
+                 *       }
+                 *     }
+                 */
+                "application/json": Record<string, unknown>;
+            };
+        };
+        responses: {
+            /** @description The schema, as set. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PayloadSchema"];
+                };
+            };
+            /** @description The body is not a JSON Schema the service accepts; `errors` say where (`properties.total.minimum`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description X-Api-Key is missing, unknown or revoked, or X-Tenant-Id is not its tenant; the answer is the same in every case. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is a validator key; this operation needs an admin key. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The name is one no context can have (CONTEXT_NOT_FOUND). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the limit (MAX_BODY_BYTES). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json, or is compressed. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; it was logged, and the answer carries none of its details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deletePayloadSchema: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The context name.
+                 * @example loan-application
+                 */
+                context: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed. */
+            204: {
+                headers: {
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid: its body, query or parameters (`errors` lists each problem with its path), or its URL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description X-Api-Key is missing, unknown or revoked, or X-Tenant-Id is not its tenant; the answer is the same in every case. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is a validator key; this operation needs an admin key. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The context has no payload schema (NOT_FOUND), or its name is one no context can have (CONTEXT_NOT_FOUND). */
             404: {
                 headers: {
                     [name: string]: unknown;
