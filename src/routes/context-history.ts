@@ -14,8 +14,7 @@ import { TUNING } from '../tuning.ts';
 import { operation } from '../openapi/operation.ts';
 import { contextParamsSchema } from './schemas/context-schemas.ts';
 import { diffQuerySchema, versionParamsSchema, versionsQuerySchema } from './schemas/history-schemas.ts';
-import { tenantOf } from './schemas/route-helpers.ts';
-import { CONTEXT_REGEX } from './schemas/rule-schemas.ts';
+import { contextOf, tenantOf } from './schemas/route-helpers.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
 
 interface ContextParams {
@@ -39,11 +38,6 @@ const VERSION_NUMBER = /^[1-9][0-9]{0,9}$/;
 export const contextHistoryRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
   const { storage } = deps;
 
-  /** The context name of the URL; a name that cannot exist is an unknown context. */
-  const contextOf = (params: ContextParams): string => {
-    if (!CONTEXT_REGEX.test(params.context)) throw new ProblemError(PROBLEMS.impossibleContextName());
-    return params.context;
-  };
 
   app.get<{ Params: ContextParams; Querystring: { limit?: string; cursor?: string } }>('/contexts/:context/versions', {
     config: adminOnly,

@@ -13,12 +13,12 @@ import { PROBLEMS, ProblemError, type FieldError } from '../errors.ts';
 import { checkPayload } from '../http/payload-guard.ts';
 import { operation } from '../openapi/operation.ts';
 import { describeCompileError } from '../rules/check-rule-content.ts';
+import { optionalBody } from './change-info.ts';
 import { runStoredTests } from '../rules/stored-tests.ts';
 import type { LiveRuleset, StoredTest } from '../storage/types.ts';
 import { contextParamsSchema } from './schemas/context-schemas.ts';
 import { storedTestsBodySchema, testRunBodySchema } from './schemas/context-test-schemas.ts';
-import { originOf, tenantOf } from './schemas/route-helpers.ts';
-import { CONTEXT_REGEX } from './schemas/rule-schemas.ts';
+import { originOf, contextOf, tenantOf } from './schemas/route-helpers.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
 
 interface ContextParams {
@@ -42,11 +42,6 @@ const IMPOSSIBLE_NAME = 'The URL names a context no context can be called (CONTE
 export const contextTestsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
   const { storage, validators, config } = deps;
 
-  /** The context name of the URL; a name that cannot exist is an unknown context. */
-  const contextOf = (params: ContextParams): string => {
-    if (!CONTEXT_REGEX.test(params.context)) throw new ProblemError(PROBLEMS.impossibleContextName());
-    return params.context;
-  };
 
   app.put<{ Params: ContextParams; Body: { tests: StoredTest[] } }>('/contexts/:context/tests', {
     config: adminOnly,
@@ -108,10 +103,7 @@ export const contextTestsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
       response: { 200: sharedRef('TestRunResult') },
     },
     // The body is optional: none means the defaults.
-    preValidation: (request, _reply, done) => {
-      request.body ??= {};
-      done();
-    },
+    preValidation: optionalBody,
   }, async (request) => {
     const tenantId = tenantOf(request);
     const context = contextOf(request.params);

@@ -16,8 +16,7 @@ import { forceQuerySchema } from './schemas/context-test-schemas.ts';
 import { runInSlices } from '../validators/time-slices.ts';
 import type { AppDeps, CompiledValidator } from '../app-deps.ts';
 import { PROBLEMS, ProblemError } from '../errors.ts';
-import { originOf, tenantOf } from './schemas/route-helpers.ts';
-import { CONTEXT_REGEX } from './schemas/rule-schemas.ts';
+import { originOf, contextOf, tenantOf } from './schemas/route-helpers.ts';
 import { operation } from '../openapi/operation.ts';
 import {
   contextParamsSchema,
@@ -50,13 +49,6 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
   // Built modules by tenant, context and ruleset version (a version's rules never change).
   const modules = new StandaloneModuleCache();
 
-  /** The context name of the URL; a name that cannot exist is an unknown context. */
-  const contextOf = (params: ContextParams): string => {
-    if (!CONTEXT_REGEX.test(params.context)) {
-      throw new ProblemError(PROBLEMS.impossibleContextName());
-    }
-    return params.context;
-  };
 
   app.post<{ Params: ContextParams; Body: { note?: string } | undefined; Querystring: { force?: 'true' | 'false' } }>('/contexts/:context/publish', {
     config: adminOnly,

@@ -10,8 +10,7 @@ import { PROBLEMS, ProblemError } from '../errors.ts';
 import { operation } from '../openapi/operation.ts';
 import { contextParamsSchema } from './schemas/context-schemas.ts';
 import { payloadSchemaBodySchema } from './schemas/payload-schema-schemas.ts';
-import { originOf, tenantOf } from './schemas/route-helpers.ts';
-import { CONTEXT_REGEX } from './schemas/rule-schemas.ts';
+import { originOf, contextOf, tenantOf } from './schemas/route-helpers.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
 
 interface ContextParams {
@@ -33,11 +32,6 @@ const NO_SCHEMA = 'The context has no payload schema (NOT_FOUND), or its name is
 export const payloadSchemaRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
   const { payloadSchemas } = deps;
 
-  /** The context name of the URL; a name that cannot exist is an unknown context. */
-  const contextOf = (params: ContextParams): string => {
-    if (!CONTEXT_REGEX.test(params.context)) throw new ProblemError(PROBLEMS.impossibleContextName());
-    return params.context;
-  };
 
   app.put<{ Params: ContextParams; Body: Record<string, unknown> }>('/contexts/:context/payload-schema', {
     config: adminOnly,

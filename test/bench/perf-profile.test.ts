@@ -8,6 +8,7 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -88,7 +89,14 @@ describe('perf on a real process', () => {
       (function loop() { spinForTheProfile(1e6); setImmediate(loop); })();`;
     const child = spawn(process.execPath, [...PERF_NODE_FLAGS, '-e', spinner], { stdio: 'ignore' });
     try {
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // Profile once V8 has compiled the spinner to machine code (its map
+      // names it): on a loaded machine that can take longer than usual, and
+      // before it the samples land in the interpreter, not in the function.
+      const compiled = Date.now() + 20_000;
+      while (!(await readFile(`/tmp/perf-${child.pid}.map`, 'utf8').catch(() => '')).includes('spinForTheProfile') && Date.now() < compiled) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+      await new Promise((resolve) => setTimeout(resolve, 300));
       const dataFile = path.join(os.tmpdir(), `rules-perf-test-${child.pid}.data`);
       const { entries, result } = await profileWhile(child.pid!, dataFile, async () => {
         await new Promise((resolve) => setTimeout(resolve, 1500));
@@ -105,7 +113,7 @@ describe('perf on a real process', () => {
       await removeJitMap(child.pid!);
     }
     expect(existsSync(`/tmp/perf-${child.pid}.map`)).toBe(false);
-  }, 30_000);
+  }, 60_000);
 
   it.skipIf(!canSample)('profiles the real service and the bare route, each in its own code, the areas adding up to its CPU per request', async () => {
     const [service, bare] = await runTimeProfile({ processes: 1, seconds: 1, warmupS: 1 });

@@ -5,6 +5,7 @@
 import type { FastifyRequest } from 'fastify';
 import { PROBLEMS, ProblemError } from '../../errors.ts';
 import type { ChangeOrigin } from '../../storage/types.ts';
+import { CONTEXT_REGEX } from './rule-schemas.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -33,6 +34,18 @@ export function tenantOf(request: FastifyRequest): string {
     throw new ProblemError(PROBLEMS.notAuthenticated());
   }
   return request.auth.tenantId;
+}
+
+/**
+ * The context name of a URL (`/contexts/:context/...`). A name no context
+ * can have is simply an unknown context: 404 CONTEXT_NOT_FOUND.
+ *
+ * @example
+ * const context = contextOf(request.params);
+ */
+export function contextOf(params: { context: string }): string {
+  if (!CONTEXT_REGEX.test(params.context)) throw new ProblemError(PROBLEMS.impossibleContextName());
+  return params.context;
 }
 
 /**
