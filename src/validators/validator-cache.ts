@@ -19,7 +19,7 @@
  *   context that does not exist costs one query per TTL.
  */
 import { explainRuleset } from '../../compiler/explain-ruleset.ts';
-import type { CompileError, CompilerLimits } from '../../compiler/types.ts';
+import type { CompilerLimits } from '../../compiler/types.ts';
 import type { CompiledValidator, UncachedCompile, ValidatorService } from '../app-deps.ts';
 import { RulesetInvalidError, RulesetOverLimitError, type FieldError } from '../domain-errors.ts';
 import type { LiveRuleset, RuleStore } from '../storage/types.ts';
