@@ -16,7 +16,7 @@ import { assertStorableText } from '../http/storable-text.ts';
 import type { LiveRuleset } from '../storage/types.ts';
 import { assertRuleCompiles, describeCompileError } from '../rules/check-rule-content.ts';
 import { warningsFor, type RuleWarning } from '../rules/rule-warnings.ts';
-import { assertAnswerFits } from '../validators/answer-size.ts';
+import { assertAnswerFits, assertExplainedAnswerFits } from '../validators/answer-size.ts';
 import { evaluateBounded } from '../validators/bounded-evaluation.ts';
 import { costProfileOf, estimateCost } from '../validators/evaluation-cost.ts';
 import { tenantOf } from './schemas/route-helpers.ts';
@@ -140,7 +140,8 @@ export const ruleTestRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
       trace = explained.trace;
       return explained;
     });
-    assertAnswerFits(result.failures, config.maxAnswerBytes, 'payload');
+    if (trace === undefined) assertAnswerFits(result.failures, config.maxAnswerBytes, 'payload');
+    else assertExplainedAnswerFits(result.failures, trace, config.maxAnswerBytes, 'payload');
     // The same body, and clock, as a single validation's, with the rule's warnings.
     const answer = new RuleTestAnswer(result.isValid, result.totalRulesEvaluated, result.failures, warnings, request.startedAt);
     if (trace !== undefined) answer.trace = trace;

@@ -10,7 +10,7 @@ import type { CompiledValidator } from '../app-deps.ts';
 import { TestsFailedError, type FieldError } from '../domain-errors.ts';
 import { checkPayload, sizeOf, type PayloadSize } from '../http/payload-guard.ts';
 import type { ChangeInfo, ContextTestStore, StoredTest } from '../storage/types.ts';
-import { assertAnswerFits } from '../validators/answer-size.ts';
+import { assertAnswerFits, assertExplainedAnswerFits } from '../validators/answer-size.ts';
 import { evaluateBounded } from '../validators/bounded-evaluation.ts';
 import type { GoLiveCheck } from '../validators/early-compile.ts';
 import { costProfileOf, estimateCost } from '../validators/evaluation-cost.ts';
@@ -65,7 +65,8 @@ export function runStoredTests(
       trace = explained.trace;
       return explained;
     });
-    assertAnswerFits(result.failures, limits.maxAnswerBytes, path);
+    if (trace === undefined) assertAnswerFits(result.failures, limits.maxAnswerBytes, path);
+    else assertExplainedAnswerFits(result.failures, trace, limits.maxAnswerBytes, path);
     const failures = [...new Set(result.failures.map((failure) => failure.ruleCode))];
     const outcome: TestOutcome = { name: test.name, ok: meetsExpectation(test.expect, result.isValid, failures), isValid: result.isValid, failures };
     if (trace !== undefined) outcome.trace = trace;

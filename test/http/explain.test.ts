@@ -6,7 +6,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.ts';
-import { ok } from '../support/expect-response.ts';
+import { expectProblem, ok } from '../support/expect-response.ts';
 
 const TEST = '/api/v1/rules/test';
 const TESTS = '/api/v1/contexts/loans/tests';
@@ -84,5 +84,24 @@ describe('explain', () => {
       { ruleCode: 'CO_SIGNER', outcome: 'passed', fieldPath: 'coSigner', value: 'Ann' },
       { ruleCode: 'ITEMS', outcome: 'skipped', reason: 'field-missing', fieldPath: 'items[].qty', expected: 0 },
     ]);
+  });
+});
+
+describe('explain under the answer-size bound', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp({ env: { MAX_ANSWER_BYTES: '65536' } });
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('counts the values the trace carries, as those of failures are counted', async () => {
+    const rule = { code: 'TEXT', name: 'Text', fieldPath: 'text', expression: 'isString($value)' };
+    const payload = { text: 'x'.repeat(70_000) };
+    expect(await ok(t.request('POST', TEST, { body: { rule, payload } }))).toMatchObject({ isValid: true });
+    const problem = await expectProblem(t.request('POST', TEST, { body: { rule, payload, explain: true } }), 400, 'INVALID_BODY');
+    expect(problem.errors[0].path).toBe('payload');
   });
 });
