@@ -12,7 +12,7 @@
 import type { CompiledRuleset, CompileError, CompileOptions, RuleDefinition, ValidatorFn } from './types.ts';
 import { MAX_RULESET_TEXT_LENGTH, resolveLimits } from './limits.ts';
 import { planRule, ruleTextLength, type RulePlan } from './rule-plan.ts';
-import { generateRulesetSteps, type PartsFrame } from './ruleset-source.ts';
+import { generateRulesetSteps, PART_LIMITS, type GenerateOptions, type PartsFrame } from './ruleset-source.ts';
 import { runtime, type Runtime } from './runtime.ts';
 import { runSteps, type Steps } from './steps.ts';
 import { MAX_CONTEXT_PATTERN_WEIGHT, PatternWeights } from './regex/pattern-size.ts';
@@ -194,9 +194,9 @@ export function tryInstantiate(plans: readonly RulePlan[]): Built {
  * own copy as well took a sizeable share of a cached validator's heap;
  * admins read the source rarely, and reading it back costs a copy then.
  */
-export function* instantiateSteps(plans: readonly RulePlan[]): Steps<Built> {
+export function* instantiateSteps(plans: readonly RulePlan[], options?: GenerateOptions): Steps<Built> {
   try {
-    const steps = generateRulesetSteps(plans);
+    const steps = generateRulesetSteps(plans, PART_LIMITS, options);
     const parts: { factory: PartFactory; fn: PartFn }[] = [];
     for (;;) {
       const step = steps.next();

@@ -17,6 +17,7 @@ export { analyzeRule, type AnalyzeOptions } from './analysis/rule-warnings.ts';
 export type { RuleWarning, RuleWarningCode, WarningPath } from './analysis/warnings.ts';
 export { PayloadSchema } from './analysis/payload-schema-paths.ts';
 export { compileRuleset } from './compile-ruleset.ts';
+export { explainRuleset, type ExplainingRuleset, type ExplainResult, type TraceEntry, type TraceReason } from './explain-ruleset.ts';
 export { compileExpressionFunction, type ExpressionFunction, type ExpressionInputs } from './expression-function.ts';
 export { positionOf } from './expression/parse.ts';
 export { appendPath, formatPath, isPathError, parsePath, type PathError, type PathSegment } from './paths.ts';

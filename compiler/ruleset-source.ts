@@ -56,6 +56,22 @@ const FIXED = [
   'failures', 'evaluated', 'errors', 'found', 'f', 'schemaFailures', 'o', 'proto',
 ] as const;
 
+/** The names only the explaining variant uses (see `GenerateOptions.explain`); reserved only there, so that the live source is unchanged. */
+const EXPLAIN_NAMES = ['trace', 'mark', 'why', 'elements', 'start'] as const;
+
+/** How to generate: the live validator, or its explaining variant. */
+export interface GenerateOptions {
+  /**
+   * Generate the explaining variant: the same rule blocks, each also
+   * recording into `trace` one entry `[why, failuresAdded, value, elements]`
+   * (why: null, "when-false" or "field-missing"; value: the fieldPath's
+   * value of a rule outside forEach; elements: the failing indexes of a
+   * forEach rule), and `validate` returns `trace` with the result. Always
+   * one factory, never parts: it runs for one request, not for traffic.
+   */
+  explain?: boolean;
+}
+
 /**
  * The names of one generated program, shared by its parts: fixed names and
  * helpers reserved once, counters that never hand out a name twice, and one
@@ -67,11 +83,16 @@ class Naming {
   readonly helpers = new Map<HelperName, Name>();
   readonly refs: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   readonly origins: Record<string, RefOrigin> = Object.create(null) as Record<string, RefOrigin>;
+  /** The explaining variant's names, when generating it. */
+  readonly explain: Record<(typeof EXPLAIN_NAMES)[number], Name> | undefined;
 
-  constructor() {
+  constructor(options: GenerateOptions = {}) {
     // Reserve every helper and fixed name first, so counters never hand them out.
     for (const helper of HELPERS) this.helpers.set(helper, this.scope.reserve(helper));
     this.names = Object.fromEntries(FIXED.map((n) => [n, this.scope.reserve(n)])) as Record<(typeof FIXED)[number], Name>;
+    this.explain = options.explain === true
+      ? Object.fromEntries(EXPLAIN_NAMES.map((n) => [n, this.scope.reserve(n)])) as Record<(typeof EXPLAIN_NAMES)[number], Name>
+      : undefined;
   }
 
   helper(name: HelperName): Name {
@@ -343,15 +364,21 @@ export function* generateSourceSteps(plans: readonly RulePlan[], limits: Readonl
 export function* generateRulesetSteps(
   plans: readonly RulePlan[],
   limits: Readonly<PartLimits> = PART_LIMITS,
+  options: GenerateOptions = {},
 ): Generator<GeneratedPart | undefined, GeneratedLayout> {
-  const groups = partition(plans, limits);
-  const naming = new Naming();
+  const naming = new Naming(options);
+  const groups = naming.explain === undefined ? partition(plans, limits) : [[...plans]];
   const n = naming.names;
+  const x = naming.explain;
   let usesNow = false;
   const onNow = (): void => {
     usesNow = true;
   };
   const returnResult = (w: CodeWriter): void => {
+    if (x !== undefined) {
+      w.line(_`return { isValid: ${n.failures}.length === 0, totalRulesEvaluated: ${n.evaluated}, failures: ${n.failures}, ${x.trace} };`);
+      return;
+    }
     w.line(_`return { isValid: ${n.failures}.length === 0, totalRulesEvaluated: ${n.evaluated}, failures: ${n.failures} };`);
   };
 
@@ -370,6 +397,7 @@ export function* generateRulesetSteps(
         if (clock !== undefined) w.line(_`${n.now} = ${clock}(${n.now});`);
         w.line(_`const ${n.failures} = [];`);
         w.line(_`let ${n.evaluated} = 0;`);
+        if (x !== undefined) w.line(_`const ${x.trace} = [];`);
         w.embed(body);
         w.blank();
         returnResult(w);
@@ -619,14 +647,42 @@ class RuleEmitter {
       const whenCode = plan.when === undefined ? undefined : this.isTrue(plan.when, this.valueName());
       const core = (): void => this.core(inner, lit(plan.fieldPath?.text ?? ''), false);
       if (whenCode === undefined) core();
-      else inner.block(_`if (${whenCode})`, core);
+      else this.#ifElse(inner, _`if (${whenCode})`, core, 'when-false');
     } else {
       this.forEach(inner, plan.forEach.segments);
     }
+    const x = this.#d.naming.explain;
     w.braces(() => {
       if (this.#temps.length > 0) w.line(_`let ${join(this.#temps)};`);
+      if (x !== undefined) {
+        w.line(_`const ${x.mark} = ${n.failures}.length;`);
+        w.line(_`let ${x.why} = null;`);
+        if (plan.forEach !== undefined) w.line(_`const ${x.elements} = [];`);
+      }
       w.embed(inner);
+      if (x !== undefined) {
+        const value = plan.forEach === undefined && plan.fieldPath !== undefined ? n.value : lit(undefined);
+        const elements = plan.forEach === undefined ? lit(null) : x.elements;
+        w.line(_`${x.trace}.push([${x.why}, ${n.failures}.length - ${x.mark}, ${value}, ${elements}]);`);
+      }
     });
+  }
+
+  /**
+   * `head { body }`; in the explaining variant also `else why = reason`,
+   * the reason the rule was skipped when `head` does not hold.
+   */
+  #ifElse(w: CodeWriter, head: Code, body: () => void, reason: 'when-false' | 'field-missing'): void {
+    const x = this.#d.naming.explain;
+    if (x === undefined) {
+      w.block(head, body);
+      return;
+    }
+    w.open(head);
+    body();
+    w.reopen(_`else`);
+    w.line(_`${x.why} = ${reason};`);
+    w.close();
   }
 
   forEach(w: CodeWriter, listPath: PathSegment[]): void {
@@ -634,8 +690,9 @@ class RuleEmitter {
     const n = this.#n;
     const field = plan.fieldPath;
     const eachAt = field === undefined ? -1 : field.segments.findIndex((s) => 'each' in s);
+    const x = this.#d.naming.explain;
     w.line(_`const ${n.list} = ${this.read(n.payload, listPath)};`);
-    w.block(_`if (${this.#d.helper('isArray')}(${n.list}))`, () => {
+    this.#ifElse(w, _`if (${this.#d.helper('isArray')}(${n.list}))`, () => {
       // A fieldPath outside the array is the same for every element: missing and not
       // required, the whole rule is skipped, and not counted (docs/rule-language.md).
       const shared = field !== undefined && eachAt < 0;
@@ -643,6 +700,11 @@ class RuleEmitter {
       const elements = (): void => {
         w.line(_`${n.evaluated}++;`);
         w.block(_`for (let ${n.index} = 0; ${n.index} < ${n.list}.length; ${n.index}++)`, () => {
+          if (x !== undefined) {
+            // `continue` in the do-while ends the element, and its failures are counted after it.
+            w.line(_`const ${x.start} = ${n.failures}.length;`);
+            w.open(_`do`);
+          }
           w.line(_`const ${n.item} = ${n.list}[${n.index}];`);
           if (field !== undefined && eachAt >= 0) {
             w.line(_`const ${n.value} = ${this.read(n.item, field.segments.slice(eachAt + 1))};`);
@@ -656,11 +718,16 @@ class RuleEmitter {
             path = _`${`${before}[`} + ${n.index} + ${`]${after}`}`;
           }
           this.core(w, path, true);
+          if (x !== undefined) {
+            w.close();
+            w.line(_`while (false);`);
+            w.line(_`if (${n.failures}.length > ${x.start}) ${x.elements}.push(${n.index});`);
+          }
         });
       };
-      if (shared && !plan.required) w.block(_`if (${n.value} !== undefined && ${n.value} !== null)`, elements);
+      if (shared && !plan.required) this.#ifElse(w, _`if (${n.value} !== undefined && ${n.value} !== null)`, elements, 'field-missing');
       else elements();
-    });
+    }, 'field-missing');
   }
 
   /** Missing-field handling, then the checks; `inLoop` skips an element with `continue`. */
@@ -694,10 +761,10 @@ class RuleEmitter {
       this.checks(w, path);
       w.close();
     } else {
-      w.block(_`if (${n.value} !== undefined && ${n.value} !== null)`, () => {
+      this.#ifElse(w, _`if (${n.value} !== undefined && ${n.value} !== null)`, () => {
         w.line(_`${n.evaluated}++;`);
         this.checks(w, path);
-      });
+      }, 'field-missing');
     }
   }
 

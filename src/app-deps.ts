@@ -3,6 +3,7 @@
  * `buildApp` and passed as plugin options (`{ deps }`). Handlers never build
  * their own storage, caches or compilers.
  */
+import type { ExplainResult } from '../compiler/explain-ruleset.ts';
 import type { CompileError, ValidatorFn } from '../compiler/types.ts';
 import type {} from 'fastify';
 import type { Config } from './config.ts';
@@ -52,8 +53,19 @@ export interface ValidatorService {
   invalidate(tenantId: string, context: string): void;
   /** Rebuilds from the database now (POST /contexts/{c}/recompile). Null when the context has no ruleset version. */
   recompile(tenantId: string, context: string): Promise<CompiledValidator | null>;
-  /** Compiles without caching (POST /rules/test); returns compile errors instead of throwing. */
-  compileUncached(ruleset: LiveRuleset): Promise<{ validator?: CompiledValidator; errors: CompileError[] }>;
+  /**
+   * Compiles without caching (POST /rules/test); returns compile errors instead of throwing.
+   * With `explain: true`, also the ruleset's explaining variant (`explain`, with a validator
+   * only): it answers as the validator does and traces every rule; it is never cached.
+   */
+  compileUncached(ruleset: LiveRuleset, options?: { explain?: boolean }): Promise<UncachedCompile>;
+}
+
+/** What `compileUncached` gives: a validator or compile errors, and the explaining variant when asked for. */
+export interface UncachedCompile {
+  validator?: CompiledValidator;
+  errors: CompileError[];
+  explain?: (payload: unknown, now: number) => ExplainResult;
 }
 
 /** API keys: generation, hashing and the cached lookup behind authentication. */

@@ -83,7 +83,7 @@ export const contextTestsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
     },
   }, async (request) => ({ tests: await storage.tests.list(tenantOf(request), contextOf(request.params)) }));
 
-  app.post<{ Params: ContextParams; Body: { target?: TestTarget } | undefined }>('/contexts/:context/tests/run', {
+  app.post<{ Params: ContextParams; Body: { target?: TestTarget; explain?: boolean } | undefined }>('/contexts/:context/tests/run', {
     config: adminOnly,
     schema: {
       ...operation({
@@ -91,7 +91,8 @@ export const contextTestsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
         tag: 'Contexts',
         summary: 'Run the stored tests of a context',
         description: 'Runs every stored test against the rules a context publish would make live now (`target: "draft"`, the default) '
-          + 'or against the live rules (`"live"`), and says how each fared. Changes nothing.',
+          + 'or against the live rules (`"live"`), and says how each fared. Changes nothing. With `explain: true` each result adds '
+          + '`trace`: what became of each rule on that test\'s payload.',
         answers: {
           200: 'Each test\'s outcome.',
           404: 'The context has no rules (draft) or no published ruleset (live) (CONTEXT_NOT_FOUND).',
@@ -115,15 +116,17 @@ export const contextTestsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
       throw new ProblemError(target === 'draft' ? PROBLEMS.contextHasNoRules(context) : PROBLEMS.contextsNotPublished([{ context }]));
     }
     const tests = await storage.tests.list(tenantId, context);
-    const results = runStoredTests(await compiled(ruleset), tests, config);
+    const explaining = request.body?.explain === true;
+    const { validator, explain } = await compiled(ruleset, explaining);
+    const results = runStoredTests(validator, tests, config, explain);
     const passed = results.filter((result) => result.ok).length;
     return { target, passed, failed: results.length - passed, results };
   });
 
   /** A validator of the ruleset, never cached: a test run must not change what validation sees. */
-  const compiled = async (ruleset: LiveRuleset) => {
-    const { validator, errors } = await validators.compileUncached(ruleset);
-    if (validator !== undefined && errors.length === 0) return validator;
+  const compiled = async (ruleset: LiveRuleset, explaining: boolean) => {
+    const { validator, errors, explain } = await validators.compileUncached(ruleset, { explain: explaining });
+    if (validator !== undefined && errors.length === 0) return { validator, explain };
     const fieldErrors = errors.map((error) => ({ path: error.field, message: `rule ${error.ruleCode}: ${describeCompileError(error)}` }));
     if (errors.some((error) => error.code === 'LIMIT_EXCEEDED')) throw new ProblemError(PROBLEMS.rulesetOverLimit(fieldErrors, ruleset.context));
     throw new ProblemError(PROBLEMS.rulesetDoesNotCompile(fieldErrors, ruleset.context));

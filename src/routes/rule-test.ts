@@ -7,6 +7,7 @@
  * validation sees.
  */
 import type { FastifyPluginAsync } from 'fastify';
+import type { TraceEntry } from '../../compiler/explain-ruleset.ts';
 import { toRuleDefinition } from '../../compiler/rule-schema.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { PROBLEMS, ProblemError } from '../errors.ts';
@@ -15,7 +16,7 @@ import { assertStorableText } from '../http/storable-text.ts';
 import type { LiveRuleset } from '../storage/types.ts';
 import { assertRuleCompiles, describeCompileError } from '../rules/check-rule-content.ts';
 import { warningsFor, type RuleWarning } from '../rules/rule-warnings.ts';
-import { assertAnswerFits } from '../validators/answer-size.ts';
+import { assertAnswerFits, assertExplainedAnswerFits } from '../validators/answer-size.ts';
 import { evaluateBounded } from '../validators/bounded-evaluation.ts';
 import { costProfileOf, estimateCost } from '../validators/evaluation-cost.ts';
 import { tenantOf } from './schemas/route-helpers.ts';
@@ -30,6 +31,7 @@ interface RuleTestBody {
   context?: string;
   draft?: boolean;
   payload: Record<string, unknown>;
+  explain?: boolean;
 }
 
 /** The context name a one-rule test runs under when the rule names none. */
@@ -81,7 +83,8 @@ export const ruleTestRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
         summary: 'Test a rule or a context on a payload',
         description: 'Evaluates a payload without storing anything. `{ rule, payload }`: the rule is checked as a save would check it '
           + '(code uniqueness aside) and evaluated alone. `{ context, payload, draft }`: the context\'s live ruleset (`draft: false`, '
-          + 'the default), or the ruleset a context publish would make live (`draft: true`).',
+          + 'the default), or the ruleset a context publish would make live (`draft: true`). With `explain: true` the answer adds '
+          + '`trace`: what became of each rule of the ruleset (disabled ones included), passed, failed or skipped and why.',
         answers: {
           200: 'The result, as a single validation answers it, with the tested rule\'s warnings (empty for a context).',
           404: 'The context has no published ruleset (or, with `draft: true`, no rules) (CONTEXT_NOT_FOUND).',
@@ -110,7 +113,8 @@ export const ruleTestRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
       ruleset = await contextRuleset(tenantId, requireContext(body), body.draft ?? false);
     }
 
-    const { validator, errors } = await validators.compileUncached(ruleset);
+    const explaining = body.explain === true;
+    const { validator, errors, explain } = await validators.compileUncached(ruleset, { explain: explaining });
     if (validator === undefined || errors.length > 0) {
       // Rules are checked when saved, so only a compiler change could get
       // here; a publish would refuse the same ruleset, so the test does too.
@@ -128,10 +132,20 @@ export const ruleTestRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
     // caller-supplied rules on a caller-supplied payload just the same.
     const now = Date.now();
     const cost = estimateCost(costProfileOf(validator), sizeOf(size));
-    const result = evaluateBounded(cost, 'payload', () => validator.validate(body.payload, now));
-    assertAnswerFits(result.failures, config.maxAnswerBytes, 'payload');
+    // Explained, the explaining variant answers instead: the same failures, and the trace.
+    let trace: TraceEntry[] | undefined;
+    const result = evaluateBounded(cost, 'payload', () => {
+      if (explain === undefined) return validator.validate(body.payload, now);
+      const explained = explain(body.payload, now);
+      trace = explained.trace;
+      return explained;
+    });
+    if (trace === undefined) assertAnswerFits(result.failures, config.maxAnswerBytes, 'payload');
+    else assertExplainedAnswerFits(result.failures, trace, config.maxAnswerBytes, 'payload');
     // The same body, and clock, as a single validation's, with the rule's warnings.
-    return new RuleTestAnswer(result.isValid, result.totalRulesEvaluated, result.failures, warnings, request.startedAt);
+    const answer = new RuleTestAnswer(result.isValid, result.totalRulesEvaluated, result.failures, warnings, request.startedAt);
+    if (trace !== undefined) answer.trace = trace;
+    return answer;
   });
 };
 

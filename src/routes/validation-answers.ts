@@ -16,7 +16,7 @@
  * these bodies are for the response schemas' serializers only.
  */
 import { performance } from 'node:perf_hooks';
-import type { RuleWarning } from '../../compiler/index.ts';
+import type { RuleWarning, TraceEntry } from '../../compiler/index.ts';
 import type { FailureRecord } from '../../compiler/types.ts';
 
 /** A body whose `executionTimeMs` counts from `startedAt` (performance.now()) to the moment it is read. */
@@ -56,6 +56,9 @@ export class RuleTestAnswer extends SingleAnswer {
   ) {
     super(isValid, totalRulesEvaluated, failures, startedAt);
   }
+
+  /** Set when the test was explained (`explain: true`); absent otherwise. */
+  trace?: readonly TraceEntry[];
 }
 
 /** One item of a batch answer. */

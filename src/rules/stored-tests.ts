@@ -5,11 +5,12 @@
  * Each test is evaluated as a validation is: under the evaluation deadline
  * and the answer-size limit, its payload checked by the payload guard.
  */
+import type { ExplainResult, TraceEntry } from '../../compiler/explain-ruleset.ts';
 import type { CompiledValidator } from '../app-deps.ts';
 import { TestsFailedError, type FieldError } from '../domain-errors.ts';
 import { checkPayload, sizeOf, type PayloadSize } from '../http/payload-guard.ts';
 import type { ChangeInfo, ContextTestStore, StoredTest } from '../storage/types.ts';
-import { assertAnswerFits } from '../validators/answer-size.ts';
+import { assertAnswerFits, assertExplainedAnswerFits } from '../validators/answer-size.ts';
 import { evaluateBounded } from '../validators/bounded-evaluation.ts';
 import type { GoLiveCheck } from '../validators/early-compile.ts';
 import { costProfileOf, estimateCost } from '../validators/evaluation-cost.ts';
@@ -21,7 +22,12 @@ export interface TestOutcome {
   isValid: boolean;
   /** The codes of the rules that failed, each once, in the order failures are reported. */
   failures: string[];
+  /** What became of each rule, when the run was explained. */
+  trace?: TraceEntry[];
 }
+
+/** A ruleset's explaining variant (ValidatorService.compileUncached with `explain: true`). */
+export type ExplainFn = (payload: unknown, now: number) => ExplainResult;
 
 /** The limits a test is evaluated under: those of a validation. */
 export interface TestRunLimits {
@@ -36,7 +42,12 @@ export interface TestRunLimits {
  * runStoredTests(validator, [{ name: 'small', payload: { amount: 5 }, expect: { isValid: true } }], limits);
  * // [{ name: 'small', ok: true, isValid: true, failures: [] }]
  */
-export function runStoredTests(validator: CompiledValidator, tests: readonly StoredTest[], limits: TestRunLimits): TestOutcome[] {
+export function runStoredTests(
+  validator: CompiledValidator,
+  tests: readonly StoredTest[],
+  limits: TestRunLimits,
+  explain?: ExplainFn,
+): TestOutcome[] {
   const profile = costProfileOf(validator);
   const now = Date.now();
   return tests.map((test, index) => {
@@ -45,10 +56,21 @@ export function runStoredTests(validator: CompiledValidator, tests: readonly Sto
     // Payloads were checked when stored; a lower depth limit since is met here.
     const problem = checkPayload(test.payload, path, limits.maxPayloadDepth, size);
     if (problem !== undefined) return { name: test.name, ok: false, isValid: false, failures: [] };
-    const result = evaluateBounded(estimateCost(profile, sizeOf(size)), path, () => validator.validate(test.payload, now));
-    assertAnswerFits(result.failures, limits.maxAnswerBytes, path);
+    const cost = estimateCost(profile, sizeOf(size));
+    // Explained, the explaining variant answers instead: the same failures, and the trace.
+    let trace: TraceEntry[] | undefined;
+    const result = evaluateBounded(cost, path, () => {
+      if (explain === undefined) return validator.validate(test.payload, now);
+      const explained = explain(test.payload, now);
+      trace = explained.trace;
+      return explained;
+    });
+    if (trace === undefined) assertAnswerFits(result.failures, limits.maxAnswerBytes, path);
+    else assertExplainedAnswerFits(result.failures, trace, limits.maxAnswerBytes, path);
     const failures = [...new Set(result.failures.map((failure) => failure.ruleCode))];
-    return { name: test.name, ok: meetsExpectation(test.expect, result.isValid, failures), isValid: result.isValid, failures };
+    const outcome: TestOutcome = { name: test.name, ok: meetsExpectation(test.expect, result.isValid, failures), isValid: result.isValid, failures };
+    if (trace !== undefined) outcome.trace = trace;
+    return outcome;
   });
 }
 

@@ -17,6 +17,7 @@
  * `\u0001`-style escapes). A value reported by many failures (the same
  * object) is walked once per answer.
  */
+import type { TraceEntry } from '../../compiler/explain-ruleset.ts';
 import type { FailureRecord } from '../../compiler/types.ts';
 import { AnswerTooLargeError } from '../domain-errors.ts';
 
@@ -119,4 +120,23 @@ export function answerTooLarge(path: string, maxBytes: number): AnswerTooLargeEr
  */
 export function assertAnswerFits(failures: readonly FailureRecord[], maxBytes: number, path: string): void {
   if (failures.length > 0 && !new AnswerBudget(maxBytes, 'full').add(failures)) throw answerTooLarge(path, maxBytes);
+}
+
+/**
+ * An explained answer: its failures and its trace. A trace entry carries a
+ * value and an expected value as a failure does (one per rule, whether it
+ * failed or not), so each is measured as a failure record would be.
+ */
+export function assertExplainedAnswerFits(
+  failures: readonly FailureRecord[],
+  trace: readonly TraceEntry[],
+  maxBytes: number,
+  path: string,
+): void {
+  const budget = new AnswerBudget(maxBytes, 'full');
+  const entries: FailureRecord[] = trace.map((entry) => ({
+    ruleCode: entry.ruleCode, ruleName: '', severity: 'Info', message: '', errorCode: entry.reason ?? entry.outcome,
+    fieldPath: entry.fieldPath, actualValue: entry.value ?? null, expectedValue: entry.expected ?? null,
+  }));
+  if (!budget.add(failures) || !budget.add(entries)) throw answerTooLarge(path, maxBytes);
 }

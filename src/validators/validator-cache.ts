@@ -18,8 +18,9 @@
  * - Unknown contexts are remembered briefly, so a flood of requests for a
  *   context that does not exist costs one query per TTL.
  */
-import type { CompileError, CompilerLimits } from '../../compiler/types.ts';
-import type { CompiledValidator, ValidatorService } from '../app-deps.ts';
+import { explainRuleset } from '../../compiler/explain-ruleset.ts';
+import type { CompilerLimits } from '../../compiler/types.ts';
+import type { CompiledValidator, UncachedCompile, ValidatorService } from '../app-deps.ts';
 import { RulesetInvalidError, RulesetOverLimitError, type FieldError } from '../domain-errors.ts';
 import type { LiveRuleset, RuleStore } from '../storage/types.ts';
 import { TUNING } from '../tuning.ts';
@@ -200,13 +201,15 @@ export class ValidatorCache implements ValidatorService {
     return validator;
   }
 
-  compileUncached(ruleset: LiveRuleset): Promise<{ validator?: CompiledValidator; errors: CompileError[] }> {
+  compileUncached(ruleset: LiveRuleset, options: { explain?: boolean } = {}): Promise<UncachedCompile> {
     this.#compiles++;
     return this.#queue.run(ruleset.tenantId, async () => {
       const outcome = await compileValidator(ruleset, this.#limits);
       // The compile's own time, not the waits between its slices.
       this.#observer?.compiled(ruleset.tenantId, ruleset.context, outcome.compileMs, outcome.validator !== undefined);
-      return outcome;
+      if (options.explain !== true || outcome.validator === undefined) return outcome;
+      // Its own variant, compiled apart from the validator and dropped with the request.
+      return { ...outcome, explain: explainRuleset(ruleset.rules, { limits: this.#limits }).explain };
     });
   }
 

@@ -4,6 +4,7 @@
  */
 import { CODE_PATTERN } from '../../../compiler/rule-schema.ts';
 import { TUNING } from '../../tuning.ts';
+import { traceSchema } from './trace-schemas.ts';
 
 const testName = { type: 'string', minLength: 1, maxLength: 200, description: 'The test\'s name, unique in the context.', examples: ['small loan passes'] } as const;
 const ruleCodes = {
@@ -84,6 +85,10 @@ export const testRunBodySchema = {
       description: '`draft` (default): what a context publish would make live now; `live`: what validation uses now.',
       examples: ['draft'],
     },
+    explain: {
+      type: 'boolean',
+      description: 'true: each entry of `results` adds `trace`, what became of each rule on that test\'s payload.',
+    },
   },
   examples: [{ target: 'draft' }],
 } as const;
@@ -110,6 +115,7 @@ export const testRunResultSchema = {
           ok: { type: 'boolean', description: 'Whether it got the answer it expects.', examples: [true] },
           isValid: { type: 'boolean', description: 'Whether the payload passed.', examples: [false] },
           failures: ruleCodes,
+          trace: traceSchema,
         },
       },
     },

@@ -5,6 +5,7 @@
  */
 import { singleResultResponseSchema } from './result-schemas.ts';
 import { CONTEXT_PATTERN, testRuleSchema } from './rule-schemas.ts';
+import { traceSchema } from './trace-schemas.ts';
 
 export const ruleTestBodySchema = {
   type: 'object',
@@ -24,6 +25,10 @@ export const ruleTestBodySchema = {
       description: 'With context: true tests the ruleset a context publish would make live, false (default) the live one.',
     },
     payload: { type: 'object', description: 'The JSON object to evaluate.', examples: [{ amount: 60000 }] },
+    explain: {
+      type: 'boolean',
+      description: 'true: the answer adds `trace`, what became of each rule (passed, failed or skipped, and why).',
+    },
   },
   examples: [{
     rule: {
@@ -61,6 +66,7 @@ export const ruleTestResultSchema = {
         + 'With `context`: empty (each rule\'s warnings come with GET /rules/{id}).',
       items: { $ref: 'RuleWarning#' },
     },
+    trace: traceSchema,
     executionTimeMs: single.executionTimeMs,
   },
   examples: [{ isValid: true, totalRulesEvaluated: 1, failures: [], warnings: [], executionTimeMs: 0 }],

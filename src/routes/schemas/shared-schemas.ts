@@ -20,12 +20,14 @@ import { ruleCheckSchemas } from './rule-check-schemas.ts';
 import { ruleTestSchemas } from './rule-test-schemas.ts';
 import { ruleSchemas } from './rule-schemas.ts';
 import { tenantSchemas } from './tenant-schemas.ts';
+import { traceSchemas } from './trace-schemas.ts';
 
 /** Every shared schema, in the order the document lists its components. */
 export const SHARED_SCHEMAS = [
   ...resultSchemas,
   ...ruleSchemas,
   ...ruleCheckSchemas,
+  ...traceSchemas,
   ...ruleTestSchemas,
   ...contextSchemas,
   ...contextTestSchemas,

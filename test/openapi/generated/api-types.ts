@@ -135,7 +135,7 @@ export interface paths {
         put?: never;
         /**
          * Test a rule or a context on a payload
-         * @description Evaluates a payload without storing anything. `{ rule, payload }`: the rule is checked as a save would check it (code uniqueness aside) and evaluated alone. `{ context, payload, draft }`: the context's live ruleset (`draft: false`, the default), or the ruleset a context publish would make live (`draft: true`).
+         * @description Evaluates a payload without storing anything. `{ rule, payload }`: the rule is checked as a save would check it (code uniqueness aside) and evaluated alone. `{ context, payload, draft }`: the context's live ruleset (`draft: false`, the default), or the ruleset a context publish would make live (`draft: true`). With `explain: true` the answer adds `trace`: what became of each rule of the ruleset (disabled ones included), passed, failed or skipped and why.
          */
         post: operations["testRule"];
         delete?: never;
@@ -415,7 +415,7 @@ export interface paths {
         put?: never;
         /**
          * Run the stored tests of a context
-         * @description Runs every stored test against the rules a context publish would make live now (`target: "draft"`, the default) or against the live rules (`"live"`), and says how each fared. Changes nothing.
+         * @description Runs every stored test against the rules a context publish would make live now (`target: "draft"`, the default) or against the live rules (`"live"`), and says how each fared. Changes nothing. With `explain: true` each result adds `trace`: what became of each rule on that test's payload.
          */
         post: operations["runContextTests"];
         delete?: never;
@@ -1184,6 +1184,58 @@ export interface components {
             warnings: components["schemas"]["RuleWarning"][];
         };
         /**
+         * @description What became of one rule on the payload.
+         * @example {
+         *       "ruleCode": "AMOUNT_LIMIT",
+         *       "outcome": "failed",
+         *       "fieldPath": "amount",
+         *       "value": 60000,
+         *       "expected": 50000
+         *     }
+         */
+        RuleTraceEntry: {
+            /**
+             * @description The rule's code.
+             * @example AMOUNT_LIMIT
+             */
+            ruleCode: string;
+            /**
+             * @description `failed`: it reported at least one failure; `skipped`: it did not run (see `reason`); `passed` otherwise.
+             * @example failed
+             * @enum {string}
+             */
+            outcome: "passed" | "failed" | "skipped";
+            /**
+             * @description Skipped rules only: `when-false` (its `when` did not hold), `field-missing` (its field, or its forEach list, was missing and it is not required), `disabled` (enabled: false).
+             * @example when-false
+             * @enum {string}
+             */
+            reason?: "when-false" | "field-missing" | "disabled";
+            /**
+             * @description The rule's fieldPath as written; empty when it has none.
+             * @example amount
+             */
+            fieldPath: string;
+            /**
+             * @description The value at fieldPath (any JSON), for rules outside forEach whose field is present.
+             * @example 60000
+             */
+            value?: unknown;
+            /**
+             * @description The rule's expected value, given or inferred (any JSON), when it has one.
+             * @example 50000
+             */
+            expected?: unknown;
+            /**
+             * @description forEach rules that ran: the indexes of the elements that failed.
+             * @example [
+             *       1,
+             *       3
+             *     ]
+             */
+            elements?: number[];
+        };
+        /**
          * @description The result of the test, as a single validation answers it, and the tested rule's warnings.
          * @example {
          *       "isValid": true,
@@ -1205,6 +1257,8 @@ export interface components {
             failures: components["schemas"]["FailureRecord"][];
             /** @description With `rule`: its warnings against the payload schema of its `context`, empty when there is nothing to say. With `context`: empty (each rule's warnings come with GET /rules/{id}). */
             warnings: components["schemas"]["RuleWarning"][];
+            /** @description With `explain: true` only: one entry per rule of the ruleset (disabled ones included), in the order failures are reported (priority, then code). */
+            trace?: components["schemas"]["RuleTraceEntry"][];
             /**
              * @description Server-side handling time of the whole request, in whole milliseconds.
              * @example 0
@@ -1418,6 +1472,8 @@ export interface components {
                  *     ]
                  */
                 failures: string[];
+                /** @description With `explain: true` only: one entry per rule of the ruleset (disabled ones included), in the order failures are reported (priority, then code). */
+                trace?: components["schemas"]["RuleTraceEntry"][];
             }[];
         };
         /**
@@ -2707,6 +2763,8 @@ export interface operations {
                      *     }
                      */
                     payload: Record<string, unknown>;
+                    /** @description true: the answer adds `trace`, what became of each rule (passed, failed or skipped, and why). */
+                    explain?: boolean;
                 };
             };
         };
@@ -5257,6 +5315,8 @@ export interface operations {
                      * @enum {string}
                      */
                     target?: "draft" | "live";
+                    /** @description true: each entry of `results` adds `trace`, what became of each rule on that test's payload. */
+                    explain?: boolean;
                 };
             };
         };
