@@ -17,8 +17,7 @@ import { compileAhead } from '../validators/early-compile.ts';
 import { changeInfoOf } from './change-info.ts';
 import { exportQuerySchema, importBodySchema, importQuerySchema } from './schemas/context-file-schemas.ts';
 import { contextParamsSchema } from './schemas/context-schemas.ts';
-import { tenantOf } from './schemas/route-helpers.ts';
-import { CONTEXT_REGEX } from './schemas/rule-schemas.ts';
+import { contextOf, tenantOf } from './schemas/route-helpers.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
 
 interface ContextParams {
@@ -46,12 +45,6 @@ const adminOnly = { role: 'admin' } as const;
 // eslint-disable-next-line @typescript-eslint/require-await -- a Fastify plugin without a done parameter must return a promise
 export const contextFilesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
   const { storage, validators, config, payloadSchemas } = deps;
-
-  /** The context name of the URL; a name that cannot exist is an unknown context. */
-  const contextOf = (params: ContextParams): string => {
-    if (!CONTEXT_REGEX.test(params.context)) throw new ProblemError(PROBLEMS.impossibleContextName());
-    return params.context;
-  };
 
   app.get<{ Params: ContextParams; Querystring: { from?: 'live' | 'draft' } }>('/contexts/:context/export', {
     config: adminOnly,
