@@ -33,6 +33,7 @@ import { trustProxySetting } from './rate-limit/client-address.ts';
 import { registerRateLimit } from './rate-limit/register-rate-limit.ts';
 import { apiKeysRoutes } from './routes/api-keys.ts';
 import { contextHistoryRoutes } from './routes/context-history.ts';
+import { contextFilesRoutes } from './routes/context-files.ts';
 import { contextsRoutes } from './routes/contexts.ts';
 import { healthRoutes } from './routes/health.ts';
 import { payloadSchemaRoutes } from './routes/payload-schemas.ts';
@@ -204,7 +205,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   // Routes that store what they are sent: text PostgreSQL cannot keep is a 400 naming it, not a 500.
   await app.register(async (management) => {
     management.addHook('preValidation', refuseUnstorableText);
-    for (const routes of [rulesRoutes, rulePatchRoutes, contextsRoutes, contextTestsRoutes, contextHistoryRoutes, payloadSchemaRoutes, apiKeysRoutes]) {
+    const stored = [
+      rulesRoutes, rulePatchRoutes, contextsRoutes, contextTestsRoutes, contextHistoryRoutes, contextFilesRoutes, payloadSchemaRoutes, apiKeysRoutes,
+    ];
+    for (const routes of stored) {
       await management.register(routes, { prefix: '/api/v1', deps });
     }
     await management.register(tenantRoutes, { prefix: '/api/v1', deps, policies: rateLimiter.policies });

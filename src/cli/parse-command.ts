@@ -4,6 +4,7 @@
  */
 import { parseArgs } from 'node:util';
 import { CONFIG_VARIABLE_BY_NAME, TENANT_ID_PATTERN } from '../config.ts';
+import { CONTEXT_REGEX } from '../routes/schemas/rule-schemas.ts';
 import type { Role } from '../storage/types.ts';
 import { UsageError } from './cli-errors.ts';
 
@@ -22,12 +23,22 @@ export type Command =
   | { kind: 'key-create'; tenantId: string; name: string; role: Role }
   | { kind: 'key-revoke'; tenantId: string; keyId: string }
   | { kind: 'key-list'; tenantId: string }
-  | { kind: 'contexts'; tenantId: string };
+  | { kind: 'contexts'; tenantId: string }
+  /** `out` absent: print the file. */
+  | { kind: 'export'; tenantId: string; context: string; draft: boolean; out?: string }
+  | { kind: 'import'; tenantId: string; context: string; file: string; dryRun: boolean; prune: boolean; publish: boolean; force: boolean }
+  /** `file` absent: the stored tests. */
+  | { kind: 'test'; tenantId: string; context: string; file?: string };
+
+/** The commands on rules files, which can also run against a service over HTTP. */
+export type FileCommand = Extract<Command, { kind: 'export' | 'import' | 'test' }>;
 
 export interface CommandLine {
   command: Command;
   /** Print JSON instead of text. */
   json: boolean;
+  /** --url and --key: run a rules-file command against that service instead of the database. */
+  remote?: { url: string; key: string };
 }
 
 /** The columns are PostgreSQL `integer`s. */
@@ -64,7 +75,25 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     }
     return { command: { ...command, role: values.role as Role }, json };
   }
-  return { command, json };
+  const fileFlags = { draft: 'export', out: 'export', 'dry-run': 'import', prune: 'import', publish: 'import', force: 'import' } as const;
+  for (const [flag, kind] of Object.entries(fileFlags)) {
+    if (values[flag as keyof typeof fileFlags] !== undefined && command.kind !== kind) throw new UsageError(`--${flag} applies only to "${kind}"`);
+  }
+  if ((values.url === undefined) !== (values.key === undefined)) throw new UsageError('--url and --key go together');
+  let remote: CommandLine['remote'];
+  if (values.url !== undefined && values.key !== undefined) {
+    if (command.kind !== 'export' && command.kind !== 'import' && command.kind !== 'test') {
+      throw new UsageError('--url and --key apply only to export, import and test');
+    }
+    if (!/^https?:\/\/[^\s]+$/.test(values.url)) throw new UsageError(`--url must be an http(s) URL, got "${values.url}"`);
+    remote = { url: values.url.replace(/\/+$/, ''), key: values.key };
+  }
+  if (command.kind === 'export') return { command: { ...command, draft: values.draft === true, out: values.out }, json, remote };
+  if (command.kind === 'import') {
+    const flags = { dryRun: values['dry-run'] === true, prune: values.prune === true, publish: values.publish === true, force: values.force === true };
+    return { command: { ...command, ...flags }, json, remote };
+  }
+  return { command, json, remote };
 }
 
 function parseOptions(argv: readonly string[]) {
@@ -75,6 +104,14 @@ function parseOptions(argv: readonly string[]) {
     options: {
       role: { type: 'string' },
       json: { type: 'boolean' },
+      draft: { type: 'boolean' },
+      out: { type: 'string' },
+      'dry-run': { type: 'boolean' },
+      prune: { type: 'boolean' },
+      publish: { type: 'boolean' },
+      force: { type: 'boolean' },
+      url: { type: 'string' },
+      key: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
     },
   });
@@ -122,7 +159,27 @@ function draftCommand(args: readonly string[]): Draft {
     }
     throw new UsageError(`unknown key command "${second ?? ''}" (create, revoke, list)`);
   }
+  if (first === 'export') {
+    expectCount('export <tenant> <context> [--draft] [--out FILE]', args.slice(1), 2);
+    return { kind: 'export', tenantId: tenantOf(second), context: contextOf(rest[0]), draft: false };
+  }
+  if (first === 'import') {
+    expectCount('import <tenant> <context> FILE [--dry-run] [--prune] [--publish] [--force]', args.slice(1), 3);
+    const flags = { dryRun: false, prune: false, publish: false, force: false };
+    return { kind: 'import', tenantId: tenantOf(second), context: contextOf(rest[0]), file: rest[1], ...flags };
+  }
+  if (first === 'test') {
+    if (args.length !== 3 && args.length !== 4) throw new UsageError('expected: test <tenant> <context> [FILE]');
+    return { kind: 'test', tenantId: tenantOf(second), context: contextOf(rest[0]), file: rest[1] };
+  }
   throw new UsageError(`unknown command "${first}"`);
+}
+
+function contextOf(value: string | undefined): string {
+  if (value === undefined || !CONTEXT_REGEX.test(value)) {
+    throw new UsageError(`"${value ?? ''}" is not a context name (1-100 characters of letters, digits, "_", ".", ":" and "-", starting with a letter or digit)`);
+  }
+  return value;
 }
 
 function rateLimitCommand(rest: readonly string[]): Draft {

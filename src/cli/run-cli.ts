@@ -10,6 +10,7 @@ import { DataDirLockedError } from '../storage/data-dir-lock.ts';
 import { migrateToLatest } from '../storage/migrate-to-latest.ts';
 import { CommandError, UsageError } from './cli-errors.ts';
 import { parseCommandLine, type CommandLine } from './parse-command.ts';
+import { runRemoteFileCommand } from './remote-file-commands.ts';
 import { runCommand, type CommandOutput } from './run-command.ts';
 import { USAGE } from './usage.ts';
 
@@ -42,7 +43,7 @@ export async function runCli(argv: readonly string[], env: Record<string, string
   try {
     const output = await execute(line, env);
     io.stdout(`${line.json ? JSON.stringify(output.json, null, 2) : output.text}\n`);
-    return 0;
+    return output.exitCode ?? 0;
   } catch (error) {
     io.stderr(`error: ${messageOf(error)}\n`);
     return error instanceof UsageError ? 2 : 1;
@@ -50,9 +51,13 @@ export async function runCli(argv: readonly string[], env: Record<string, string
 }
 
 async function execute(line: CommandLine, env: Record<string, string | undefined>): Promise<CommandOutput> {
+  const { command, remote } = line;
+  // Against a service: its configuration and database are its own.
+  if (remote !== undefined && (command.kind === 'export' || command.kind === 'import' || command.kind === 'test')) {
+    return runRemoteFileCommand(command, remote);
+  }
   const config = loadConfig(env);
   const location = { databaseUrl: config.databaseUrl, dataDir: config.dataDir };
-  const { command } = line;
   if (command.kind === 'help') return { text: USAGE, json: null };
   if (command.kind === 'migrate') {
     const applied = await migrateToLatest(location);

@@ -10,12 +10,15 @@ import { isUuid } from '../routes/schemas/route-helpers.ts';
 import { ConflictError, NotFoundError, type ApiKeyRecord, type ChangeOrigin, type Storage } from '../storage/types.ts';
 import { CommandError } from './cli-errors.ts';
 import type { Command } from './parse-command.ts';
+import { runFileCommand } from './file-commands.ts';
 import { formatTable } from './format-table.ts';
 
 /** What a command prints. */
 export interface CommandOutput {
   text: string;
   json: unknown;
+  /** The exit status when not 0 (test: a test failed). */
+  exitCode?: number;
 }
 
 /** The audit trail's actor for changes made here. */
@@ -109,6 +112,11 @@ export async function runCommand(command: StorageCommand, storage: Storage, conf
         );
       return { text, json: { items: contexts } };
     }
+    case 'export':
+    case 'import':
+    case 'test':
+      await requireTenant(storage, command.tenantId);
+      return runFileCommand(command, storage, config);
   }
 }
 

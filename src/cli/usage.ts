@@ -14,9 +14,22 @@ Commands:
   key revoke <tenant> <keyId>                revoke a key (the tenant's last admin key cannot be)
   key list <tenant>                          list keys (never their secrets)
   contexts <tenant>                          list contexts with ruleset versions and rule counts
+  export <tenant> <context> [--draft] [--out FILE]
+                                             print (or write) the context's rules file: live rules,
+                                             or with --draft what a publish would make live
+  import <tenant> <context> FILE [--dry-run] [--prune] [--publish] [--force]
+                                             make the context's drafts equal to the file, in one
+                                             transaction; --prune archives codes the file lacks,
+                                             --publish publishes too (stored tests must pass
+                                             unless --force)
+  test <tenant> <context> [FILE]             run the stored tests, or the file's, against the
+                                             draft; exit status 1 when one fails
 
 Options:
   --json      print the result as JSON (for scripts)
+  --url URL --key KEY
+              export, import and test against the service at URL with the
+              tenant's admin KEY, instead of on the database
   -h, --help  print this help
 
 Environment: the service's own. DATABASE_URL selects PostgreSQL; without it the
@@ -25,5 +38,5 @@ one process: stop the server before running the CLI on it (the CLI refuses
 while a server holds the folder). RATE_LIMIT_MAX and RATE_LIMIT_WINDOW_MS are
 the defaults shown by "tenant rate-limit".
 
-Exit status: 0 done, 1 the command failed, 2 the command line is wrong.
+Exit status: 0 done, 1 the command failed (or a test failed), 2 the command line is wrong.
 `;

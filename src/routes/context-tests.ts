@@ -9,12 +9,11 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppDeps } from '../app-deps.ts';
-import { PROBLEMS, ProblemError, type FieldError } from '../errors.ts';
-import { checkPayload } from '../http/payload-guard.ts';
+import { PROBLEMS, ProblemError } from '../errors.ts';
 import { operation } from '../openapi/operation.ts';
 import { describeCompileError } from '../rules/check-rule-content.ts';
 import { optionalBody } from './change-info.ts';
-import { runStoredTests } from '../rules/stored-tests.ts';
+import { runStoredTests, storedTestsProblems } from '../rules/stored-tests.ts';
 import type { LiveRuleset, StoredTest } from '../storage/types.ts';
 import { contextParamsSchema } from './schemas/context-schemas.ts';
 import { storedTestsBodySchema, testRunBodySchema } from './schemas/context-test-schemas.ts';
@@ -63,7 +62,8 @@ export const contextTestsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
     const tenantId = tenantOf(request);
     const context = contextOf(request.params);
     const { tests } = request.body;
-    assertTestsWellFormed(tests, config.maxPayloadDepth);
+    const problems = storedTestsProblems(tests, config.maxPayloadDepth);
+    if (problems.length > 0) throw new ProblemError(PROBLEMS.invalidBody(problems));
     await storage.tests.replace(tenantId, context, tests, originOf(request));
     return { tests };
   });
@@ -132,20 +132,3 @@ export const contextTestsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
     throw new ProblemError(PROBLEMS.rulesetDoesNotCompile(fieldErrors, ruleset.context));
   };
 };
-
-/** Names are unique, payloads pass the payload guard, and an expected pass names no failures. */
-function assertTestsWellFormed(tests: readonly StoredTest[], maxPayloadDepth: number): void {
-  const errors: FieldError[] = [];
-  const seen = new Map<string, number>();
-  tests.forEach((test, index) => {
-    const first = seen.get(test.name);
-    if (first !== undefined) errors.push({ path: `tests[${index}].name`, message: `is the name of tests[${first}] too; names must be unique` });
-    else seen.set(test.name, index);
-    const problem = checkPayload(test.payload, `tests[${index}].payload`, maxPayloadDepth);
-    if (problem !== undefined) errors.push(problem);
-    if (test.expect.isValid && (test.expect.failures?.length ?? 0) > 0) {
-      errors.push({ path: `tests[${index}].expect.failures`, message: 'must be empty when isValid is true' });
-    }
-  });
-  if (errors.length > 0) throw new ProblemError(PROBLEMS.invalidBody(errors));
-}

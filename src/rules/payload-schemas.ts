@@ -113,6 +113,11 @@ export class PayloadSchemas {
     return this.#remember(key, stored.revision, new PayloadSchema(stored.schema));
   }
 
+  /** Drops what is known of the context's schema: it was changed behind this object's back (an import), and is read afresh on next use. */
+  forget(tenantId: string, context: string): void {
+    this.#cached.delete(keyOf(tenantId, context));
+  }
+
   #remember(key: string, revision: string | null, schema: PayloadSchema | undefined): PayloadSchema | undefined {
     this.#cached.delete(key);
     this.#cached.set(key, { revision, schema, checkedAt: performance.now() });

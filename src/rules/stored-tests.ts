@@ -142,3 +142,24 @@ export function storedTestsGate(tests: Pick<ContextTestStore, 'list'>, limits: T
     },
   };
 }
+
+/**
+ * What is wrong with tests about to be stored, paths `tests[i]...`: names
+ * are unique, payloads pass the payload guard, and an expected pass names
+ * no failures. [] when nothing is.
+ */
+export function storedTestsProblems(tests: readonly StoredTest[], maxPayloadDepth: number): FieldError[] {
+  const errors: FieldError[] = [];
+  const seen = new Map<string, number>();
+  tests.forEach((test, index) => {
+    const first = seen.get(test.name);
+    if (first !== undefined) errors.push({ path: `tests[${index}].name`, message: `is the name of tests[${first}] too; names must be unique` });
+    else seen.set(test.name, index);
+    const problem = checkPayload(test.payload, `tests[${index}].payload`, maxPayloadDepth);
+    if (problem !== undefined) errors.push(problem);
+    if (test.expect.isValid && (test.expect.failures?.length ?? 0) > 0) {
+      errors.push({ path: `tests[${index}].expect.failures`, message: 'must be empty when isValid is true' });
+    }
+  });
+  return errors;
+}

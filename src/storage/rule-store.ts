@@ -14,6 +14,7 @@ import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { advanceRuleset, loadRuleset, lockContext, markVersionsPublished, publishDrafts, rulesetVersionsOf } from './context-rulesets.ts';
 import { writeAudit } from './audit-log.ts';
+import { importIntoContext } from './context-import.ts';
 import { guard } from './database-errors.ts';
 import { isUuid } from './identifiers.ts';
 import { contentEquals, normalizeContent, toRule, type RuleRow } from './rule-content.ts';
@@ -34,6 +35,9 @@ import {
   type ContextRef,
   type ContextSummary,
   type ContextVersion,
+  type ImportOptions,
+  type ImportPlan,
+  type ImportResult,
   type ListRulesQuery,
   type LiveRuleset,
   type Page,
@@ -468,6 +472,17 @@ export class SqlRuleStore implements RuleStore {
         return { result, live };
       }),
     );
+  }
+
+  importContext<T>(
+    tenantId: string, context: string, plan: ImportPlan, options: ImportOptions, beforeCommit: BeforeCommit<T>,
+    info: ChangeInfo = NO_CHANGE_INFO,
+  ): Promise<{ result: ImportResult; live?: T }> {
+    return guard(() => {
+      // A dry run reads the rules and the version in one snapshot and writes nothing.
+      const transaction = options.dryRun ? this.#db.transaction().setIsolationLevel('repeatable read') : this.#db.transaction();
+      return transaction.execute((trx) => importIntoContext(trx, tenantId, context, plan, options, beforeCommit, info));
+    }, 'a rule of the file has a code another rule of the context took meanwhile');
   }
 
   liveRuleset(tenantId: string, context: string): Promise<LiveRuleset | null> {

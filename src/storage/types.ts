@@ -296,6 +296,16 @@ export interface RuleStore {
     tenantId: string, context: string, rulesetVersion: number, maxRulesPerContext: number, beforeCommit: BeforeCommit<T>,
     info?: ChangeInfo,
   ): Promise<{ result: PublishResult; live: T }>;
+  /**
+   * Makes the context's drafts equal to a rules file, in one transaction
+   * with its payload schema, tests, audit entry and (with `publish`) the
+   * publish; beforeCommit is called when the live ruleset changes (a
+   * publish, or pruning a live rule). LimitExceededError past
+   * maxRulesPerContext.
+   */
+  importContext<T>(
+    tenantId: string, context: string, plan: ImportPlan, options: ImportOptions, beforeCommit: BeforeCommit<T>, info?: ChangeInfo,
+  ): Promise<{ result: ImportResult; live?: T }>;
   /** What validation evaluates now; null when the context has no ruleset version. */
   liveRuleset(tenantId: string, context: string): Promise<LiveRuleset | null>;
   /** The ruleset as it would be after a context publish (drafts applied), for POST /rules/test. Null when the context has no rules. */
@@ -428,6 +438,39 @@ export interface PayloadSchemaStore {
   put(tenantId: string, context: string, schema: unknown, origin?: ChangeOrigin): Promise<StoredPayloadSchema>;
   /** Removes it, audited as put is; false when there was none (nothing audited). */
   delete(tenantId: string, context: string, origin?: ChangeOrigin): Promise<boolean>;
+}
+
+/**
+ * What a rules file (docs/api.md, "Rules as files") asks of a context, its
+ * rules already checked: each rule's code and content as it would be stored.
+ */
+export interface ImportPlan {
+  rules: Array<{ code: string; content: RuleContent }>;
+  /** Absent (undefined): left as it is; null: removed; else the schema to set, already checked. */
+  payloadSchema?: unknown;
+  /** Absent: left as they are; else the tests to store ([] removes them), already checked. */
+  tests?: StoredTest[];
+}
+
+export interface ImportOptions {
+  /** Work out what would change, and change nothing. */
+  dryRun: boolean;
+  /** Archive the rules whose codes the file does not have. */
+  prune: boolean;
+  /** Publish the drafts in the same transaction (ruleset action `import`). */
+  publish: boolean;
+  maxRulesPerContext: number;
+}
+
+/** What an import did (or, in a dry run, would do), by rule code. */
+export interface ImportResult {
+  dryRun: boolean;
+  create: string[];
+  update: string[];
+  archive: string[];
+  unchanged: string[];
+  /** The context's live ruleset version afterwards; null when it has none. */
+  rulesetVersion: number | null;
 }
 
 export interface Storage {

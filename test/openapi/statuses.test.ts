@@ -154,6 +154,18 @@ describe('every answer is documented for its operation', () => {
     await call('deletePayloadSchema', '/api/v1/contexts/docs/payload-schema', 404);
   });
 
+  it('rules files: export, import', async () => {
+    const file = { format: 'rules/v1', rules: [{ code: 'FILED', name: 'Filed', fieldPath: 'amount', expression: 'amount <= 10' }] };
+    await call('importContext', '/api/v1/contexts/docs-file/import?publish=true', 200, { body: file });
+    await call('importContext', '/api/v1/contexts/docs-file/import', 400, { body: { ...file, rules: [{ code: 'X', name: 'X', expression: 'new Date()' }] } });
+    await call('importContext', '/api/v1/contexts/-impossible/import', 404, { body: file });
+    const failing = { ...file, tests: [{ name: 'big', payload: { amount: 50 }, expect: { isValid: true } }] };
+    await call('importContext', '/api/v1/contexts/docs-file/import?publish=true', 409, { body: { ...failing, rules: [{ ...file.rules[0], expression: 'amount <= 9' }] } });
+    await call('exportContext', '/api/v1/contexts/docs-file/export', 200);
+    await call('exportContext', '/api/v1/contexts/docs-file/export?from=yesterday', 400);
+    await call('exportContext', '/api/v1/contexts/no-such-context/export', 404);
+  });
+
   it('contexts: publish, roll back, list, recompile, generated validator', async () => {
     await call('publishContext', '/api/v1/contexts/docs/publish', 200);
     await call('publishContext', '/api/v1/contexts/no-such-context/publish', 404);

@@ -74,6 +74,9 @@ const MATRIX: Record<string, Expectation> = {
   'PUT /api/v1/contexts/:context/payload-schema': { statuses: [200], body: () => ({ type: 'object' }) },
   'GET /api/v1/contexts/:context/payload-schema': { statuses: [200, 404] },
   'DELETE /api/v1/contexts/:context/payload-schema': { statuses: [204, 404] },
+  'GET /api/v1/contexts/:context/export': { statuses: [404], query: () => '?from=draft' },
+  // An import writes into the attacker's own context of that name: the victim's stays as it was.
+  'POST /api/v1/contexts/:context/import': { statuses: [200], body: () => ({ format: 'rules/v1', rules: [] }), query: () => '?prune=true&publish=true' },
   'POST /api/v1/api-keys': { statuses: [201], body: () => ({ name: 'own key', role: 'validator' }) },
   'GET /api/v1/api-keys': { statuses: [200] },
   'DELETE /api/v1/api-keys/:id': { statuses: [404] },

@@ -9,6 +9,7 @@
 import type { FastifyInstance } from 'fastify';
 import { apiKeySchemas } from './api-key-schemas.ts';
 import { auditSchemas } from './audit-schemas.ts';
+import { contextFileSchemas } from './context-file-schemas.ts';
 import { contextSchemas } from './context-schemas.ts';
 import { contextTestSchemas } from './context-test-schemas.ts';
 import { healthStatusSchema } from './health-schemas.ts';
@@ -32,6 +33,7 @@ export const SHARED_SCHEMAS = [
   ...contextSchemas,
   ...contextTestSchemas,
   ...historySchemas,
+  ...contextFileSchemas,
   ...payloadSchemaSchemas,
   ...apiKeySchemas,
   ...tenantSchemas,

@@ -484,6 +484,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/contexts/{context}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export a context as a rules file
+         * @description The context's rules (as POST /rules takes them, sorted by code, without ids, statuses, versions or times), its payload schema and its stored tests, as one `rules/v1` document to keep in version control and import anywhere. By default the live rules; with `from=draft`, what a context publish would make live now.
+         */
+        get: operations["exportContext"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/contexts/{context}/import": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import a rules file into a context
+         * @description Makes the context's drafts equal to the file's rules, matched by code: new codes are created, differing ones get a new draft version, equal ones are left alone; codes the file lacks are archived only with `prune=true`. The file's payload schema and tests replace the context's when it has those keys. All in one transaction: a file with any rule that does not compile changes nothing. With `publish=true` the drafts are also published in that transaction (ruleset action `import`), refused when a stored test fails (the file's tests when it carries them) unless `force=true`. `dryRun=true` changes nothing.
+         */
+        post: operations["importContext"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/contexts/{context}/payload-schema": {
         parameters: {
             query?: never;
@@ -1818,6 +1858,108 @@ export interface components {
                     };
                 };
             }[];
+        };
+        /**
+         * @description A context's rules, payload schema and stored tests as one document, for keeping in version control and importing anywhere.
+         * @example {
+         *       "format": "rules/v1",
+         *       "context": "loan-application",
+         *       "rulesetVersion": 3,
+         *       "payloadSchema": {
+         *         "type": "object",
+         *         "properties": {
+         *           "amount": {
+         *             "type": "number"
+         *           }
+         *         }
+         *       },
+         *       "rules": [
+         *         {
+         *           "code": "AMOUNT_LIMIT",
+         *           "name": "Loan amount limit",
+         *           "fieldPath": "amount",
+         *           "expression": "amount <= 50000",
+         *           "priority": 2
+         *         }
+         *       ],
+         *       "tests": [
+         *         {
+         *           "name": "small loan passes",
+         *           "payload": {
+         *             "amount": 500
+         *           },
+         *           "expect": {
+         *             "isValid": true
+         *           }
+         *         }
+         *       ]
+         *     }
+         */
+        RulesFile: {
+            /**
+             * @description The document's layout: `rules/v1`.
+             * @example rules/v1
+             */
+            format: string;
+            /**
+             * @description The context exported.
+             * @example loan-application
+             */
+            context: string;
+            /**
+             * @description The live ruleset version exported, or, for a draft export, the live version the drafts are based on (null: never published).
+             * @example 3
+             */
+            rulesetVersion: number | null;
+            /** @description The context's payload schema (a JSON Schema), or null when it has none. */
+            payloadSchema: unknown;
+            /** @description The rules, as POST /rules takes them less the context, sorted by code. */
+            rules: components["schemas"]["RuleContent"][];
+            /** @description The stored tests, in the order they run. */
+            tests: components["schemas"]["StoredTest"][];
+        };
+        /** @description What the import changed (or, in a dry run, would change), by rule code, each list sorted. */
+        ImportResult: {
+            /**
+             * @description Whether nothing was changed.
+             * @example false
+             */
+            dryRun: boolean;
+            /**
+             * @description Codes new to the context: created as drafts.
+             * @example [
+             *       "AMOUNT_LIMIT"
+             *     ]
+             */
+            create: string[];
+            /**
+             * @description Codes whose content differs: a new draft version each.
+             * @example [
+             *       "AMOUNT_LIMIT"
+             *     ]
+             */
+            update: string[];
+            /**
+             * @description Codes the file does not have, archived (with `prune=true` only).
+             * @example [
+             *       "AMOUNT_LIMIT"
+             *     ]
+             */
+            archive: string[];
+            /**
+             * @description Codes whose content is already the file's.
+             * @example [
+             *       "AMOUNT_LIMIT"
+             *     ]
+             */
+            unchanged: string[];
+            /**
+             * @description The context's live ruleset version afterwards (null: none).
+             * @example 4
+             */
+            rulesetVersion: number | null;
+            /** @description Save-time warnings of the file's rules, paths such as `rules[3].expression`. */
+            warnings: components["schemas"]["RuleWarning"][];
         };
         /**
          * @description The context's payload schema, as it was set.
@@ -5725,6 +5867,418 @@ export interface operations {
             };
             /** @description The context is unknown (CONTEXT_NOT_FOUND) or has no such version (NOT_FOUND). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; it was logged, and the answer carries none of its details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    exportContext: {
+        parameters: {
+            query?: {
+                /**
+                 * @description `live` (default): the live rules; `draft`: what a context publish would make live.
+                 * @example draft
+                 */
+                from?: "live" | "draft";
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The context name.
+                 * @example loan-application
+                 */
+                context: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rules file. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RulesFile"];
+                };
+            };
+            /** @description `from` is not `live` or `draft` (INVALID_BODY). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description X-Api-Key is missing, unknown or revoked, or X-Tenant-Id is not its tenant; the answer is the same in every case. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is a validator key; this operation needs an admin key. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The context has no published ruleset (live), or no rules (draft) (CONTEXT_NOT_FOUND). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; it was logged, and the answer carries none of its details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    importContext: {
+        parameters: {
+            query?: {
+                /**
+                 * @description `true`: answer what would change, and change nothing.
+                 * @example true
+                 */
+                dryRun?: "true" | "false";
+                /**
+                 * @description `true`: archive the context's rules whose codes the file does not have.
+                 * @example true
+                 */
+                prune?: "true" | "false";
+                /**
+                 * @description `true`: publish the drafts in the same transaction (ruleset action `import`).
+                 * @example true
+                 */
+                publish?: "true" | "false";
+                /**
+                 * @description `true`: with `publish`, go live even when stored tests fail.
+                 * @example true
+                 */
+                force?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The context name.
+                 * @example loan-application
+                 */
+                context: string;
+            };
+            cookie?: never;
+        };
+        /** @description A rules file as export answers it. `context` and `rulesetVersion` are ignored; `payloadSchema` and `tests`, when present, replace the context's (a null payloadSchema removes it), and when absent leave them as they are. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "format": "rules/v1",
+                 *       "context": "loan-application",
+                 *       "rulesetVersion": 3,
+                 *       "payloadSchema": {
+                 *         "type": "object",
+                 *         "properties": {
+                 *           "amount": {
+                 *             "type": "number"
+                 *           }
+                 *         }
+                 *       },
+                 *       "rules": [
+                 *         {
+                 *           "code": "AMOUNT_LIMIT",
+                 *           "name": "Loan amount limit",
+                 *           "fieldPath": "amount",
+                 *           "expression": "amount <= 50000",
+                 *           "priority": 2
+                 *         }
+                 *       ],
+                 *       "tests": [
+                 *         {
+                 *           "name": "small loan passes",
+                 *           "payload": {
+                 *             "amount": 500
+                 *           },
+                 *           "expect": {
+                 *             "isValid": true
+                 *           }
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Must be `rules/v1`.
+                     * @enum {string}
+                     */
+                    format: "rules/v1";
+                    /** @description Ignored: the URL names the context. */
+                    context?: string;
+                    /** @description Ignored. */
+                    rulesetVersion?: number | null;
+                    /** @description The context's payload schema (a JSON Schema), or null when it has none. */
+                    payloadSchema?: Record<string, unknown> | null;
+                    /** @description The rules the context's drafts are to equal, codes unique. */
+                    rules: {
+                        /** @description Ignored: the rule goes to the context of the URL. */
+                        context?: string;
+                        /**
+                         * @description The rule's code, unique in its context among rules that are not archived: 1-64 characters of letters, digits, `_ . -`. Immutable.
+                         * @example AMOUNT_LIMIT
+                         */
+                        code: string;
+                        /**
+                         * @description Human-readable name (at most 200 characters); failures report it as ruleName.
+                         * @example Loan amount limit
+                         */
+                        name: string;
+                        /** @description Free text for authors (at most 2000 characters); not evaluated. */
+                        description?: string;
+                        /**
+                         * @description Reported with each failure. Default Error. Any failure makes the payload invalid, whatever its severity.
+                         * @enum {string}
+                         */
+                        severity?: "Error" | "Warning" | "Info";
+                        /**
+                         * @description Machine-readable code reported with each failure (at most 100 characters). Default: the rule's code.
+                         * @example AMOUNT_TOO_HIGH
+                         */
+                        errorCode?: string;
+                        /**
+                         * @description Path of the field the rule is about (`loan.amount`, `items[].qty` with forEach, `$["first-name"]`); its value is `$value`.
+                         * @example amount
+                         */
+                        fieldPath?: string;
+                        /** @description When true, a missing (or null) value at fieldPath fails the rule; when false, it skips the rule. Default false. */
+                        required?: boolean;
+                        /**
+                         * @description Rule-language expression that must be true for the payload to pass.
+                         * @example amount <= 50000
+                         */
+                        expression?: string;
+                        /**
+                         * @description JSON Schema (draft 2020-12) the value at fieldPath, or the whole payload, must satisfy.
+                         * @example {
+                         *       "type": "integer",
+                         *       "maximum": 50000
+                         *     }
+                         */
+                        schema?: Record<string, unknown>;
+                        /**
+                         * @description Precondition expression: the rule is evaluated only when it is true.
+                         * @example applicant.age >= 18
+                         */
+                        when?: string;
+                        /**
+                         * @description Path of an array: the rule runs once per element (`$item`, `$index`).
+                         * @example items
+                         */
+                        forEach?: string;
+                        /**
+                         * @description Failure message template with `{{ expression }}` placeholders (at most 2000 characters). Default "<name> failed".
+                         * @example Amount {{ $value }} exceeds the limit of {{ $expected }}
+                         */
+                        message?: string;
+                        /** @description Any JSON value, reported as expectedValue; inferred from simple comparisons when omitted or null. */
+                        expectedValue?: unknown;
+                        /**
+                         * @description Failures are reported by ascending priority, then code. Default 0.
+                         * @example 10
+                         */
+                        priority?: number;
+                        /** @description A disabled rule is never evaluated nor counted. Default true. */
+                        enabled?: boolean;
+                        /**
+                         * @description At most 20 tags of 1-50 characters; GET /rules filters on them.
+                         * @example [
+                         *       "loans"
+                         *     ]
+                         */
+                        tags?: string[];
+                        /** @description Managed by the server; accepted and ignored, so a rule read with GET can be sent back. */
+                        version?: unknown;
+                        /** @description Managed by the server; accepted and ignored, so a rule read with GET can be sent back. */
+                        id?: unknown;
+                        /** @description Managed by the server; accepted and ignored, so a rule read with GET can be sent back. */
+                        status?: unknown;
+                        /** @description Managed by the server; accepted and ignored, so a rule read with GET can be sent back. */
+                        publishedVersion?: unknown;
+                        /** @description Managed by the server; accepted and ignored, so a rule read with GET can be sent back. */
+                        createdAt?: unknown;
+                        /** @description Managed by the server; accepted and ignored, so a rule read with GET can be sent back. */
+                        updatedAt?: unknown;
+                        /** @description Managed by the server; accepted and ignored, so a rule read with GET can be sent back. */
+                        publishedAt?: unknown;
+                        /** @description Managed by the server; accepted and ignored, so a rule read with GET can be sent back. */
+                        warnings?: unknown;
+                    }[];
+                    /** @description The stored tests to keep (at most 1000); an empty list removes them. */
+                    tests?: components["schemas"]["StoredTest"][];
+                };
+            };
+        };
+        responses: {
+            /** @description What changed (or would change), by code, with the warnings of the file's rules. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImportResult"];
+                };
+            };
+            /** @description The document is not a rules file, or a rule does not compile, a code repeats, the payload schema or a test is refused; `errors` name each place, such as `rules[3].expression` (INVALID_BODY). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description X-Api-Key is missing, unknown or revoked, or X-Tenant-Id is not its tenant; the answer is the same in every case. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is a validator key; this operation needs an admin key. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The name is one no context can have (CONTEXT_NOT_FOUND). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The context would have more rules than it may (LIMIT_EXCEEDED), a code was taken meanwhile (CONFLICT), or a stored test fails against what a publish would make live (TESTS_FAILED). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the limit (MAX_BODY_BYTES). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json, or is compressed. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,0 +1,137 @@
+/**
+ * Rules as files (docs/api.md, "Rules as files"): export a context's rules,
+ * payload schema and stored tests as one document, and import such a
+ * document into a context, matching rules by code, in one transaction
+ * (with `publish=true`, the publish too, compiled and gated by the stored
+ * tests as a context publish is). Admin keys only; another tenant's context
+ * is unknown, and an import writes into the caller's own tenant.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import type { AppDeps } from '../app-deps.ts';
+import { PROBLEMS, ProblemError } from '../errors.ts';
+import { operation } from '../openapi/operation.ts';
+import { checkRulesFile, rulesFileWarnings, toRulesFile, warningSchemaOf, type IncomingRulesFile } from '../rules/rules-file.ts';
+import { storedTestsGate } from '../rules/stored-tests.ts';
+import { LimitExceededError } from '../storage/types.ts';
+import { compileAhead } from '../validators/early-compile.ts';
+import { changeInfoOf } from './change-info.ts';
+import { exportQuerySchema, importBodySchema, importQuerySchema } from './schemas/context-file-schemas.ts';
+import { contextParamsSchema } from './schemas/context-schemas.ts';
+import { contextOf, tenantOf } from './schemas/route-helpers.ts';
+import { sharedRef } from './schemas/shared-schemas.ts';
+
+interface ContextParams {
+  context: string;
+}
+
+type Flag = 'true' | 'false';
+
+interface ImportQuery {
+  dryRun?: Flag;
+  prune?: Flag;
+  publish?: Flag;
+  force?: Flag;
+}
+
+const adminOnly = { role: 'admin' } as const;
+
+/**
+ * Registers /contexts/{context}/export and /contexts/{context}/import.
+ * Mounted by buildApp under /api/v1 with `{ deps }`, among the routes whose bodies are stored.
+ *
+ * @example
+ * await app.register(contextFilesRoutes, { prefix: '/api/v1', deps });
+ */
+// eslint-disable-next-line @typescript-eslint/require-await -- a Fastify plugin without a done parameter must return a promise
+export const contextFilesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
+  const { storage, validators, config, payloadSchemas } = deps;
+
+  app.get<{ Params: ContextParams; Querystring: { from?: 'live' | 'draft' } }>('/contexts/:context/export', {
+    config: adminOnly,
+    schema: {
+      ...operation({
+        id: 'exportContext',
+        tag: 'Contexts',
+        summary: 'Export a context as a rules file',
+        description: 'The context\'s rules (as POST /rules takes them, sorted by code, without ids, statuses, versions or times), its payload '
+          + 'schema and its stored tests, as one `rules/v1` document to keep in version control and import anywhere. By default the live '
+          + 'rules; with `from=draft`, what a context publish would make live now.',
+        answers: {
+          200: 'The rules file.',
+          400: '`from` is not `live` or `draft` (INVALID_BODY).',
+          404: 'The context has no published ruleset (live), or no rules (draft) (CONTEXT_NOT_FOUND).',
+        },
+      }),
+      params: contextParamsSchema,
+      querystring: exportQuerySchema,
+      response: { 200: sharedRef('RulesFile') },
+    },
+  }, async (request) => {
+    const tenantId = tenantOf(request);
+    const context = contextOf(request.params);
+    const from = request.query.from ?? 'live';
+    // One snapshot: the live version and the rules exported agree.
+    const [live, draft] = await storage.history.rulesets(tenantId, context, from === 'draft' ? ['live', 'draft'] : ['live']);
+    if (from === 'live' && live.rulesetVersion === null) throw new ProblemError(PROBLEMS.contextsNotPublished([{ context }]));
+    const [schema, tests] = await Promise.all([storage.payloadSchemas.get(tenantId, context), storage.tests.list(tenantId, context)]);
+    return toRulesFile(context, live.rulesetVersion, (draft ?? live).rules, schema?.schema ?? null, tests);
+  });
+
+  app.post<{ Params: ContextParams; Querystring: ImportQuery; Body: IncomingRulesFile }>('/contexts/:context/import', {
+    config: adminOnly,
+    schema: {
+      ...operation({
+        id: 'importContext',
+        tag: 'Contexts',
+        summary: 'Import a rules file into a context',
+        description: 'Makes the context\'s drafts equal to the file\'s rules, matched by code: new codes are created, differing ones get a new '
+          + 'draft version, equal ones are left alone; codes the file lacks are archived only with `prune=true`. The file\'s payload schema '
+          + 'and tests replace the context\'s when it has those keys. All in one transaction: a file with any rule that does not compile '
+          + 'changes nothing. With `publish=true` the drafts are also published in that transaction (ruleset action `import`), refused '
+          + 'when a stored test fails (the file\'s tests when it carries them) unless `force=true`. `dryRun=true` changes nothing.',
+        answers: {
+          200: 'What changed (or would change), by code, with the warnings of the file\'s rules.',
+          400: 'The document is not a rules file, or a rule does not compile, a code repeats, the payload schema or a test is refused; '
+            + '`errors` name each place, such as `rules[3].expression` (INVALID_BODY).',
+          404: 'The name is one no context can have (CONTEXT_NOT_FOUND).',
+          409: 'The context would have more rules than it may (LIMIT_EXCEEDED), a code was taken meanwhile (CONFLICT), or a stored test '
+            + 'fails against what a publish would make live (TESTS_FAILED).',
+        },
+      }),
+      params: contextParamsSchema,
+      querystring: importQuerySchema,
+      body: importBodySchema,
+      response: { 200: sharedRef('ImportResult') },
+    },
+  }, async (request) => {
+    const tenantId = tenantOf(request);
+    const context = contextOf(request.params);
+    const file = request.body;
+    if (file.rules.length > config.maxRulesPerContext) {
+      throw new LimitExceededError(`the file has ${file.rules.length} rules, a context may have at most ${config.maxRulesPerContext}`);
+    }
+    const checked = checkRulesFile(file, config);
+    if (!checked.ok) throw new ProblemError(PROBLEMS.invalidBody(checked.errors));
+    const { plan } = checked;
+    const options = {
+      dryRun: request.query.dryRun === 'true',
+      prune: request.query.prune === 'true',
+      publish: request.query.publish === 'true',
+      maxRulesPerContext: config.maxRulesPerContext,
+    };
+    const info = changeInfoOf(request);
+    // The tests that gate the publish: the file's when it carries them, as they are what will be stored.
+    const testSource = plan.tests === undefined ? storage.tests : { list: () => Promise.resolve(plan.tests ?? []) };
+    const gate = storedTestsGate(testSource, config, request.query.force === 'true');
+    const { result } = options.dryRun
+      ? await storage.rules.importContext(tenantId, context, plan, options, () => undefined, info)
+      : await compileAhead(
+        validators,
+        (compile) => storage.rules.importContext(tenantId, context, plan, options, compile, gate.info(info)),
+        gate.check,
+      );
+    if (!options.dryRun && plan.payloadSchema !== undefined) payloadSchemas.forget(tenantId, context);
+    const schema = await warningSchemaOf(plan, () => payloadSchemas.forWarnings(tenantId, context));
+    return { ...result, warnings: rulesFileWarnings(plan, schema, config.maxExpressionLength) };
+  });
+};
