@@ -187,9 +187,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   registerJsonBodyParser(app);
   registerAuth(app, { cache: keyCache, lastUsed });
   const rateLimiter = registerRateLimit(app, { config, tenants: storage.tenants, observer: metrics.rateLimit });
-  // Not yet: on PostgreSQL a refresh on the tenant notice left the fast lane answering with the old budget
-  // (test/http/tenant-settings.test.ts); budgets follow within TUNING.policyTtlMs until that is understood.
-  // cacheSync.sync.followTenantSettings(rateLimiter.policies);
+  cacheSync.sync.followTenantSettings(rateLimiter.policies);
   registerMetrics(app, metrics);
   registerSharedSchemas(app);
   await registerOpenApi(app);

@@ -45,6 +45,8 @@ interface Entry {
   policy: RateLimitPolicy;
   expiresAt: number;
   refreshing: boolean;
+  /** The number of the read it came from. */
+  read: number;
 }
 
 /**
@@ -66,12 +68,10 @@ export class TenantPolicies {
   readonly #inflight = new Map<string, Promise<RateLimitPolicy>>();
   // One warning per outage, not one per tenant per TTL.
   #failing = false;
-  // Reads are numbered; a tenant's refresh (its budget changed) records the
-  // number of its read, and a read that started earlier does not overwrite
-  // what that read found. Emptied whenever no read is under way.
+  // Reads are numbered in the order they start; an entry keeps the number
+  // of the read it came from, and a read that started earlier never
+  // replaces it (it may have read the budget from before a change).
   #reads = 0;
-  #readsUnderWay = 0;
-  readonly #refreshedBy = new Map<string, number>();
 
   constructor(options: TenantPoliciesOptions) {
     this.#tenants = options.tenants;
@@ -112,7 +112,6 @@ export class TenantPolicies {
    */
   async refresh(tenantId: string): Promise<void> {
     if (!this.#entries.has(tenantId) && !this.#inflight.has(tenantId)) return;
-    this.#refreshedBy.set(tenantId, this.#reads + 1);
     await this.#read(tenantId);
   }
 
@@ -131,17 +130,12 @@ export class TenantPolicies {
 
   async #read(tenantId: string): Promise<RateLimitPolicy> {
     const read = ++this.#reads;
-    this.#readsUnderWay++;
-    try {
-      const policy = await this.#readPolicy(tenantId);
-      const refreshedBy = this.#refreshedBy.get(tenantId);
-      // Overtaken by the read of a refresh: what it found is newer.
-      if (refreshedBy !== undefined && read < refreshedBy) return this.#entries.get(tenantId)?.policy ?? policy;
-      this.#remember(tenantId, policy);
-      return policy;
-    } finally {
-      if (--this.#readsUnderWay === 0) this.#refreshedBy.clear();
-    }
+    const policy = await this.#readPolicy(tenantId);
+    const known = this.#entries.get(tenantId);
+    // A read that started later has landed first: what it found is newer.
+    if (known !== undefined && known.read > read) return known.policy;
+    this.#remember(tenantId, policy, read);
+    return policy;
   }
 
   async #readPolicy(tenantId: string): Promise<RateLimitPolicy> {
@@ -162,11 +156,11 @@ export class TenantPolicies {
     return policy;
   }
 
-  #remember(tenantId: string, policy: RateLimitPolicy): void {
+  #remember(tenantId: string, policy: RateLimitPolicy, read: number): void {
     if (!this.#entries.has(tenantId) && this.#entries.size >= this.#maxTenants) {
       this.#entries.delete(this.#entries.keys().next().value!);
     }
-    this.#entries.set(tenantId, { policy, expiresAt: this.#now() + this.#ttlMs, refreshing: false });
+    this.#entries.set(tenantId, { policy, expiresAt: this.#now() + this.#ttlMs, refreshing: false, read });
   }
 
   #policy(tenantId: string, limit: { max: number; windowMs: number }): RateLimitPolicy {
