@@ -6,12 +6,10 @@
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppDeps } from '../app-deps.ts';
-import { PROBLEMS, ProblemError } from '../errors.ts';
 import { operation } from '../openapi/operation.ts';
 import type { AuditAction } from '../storage/types.ts';
-import { TUNING } from '../tuning.ts';
 import { auditQuerySchema } from './schemas/audit-schemas.ts';
-import { tenantOf } from './schemas/route-helpers.ts';
+import { pageSizeOf, tenantOf } from './schemas/route-helpers.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
 
 interface AuditQuerystring {
@@ -46,10 +44,7 @@ export const auditRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
     },
   }, async (request) => {
     const { context, action, since, cursor } = request.query;
-    const limit = request.query.limit === undefined ? TUNING.defaultPageSize.value : Number(request.query.limit);
-    if (limit < 1 || limit > TUNING.maxPageSize.value) {
-      throw new ProblemError(PROBLEMS.invalidQuery([{ path: 'limit', message: `must be between 1 and ${TUNING.maxPageSize.value}` }]));
-    }
+    const limit = pageSizeOf(request.query.limit);
     return deps.storage.audit.list(tenantOf(request), {
       context, action, limit, cursor, since: since === undefined ? undefined : new Date(since),
     });

@@ -10,11 +10,10 @@ import type { AppDeps } from '../app-deps.ts';
 import { PROBLEMS, ProblemError } from '../errors.ts';
 import { diffRulesets } from '../rules/ruleset-diff.ts';
 import type { RulesetRef } from '../storage/types.ts';
-import { TUNING } from '../tuning.ts';
 import { operation } from '../openapi/operation.ts';
 import { contextParamsSchema } from './schemas/context-schemas.ts';
 import { diffQuerySchema, versionParamsSchema, versionsQuerySchema } from './schemas/history-schemas.ts';
-import { contextOf, tenantOf } from './schemas/route-helpers.ts';
+import { contextOf, tenantOf, pageSizeOf } from './schemas/route-helpers.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
 
 interface ContextParams {
@@ -61,7 +60,7 @@ export const contextHistoryRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async
   }, async (request) => {
     const tenantId = tenantOf(request);
     const context = contextOf(request.params);
-    return storage.history.versions(tenantId, context, { limit: pageSize(request.query.limit), cursor: request.query.cursor });
+    return storage.history.versions(tenantId, context, { limit: pageSizeOf(request.query.limit), cursor: request.query.cursor });
   });
 
   app.get<{ Params: ContextParams & { n: string } }>('/contexts/:context/versions/:n', {
@@ -128,13 +127,3 @@ function rulesetRef(name: 'from' | 'to', raw: string, draftAllowed: boolean): Ru
   throw new ProblemError(PROBLEMS.invalidQuery([{ path: name, message: `must be ${allowed}` }]));
 }
 
-/** `limit` of the versions list: a default, 1 to a maximum (TUNING), anything else a 400 naming it. */
-function pageSize(raw: string | undefined): number {
-  if (raw === undefined) return TUNING.defaultPageSize.value;
-  const limit = /^[0-9]{1,9}$/.test(raw) ? Number(raw) : 0;
-  const max = TUNING.maxPageSize.value;
-  if (limit < 1 || limit > max) {
-    throw new ProblemError(PROBLEMS.invalidQuery([{ path: 'limit', message: `must be between 1 and ${max}` }]));
-  }
-  return limit;
-}

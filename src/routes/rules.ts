@@ -13,14 +13,13 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { AppDeps } from '../app-deps.ts';
 import { PROBLEMS, ProblemError } from '../errors.ts';
 import type { ListRulesQuery, Rule, RuleStatus } from '../storage/types.ts';
-import { TUNING } from '../tuning.ts';
 import { assertRuleCompiles } from '../rules/check-rule-content.ts';
 import { withWarnings } from '../rules/rule-warnings.ts';
 import { compileAhead } from '../validators/early-compile.ts';
 import { storedTestsGate } from '../rules/stored-tests.ts';
 import { forceQuerySchema } from './schemas/context-test-schemas.ts';
 import { operation } from '../openapi/operation.ts';
-import { idParamsSchema, isUuid, originOf, tenantOf } from './schemas/route-helpers.ts';
+import { idParamsSchema, isUuid, originOf, tenantOf, pageSizeOf } from './schemas/route-helpers.ts';
 import { immutableFieldErrors, toRuleContent, type CreateRuleBody, type UpdateRuleBody } from './schemas/rule-body.ts';
 import { createRuleBodySchema, listRulesQuerySchema, updateRuleBodySchema } from './schemas/rule-schemas.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
@@ -106,7 +105,7 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
   }, async (request) => {
     const tenantId = tenantOf(request);
     const { context, status, tag, cursor } = request.query;
-    const query: ListRulesQuery = { limit: pageSize(request.query.limit) };
+    const query: ListRulesQuery = { limit: pageSizeOf(request.query.limit) };
     if (context !== undefined) query.context = context;
     if (status !== undefined) query.status = status;
     if (tag !== undefined) query.tag = tag;
@@ -272,13 +271,3 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
   });
 };
 
-/** `limit` of GET /rules: a default, 1 to a maximum (TUNING), anything else a 400 naming it. */
-function pageSize(raw: string | undefined): number {
-  if (raw === undefined) return TUNING.defaultPageSize.value;
-  const limit = Number(raw);
-  const max = TUNING.maxPageSize.value;
-  if (limit < 1 || limit > max) {
-    throw new ProblemError(PROBLEMS.invalidQuery([{ path: 'limit', message: `must be between 1 and ${max}` }]));
-  }
-  return limit;
-}

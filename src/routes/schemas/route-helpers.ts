@@ -5,6 +5,7 @@
 import type { FastifyRequest } from 'fastify';
 import { PROBLEMS, ProblemError } from '../../errors.ts';
 import type { ChangeOrigin } from '../../storage/types.ts';
+import { TUNING } from '../../tuning.ts';
 import { CONTEXT_REGEX } from './rule-schemas.ts';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -34,6 +35,23 @@ export function tenantOf(request: FastifyRequest): string {
     throw new ProblemError(PROBLEMS.notAuthenticated());
   }
   return request.auth.tenantId;
+}
+
+/**
+ * The `limit` of a list's query string: the default page size when absent,
+ * else 1 to the largest page (TUNING); anything else is a 400 naming it.
+ *
+ * @example
+ * const limit = pageSizeOf(request.query.limit);
+ */
+export function pageSizeOf(raw: string | undefined): number {
+  if (raw === undefined) return TUNING.defaultPageSize.value;
+  const limit = /^[0-9]{1,9}$/.test(raw) ? Number(raw) : 0;
+  const max = TUNING.maxPageSize.value;
+  if (limit < 1 || limit > max) {
+    throw new ProblemError(PROBLEMS.invalidQuery([{ path: 'limit', message: `must be between 1 and ${max}` }]));
+  }
+  return limit;
 }
 
 /**
