@@ -8,8 +8,8 @@
  *
  * `--quick` runs the short version of every suite; `--only=http,scaling`
  * runs some suites (and still writes every file, with the others absent).
- * `--readme-only` measures nothing: it rewrites the README's results table
- * from the existing `results/latest.json`.
+ * `--readme-only` measures nothing: it rewrites `results/latest.md` and the
+ * README's results table from the existing `results/latest.json`.
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -135,8 +135,9 @@ function selectedSuites(argv: string[]): SuiteName[] {
 
 async function rewriteReadmeFromLatest(): Promise<void> {
   const results = JSON.parse(await readFile(latestJson, 'utf8')) as BenchResults;
+  await writeFile(path.join(resultsDir, 'latest.md'), summaryMarkdown(results));
   await writeReadmeResults(readmePath, results);
-  console.log(`wrote the results table of bench/README.md from bench/results/latest.json (run of ${results.generatedAt})`);
+  console.log(`wrote results/latest.md and the results table of bench/README.md from bench/results/latest.json (run of ${results.generatedAt})`);
 }
 
 async function main(): Promise<void> {
