@@ -10,6 +10,7 @@ import * as auditLog from './2026-11-28-audit-log.ts';
 import * as contextTests from './2026-11-28-context-tests.ts';
 import * as rulesetHistory from './2026-11-28-ruleset-history.ts';
 import * as payloadSchemas from './2026-11-28-payload-schemas.ts';
+import * as samples from './2026-11-29-samples.ts';
 
 /** Migrations keyed by their date-prefixed name. */
 export const migrations: Record<string, Migration> = {
@@ -19,4 +20,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-28-context-tests': contextTests,
   '2026-11-28-ruleset-history': rulesetHistory,
   '2026-11-28-payload-schemas': payloadSchemas,
+  '2026-11-29-samples': samples,
 };

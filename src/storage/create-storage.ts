@@ -4,6 +4,7 @@
 import { SqlApiKeyStore } from './api-key-store.ts';
 import { SqlAuditStore } from './audit-log.ts';
 import { SqlContextTestStore } from './context-test-store.ts';
+import { SqlSampleStore } from './sample-store.ts';
 import { SqlContextHistoryStore } from './context-history-store.ts';
 import { SqlContextUsageStore } from './context-usage-store.ts';
 import { guard } from './database-errors.ts';
@@ -49,6 +50,7 @@ export async function createStorage(options: DatabaseOptions): Promise<Storage> 
     tests: new SqlContextTestStore(db),
     audit: new SqlAuditStore(db),
     payloadSchemas: new SqlPayloadSchemaStore(db),
+    samples: new SqlSampleStore(db),
     async ping() {
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<boolean>((resolve) => {

@@ -13,6 +13,10 @@ export interface TenantsTable {
   id: string;
   rate_limit_max: number | null;
   rate_limit_window_ms: number | null;
+  /** Share of validations recorded as samples; 0 (the default) is off. */
+  sampling_rate: Generated<number>;
+  sampling_max_samples: number | null;
+  sampling_retention_hours: number | null;
   created_at: Generated<Date>;
 }
 
@@ -123,6 +127,20 @@ export interface PayloadSchemasTable {
   updated_at: Timestamp;
 }
 
+/** One recorded validation (sampled traffic), kept for impact reports. */
+export interface SamplesTable {
+  id: Generated<string>;
+  tenant_id: string;
+  context: string;
+  recorded_at: Timestamp;
+  ruleset_version: number;
+  is_valid: boolean;
+  /** The failing rule codes, in the order the validation reported them. Written as a JSON string. */
+  failures: ColumnType<string[], string, string>;
+  /** The payload as validated (key order kept). Written as a JSON string. */
+  payload: ColumnType<unknown, string, string>;
+}
+
 /** The whole schema. */
 export interface DatabaseSchema {
   tenants: TenantsTable;
@@ -135,4 +153,5 @@ export interface DatabaseSchema {
   context_tests: ContextTestsTable;
   audit_log: AuditLogTable;
   payload_schemas: PayloadSchemasTable;
+  samples: SamplesTable;
 }

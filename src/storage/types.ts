@@ -473,6 +473,56 @@ export interface ImportResult {
   rulesetVersion: number | null;
 }
 
+/** A tenant's sampling settings (docs/operations.md, "Sampling"); rate 0 is off. */
+export interface SamplingSettings {
+  /** Share of single validations and batch items recorded, 0 to 1. */
+  rate: number;
+  /** Samples kept per context, newest first. */
+  maxSamples: number;
+  /** Samples older than this are dropped. */
+  retentionHours: number;
+}
+
+/** A validation as the sampler hands it to the store. */
+export interface SampleRecord {
+  tenantId: string;
+  context: string;
+  recordedAt: Date;
+  rulesetVersion: number;
+  isValid: boolean;
+  /** The failing rule codes. */
+  failures: string[];
+  /** The payload as validated; stored as JSON text, key order kept. */
+  payload: unknown;
+}
+
+/** A stored sample. */
+export interface StoredSample {
+  id: string;
+  context: string;
+  recordedAt: Date;
+  rulesetVersion: number;
+  isValid: boolean;
+  failures: string[];
+  payload: unknown;
+}
+
+/** Sampled traffic, per tenant and context; written in batches off the request path. */
+export interface SampleStore {
+  /** Stores these samples (any tenants and contexts) in one statement per few hundred. */
+  insertMany(samples: readonly SampleRecord[]): Promise<void>;
+  /** The context's newest samples, newest first, at most `limit`. */
+  newest(tenantId: string, context: string, limit: number): Promise<StoredSample[]>;
+  /** One sample of the context; null when there is none with this id (or it belongs to another tenant or context). */
+  get(tenantId: string, context: string, id: string): Promise<StoredSample | null>;
+  /** Drops the context's samples past the newest `maxSamples` and those recorded before `olderThan`; how many went. */
+  prune(tenantId: string, context: string, maxSamples: number, olderThan: Date): Promise<number>;
+  /** The contexts of the tenant that hold samples. */
+  contexts(tenantId: string): Promise<string[]>;
+  /** Drops every sample of the tenant; how many went. */
+  deleteAll(tenantId: string): Promise<number>;
+}
+
 export interface Storage {
   readonly kind: 'pglite' | 'postgres';
   readonly tenants: TenantStore;
@@ -483,6 +533,7 @@ export interface Storage {
   readonly tests: ContextTestStore;
   readonly audit: AuditStore;
   readonly payloadSchemas: PayloadSchemaStore;
+  readonly samples: SampleStore;
   /** True when the database answers (for /health/ready). */
   ping(): Promise<boolean>;
   close(): Promise<void>;

@@ -1,0 +1,122 @@
+/**
+ * Sampled traffic (docs/operations.md, "Sampling"): the rows the background
+ * sample writer stores and the impact report reads. Nothing here runs on a
+ * validation's path.
+ */
+import type { Kysely, Selectable } from 'kysely';
+import { guard } from './database-errors.ts';
+import type { DatabaseSchema, SamplesTable } from './schema.ts';
+import type { SampleRecord, SampleStore, StoredSample } from './types.ts';
+
+/** Rows per insert statement: well under PostgreSQL's 65,535 bind parameters (7 a row). */
+const ROWS_PER_INSERT = 500;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+function toStoredSample(row: Selectable<SamplesTable>): StoredSample {
+  return {
+    id: row.id,
+    context: row.context,
+    recordedAt: row.recorded_at,
+    rulesetVersion: row.ruleset_version,
+    isValid: row.is_valid,
+    failures: row.failures,
+    payload: row.payload,
+  };
+}
+
+/** SampleStore over the samples table. */
+export class SqlSampleStore implements SampleStore {
+  readonly #db: Kysely<DatabaseSchema>;
+
+  constructor(db: Kysely<DatabaseSchema>) {
+    this.#db = db;
+  }
+
+  insertMany(samples: readonly SampleRecord[]): Promise<void> {
+    if (samples.length === 0) return Promise.resolve();
+    return guard(async () => {
+      for (let start = 0; start < samples.length; start += ROWS_PER_INSERT) {
+        const rows = samples.slice(start, start + ROWS_PER_INSERT).map((s) => ({
+          tenant_id: s.tenantId,
+          context: s.context,
+          recorded_at: s.recordedAt,
+          ruleset_version: s.rulesetVersion,
+          is_valid: s.isValid,
+          failures: JSON.stringify(s.failures),
+          payload: JSON.stringify(s.payload),
+        }));
+        await this.#db.insertInto('samples').values(rows).execute();
+      }
+    });
+  }
+
+  newest(tenantId: string, context: string, limit: number): Promise<StoredSample[]> {
+    return guard(async () => {
+      const rows = await this.#db
+        .selectFrom('samples')
+        .selectAll()
+        .where('tenant_id', '=', tenantId)
+        .where('context', '=', context)
+        .orderBy('recorded_at', 'desc')
+        .orderBy('id', 'desc')
+        .limit(limit)
+        .execute();
+      return rows.map(toStoredSample);
+    });
+  }
+
+  get(tenantId: string, context: string, id: string): Promise<StoredSample | null> {
+    if (!UUID.test(id)) return Promise.resolve(null);
+    return guard(async () => {
+      const row = await this.#db
+        .selectFrom('samples')
+        .selectAll()
+        .where('id', '=', id)
+        .where('tenant_id', '=', tenantId)
+        .where('context', '=', context)
+        .executeTakeFirst();
+      return row ? toStoredSample(row) : null;
+    });
+  }
+
+  prune(tenantId: string, context: string, maxSamples: number, olderThan: Date): Promise<number> {
+    return guard(async () => {
+      const beyondNewest = this.#db
+        .selectFrom('samples')
+        .select('id')
+        .where('tenant_id', '=', tenantId)
+        .where('context', '=', context)
+        .orderBy('recorded_at', 'desc')
+        .orderBy('id', 'desc')
+        .offset(maxSamples);
+      const result = await this.#db
+        .deleteFrom('samples')
+        .where('tenant_id', '=', tenantId)
+        .where('context', '=', context)
+        .where((eb) => eb.or([eb('recorded_at', '<', olderThan), eb('id', 'in', beyondNewest)]))
+        .executeTakeFirst();
+      return Number(result.numDeletedRows);
+    });
+  }
+
+  contexts(tenantId: string): Promise<string[]> {
+    return guard(async () => {
+      const rows = await this.#db
+        .selectFrom('samples')
+        .select('context')
+        .distinct()
+        .where('tenant_id', '=', tenantId)
+        .orderBy('context')
+        .execute();
+      return rows.map((r) => r.context);
+    });
+  }
+
+  deleteAll(tenantId: string): Promise<number> {
+    return guard(async () => {
+      const result = await this.#db.deleteFrom('samples').where('tenant_id', '=', tenantId).executeTakeFirst();
+      return Number(result.numDeletedRows);
+    });
+  }
+}

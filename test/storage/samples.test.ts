@@ -1,0 +1,79 @@
+/**
+ * The sample store (sampled traffic for impact reports): newest first per
+ * tenant and context, one sample by id only within its tenant and context,
+ * pruning by count and age, and dropping a tenant's samples.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SampleRecord, Storage } from '../../src/storage/types.ts';
+import { openTestStorage } from './storage-fixture.ts';
+
+let storage: Storage;
+let close: () => Promise<void>;
+
+beforeAll(async () => {
+  ({ storage, close } = await openTestStorage());
+});
+afterAll(async () => {
+  await close();
+});
+
+const minute = 60_000;
+const base = Date.parse('2026-11-01T12:00:00Z');
+
+function sample(tenantId: string, context: string, n: number, overrides: Partial<SampleRecord> = {}): SampleRecord {
+  return {
+    tenantId,
+    context,
+    recordedAt: new Date(base + n * minute),
+    rulesetVersion: 1,
+    isValid: n % 2 === 0,
+    failures: n % 2 === 0 ? [] : ['AMOUNT_POSITIVE'],
+    payload: { n, zeta: 'first key', alpha: 'second key' },
+    ...overrides,
+  };
+}
+
+describe('sample store', () => {
+  it('answers a context\'s samples newest first, as stored, and no other tenant\'s or context\'s', async () => {
+    await storage.samples.insertMany([0, 1, 2].map((n) => sample('acme', 'loans', n)));
+    await storage.samples.insertMany([sample('acme', 'cards', 5), sample('globex', 'loans', 9)]);
+
+    const loans = await storage.samples.newest('acme', 'loans', 10);
+    expect(loans.map((s) => (s.payload as { n: number }).n)).toEqual([2, 1, 0]);
+    expect(loans[1]).toMatchObject({ context: 'loans', rulesetVersion: 1, isValid: false, failures: ['AMOUNT_POSITIVE'] });
+    expect(loans[1].recordedAt.toISOString()).toBe('2026-11-01T12:01:00.000Z');
+    // The payload keeps the key order it came with.
+    expect(Object.keys(loans[0].payload as object)).toEqual(['n', 'zeta', 'alpha']);
+    expect(await storage.samples.newest('acme', 'loans', 2)).toHaveLength(2);
+    expect(await storage.samples.contexts('acme')).toEqual(['cards', 'loans']);
+  });
+
+  it('finds one sample by id only within its own tenant and context', async () => {
+    const [newest] = await storage.samples.newest('acme', 'loans', 1);
+    expect(await storage.samples.get('acme', 'loans', newest.id)).toEqual(newest);
+    expect(await storage.samples.get('globex', 'loans', newest.id)).toBeNull();
+    expect(await storage.samples.get('acme', 'cards', newest.id)).toBeNull();
+    expect(await storage.samples.get('acme', 'loans', 'not-a-uuid')).toBeNull();
+  });
+
+  it('prunes past the newest maxSamples and before the cut-off, in that context only', async () => {
+    await storage.samples.insertMany([3, 4, 5, 6].map((n) => sample('acme', 'loans', n)));
+    // Keep the newest 4 (6, 5, 4, 3), then drop what is older than minute 4: 3 goes too.
+    const dropped = await storage.samples.prune('acme', 'loans', 4, new Date(base + 4 * minute));
+    expect(dropped).toBe(4);
+    const left = await storage.samples.newest('acme', 'loans', 10);
+    expect(left.map((s) => (s.payload as { n: number }).n)).toEqual([6, 5, 4]);
+    expect(await storage.samples.newest('acme', 'cards', 10)).toHaveLength(1);
+  });
+
+  it('drops every sample of one tenant', async () => {
+    expect(await storage.samples.deleteAll('acme')).toBe(4);
+    expect(await storage.samples.contexts('acme')).toEqual([]);
+    expect(await storage.samples.newest('globex', 'loans', 10)).toHaveLength(1);
+  });
+
+  it('stores large batches in several statements', async () => {
+    await storage.samples.insertMany(Array.from({ length: 1201 }, (_, n) => sample('globex', 'bulk', n)));
+    expect(await storage.samples.newest('globex', 'bulk', 5000)).toHaveLength(1201);
+  });
+});
