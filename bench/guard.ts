@@ -24,7 +24,7 @@ import { pathToFileURL } from 'node:url';
 import { runCompilerBench } from './compiler.bench.ts';
 import { runRealisticBench } from './realistic.bench.ts';
 import { checkAnswers, pairedThroughput, singleBody, SINGLE_PATH, startHttpPair, type PairedThroughput } from './http/http.bench.ts';
-import { fixed, int } from './http/report-table.ts';
+import { fixed, int } from './tools/report-table.ts';
 
 /** Where the guard fails. */
 export const guardThresholds = {

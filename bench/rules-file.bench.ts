@@ -29,7 +29,7 @@ import { buildApp } from '../src/app.ts';
 import { generateApiKey, hashApiKey } from '../src/auth/api-key.ts';
 import { loadConfig } from '../src/config.ts';
 import { createStorage } from '../src/storage/create-storage.ts';
-import { fixed, median, textTable } from './http/report-table.ts';
+import { fixed, median, textTable } from './tools/report-table.ts';
 import { generateRuleset } from './suites/generated-ruleset.ts';
 
 const RULES = 1000;

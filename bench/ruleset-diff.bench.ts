@@ -33,7 +33,7 @@ import { toRuleContent } from '../src/routes/schemas/rule-body.ts';
 import { createStorage } from '../src/storage/create-storage.ts';
 import { normalizeContent } from '../src/storage/rule-content.ts';
 import type { Storage } from '../src/storage/types.ts';
-import { fixed, median, textTable } from './http/report-table.ts';
+import { fixed, median, textTable } from './tools/report-table.ts';
 import { generateRuleset } from './suites/generated-ruleset.ts';
 
 const TENANT = 'bench';

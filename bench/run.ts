@@ -15,13 +15,13 @@ import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { SUITES, type BenchResults, type SuiteName } from './bench-results.ts';
+import { SUITES, type BenchResults, type SuiteName } from './tools/bench-results.ts';
 import { fastestPeerMargin, runCompilerBench, targets as compilerTargets, type CompilerBenchResult } from './compiler.bench.ts';
 import { httpTables, runHttpBench, type HttpBenchResult } from './http/http.bench.ts';
-import { fixed, int, markdownTable, verdict } from './http/report-table.ts';
-import { memoryMonitor } from './http/memory-monitor.ts';
+import { fixed, int, markdownTable, verdict } from './tools/report-table.ts';
+import { memoryMonitor } from './tools/memory-monitor.ts';
 import { runWorkersBench, type WorkersBenchResult } from './http/workers.bench.ts';
-import { writeReadmeResults } from './readme-results.ts';
+import { writeReadmeResults } from './tools/readme-results.ts';
 import { runScalingBench, scalingTables, type ScalingBenchResult } from './scaling.bench.ts';
 
 

@@ -34,9 +34,9 @@ import type { CompiledRuleset } from '../compiler/types.ts';
 import { compileValidator } from '../src/validators/compile-validator.ts';
 import { compileOrThrow } from './engines/compiled.ts';
 import { validateLoanByHand } from './engines/hand-written-loan.ts';
-import { fixed, int, median, textTable } from './http/report-table.ts';
-import { callApi, editAndPublish, publishContext } from './http/rules-api.ts';
-import { startService, type ServiceProcess } from './http/service-process.ts';
+import { fixed, int, median, textTable } from './tools/report-table.ts';
+import { callApi, editAndPublish, publishContext } from './tools/rules-api.ts';
+import { startService, type ServiceProcess } from './tools/service-process.ts';
 import { generateRuleset } from './suites/generated-ruleset.ts';
 import { loanApplicationSuite as suite } from './suites/loan-application.ts';
 

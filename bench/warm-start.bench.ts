@@ -35,8 +35,8 @@ import { normalizeContent } from '../src/storage/rule-content.ts';
 import { SqlRuleStore } from '../src/storage/rule-store.ts';
 import type { DatabaseSchema } from '../src/storage/schema.ts';
 import { SqlTenantStore } from '../src/storage/tenant-store.ts';
-import { fixed, int, median, percentile, textTable } from './http/report-table.ts';
-import { startService, type ServiceProcess } from './http/service-process.ts';
+import { fixed, int, median, percentile, textTable } from './tools/report-table.ts';
+import { startService, type ServiceProcess } from './tools/service-process.ts';
 import { generateRuleset } from './suites/generated-ruleset.ts';
 import { loanApplicationSuite as suite } from './suites/loan-application.ts';
 

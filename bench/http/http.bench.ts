@@ -48,15 +48,15 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { ValidationResult } from '../../compiler/types.ts';
 import { compileOrThrow } from '../engines/compiled.ts';
 import { loanApplicationSuite as suite } from '../suites/loan-application.ts';
-import { startChildServer, type ChildServer } from './child-server.ts';
-import { pooledLatency, runFixedRate, type FixedRateFigures } from './fixed-rate-load.ts';
-import { runLoad, type LoadFigures } from './load.ts';
-import { summarizeProfiles } from './profile-summary.ts';
-import { fixed, int, median, percentile, textTable, verdict } from './report-table.ts';
-import { cpuPinning } from './cpu-pinning.ts';
-import { memoryMonitor } from './memory-monitor.ts';
-import { publishContext } from './rules-api.ts';
-import { startService, type ServiceProcess } from './service-process.ts';
+import { startChildServer, type ChildServer } from '../tools/child-server.ts';
+import { pooledLatency, runFixedRate, type FixedRateFigures } from '../tools/fixed-rate-load.ts';
+import { runLoad, type LoadFigures } from '../tools/load.ts';
+import { summarizeProfiles } from '../tools/profile-summary.ts';
+import { fixed, int, median, percentile, textTable, verdict } from '../tools/report-table.ts';
+import { cpuPinning } from '../tools/cpu-pinning.ts';
+import { memoryMonitor } from '../tools/memory-monitor.ts';
+import { publishContext } from '../tools/rules-api.ts';
+import { startService, type ServiceProcess } from '../tools/service-process.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -253,7 +253,7 @@ export async function startHttpPair(
 ): Promise<HttpPair> {
   const serviceCount = options.serviceProcesses ?? 1;
   const started = await Promise.allSettled([
-    startChildServer({ name: 'bare route', entry: path.join(here, 'bare-server.ts'), env: {}, nodeFlags: options.bareNodeFlags }),
+    startChildServer({ name: 'bare route', entry: path.join(here, '../tools/bare-server.ts'), env: {}, nodeFlags: options.bareNodeFlags }),
     ...Array.from({ length: serviceCount }, () => startService({ nodeFlags: options.nodeFlags })),
   ]);
   const failed = started.find((s): s is PromiseRejectedResult => s.status === 'rejected');
@@ -506,9 +506,9 @@ export async function runHttpBench(options: HttpBenchOptions = {}): Promise<Http
       const matchedBusyUs = Math.max(0, Math.round(serviceCalibration.cpuUs - bareCalibration.cpuUs));
       const [matched, floor] = await Promise.all([
         startChildServer({
-          name: 'CPU-matched bare route', entry: path.join(here, 'bare-server.ts'), env: { BARE_BUSY_US: String(matchedBusyUs) },
+          name: 'CPU-matched bare route', entry: path.join(here, '../tools/bare-server.ts'), env: { BARE_BUSY_US: String(matchedBusyUs) },
         }),
-        startChildServer({ name: 'floor server', entry: path.join(here, 'floor-server.ts'), env: {} }),
+        startChildServer({ name: 'floor server', entry: path.join(here, '../tools/floor-server.ts'), env: {} }),
       ]);
       const servers = { service: pair.service, bare: pair.bare, matched, floor } as const;
       const names = ['service', 'bare', 'matched', 'floor'] as const;

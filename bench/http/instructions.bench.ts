@@ -38,11 +38,11 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import { loanApplicationSuite as suite } from '../suites/loan-application.ts';
-import { startChildServer, type ChildServer } from './child-server.ts';
-import { runLoad } from './load.ts';
-import { fixed, int, median, textTable } from './report-table.ts';
-import { publishContext } from './rules-api.ts';
-import { startService } from './service-process.ts';
+import { startChildServer, type ChildServer } from '../tools/child-server.ts';
+import { runLoad } from '../tools/load.ts';
+import { fixed, int, median, textTable } from '../tools/report-table.ts';
+import { publishContext } from '../tools/rules-api.ts';
+import { startService } from '../tools/service-process.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const run = promisify(execFile);
@@ -195,7 +195,7 @@ export async function runInstructionsBench(options: InstructionsOptions = {}): P
       await publishContext(started, suite.context, suite.rules);
       return started;
     }),
-    instrumented((wrapper) => startChildServer({ name: 'bare route', entry: path.join(here, 'bare-server.ts'), env: {}, wrapper, startTimeoutMs })),
+    instrumented((wrapper) => startChildServer({ name: 'bare route', entry: path.join(here, '../tools/bare-server.ts'), env: {}, wrapper, startTimeoutMs })),
   ]);
   try {
     const load = (server: ChildServer, count: number, requestPath = SINGLE_PATH) => async (): Promise<void> => {

@@ -21,11 +21,11 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import os from 'node:os';
 import { loanApplicationSuite as suite } from '../suites/loan-application.ts';
-import type { ChildServer } from './child-server.ts';
+import type { ChildServer } from '../tools/child-server.ts';
 import { SINGLE_PATH, singleBody, startHttpPair } from './http.bench.ts';
-import { runLoad } from './load.ts';
-import { type CodeArea, PERF_NODE_FLAGS, perfAvailable, profileWhile, type ProfileEntry, removeJitMap } from './perf-profile.ts';
-import { fixed, int, textTable } from './report-table.ts';
+import { runLoad } from '../tools/load.ts';
+import { type CodeArea, PERF_NODE_FLAGS, perfAvailable, profileWhile, type ProfileEntry, removeJitMap } from '../tools/perf-profile.ts';
+import { fixed, int, textTable } from '../tools/report-table.ts';
 
 const AREAS: CodeArea[] = ['kernel', 'node binary', 'JIT code', 'libc', 'other'];
 

@@ -15,10 +15,10 @@
  * itself" (docs/architecture.md, "The path of one validation"); not part of
  * `npm run bench`.
  */
-import { fixed, int, median } from './report-table.ts';
-import { runLoad } from './load.ts';
+import { fixed, int, median } from '../tools/report-table.ts';
+import { runLoad } from '../tools/load.ts';
 import { singleBody, SINGLE_PATH, startHttpPair } from './http.bench.ts';
-import type { ChildServer } from './child-server.ts';
+import type { ChildServer } from '../tools/child-server.ts';
 
 const PATHS = {
   'fast lane': SINGLE_PATH,

@@ -16,10 +16,10 @@ import { pathToFileURL } from 'node:url';
 import pg from 'pg';
 import { loanApplicationSuite as suite } from '../suites/loan-application.ts';
 import { SINGLE_PATH, singleBody } from './http.bench.ts';
-import { runLoad } from './load.ts';
-import { fixed, int, median } from './report-table.ts';
-import { publishContext } from './rules-api.ts';
-import { startService, type ServiceProcess } from './service-process.ts';
+import { runLoad } from '../tools/load.ts';
+import { fixed, int, median } from '../tools/report-table.ts';
+import { publishContext } from '../tools/rules-api.ts';
+import { startService, type ServiceProcess } from '../tools/service-process.ts';
 
 export interface WorkersBenchOptions {
   quick?: boolean;

@@ -4,7 +4,7 @@
  * `10-11` holds neither cpu 0 nor cpu 1, though its text holds both digits).
  */
 import { describe, expect, it } from 'vitest';
-import { cpusOf } from '../../bench/http/cpu-pinning.ts';
+import { cpusOf } from '../../bench/tools/cpu-pinning.ts';
 
 describe('cpusOf', () => {
   it.each([

@@ -10,8 +10,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
-import { freePort } from '../../bench/http/child-server.ts';
-import { pooledLatency, runFixedRate } from '../../bench/http/fixed-rate-load.ts';
+import { freePort } from '../../bench/tools/child-server.ts';
+import { pooledLatency, runFixedRate } from '../../bench/tools/fixed-rate-load.ts';
 
 type Handler = (request: IncomingMessage, body: string, response: ServerResponse) => void;
 

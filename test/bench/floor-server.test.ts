@@ -1,5 +1,5 @@
 /**
- * The latency step's floor server (bench/http/floor-server.ts), started as
+ * The latency step's floor server (bench/tools/floor-server.ts), started as
  * the benchmark starts it: it must answer what the bare route answers,
  * whatever the body, request after request on one keep-alive connection
  * (the load generator's), and never parse: a body that is not JSON gets
@@ -9,10 +9,10 @@ import { request as httpRequest, Agent } from 'node:http';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { startChildServer } from '../../bench/http/child-server.ts';
-import { FIXED_ANSWER } from '../../bench/http/fixed-answer.ts';
+import { startChildServer } from '../../bench/tools/child-server.ts';
+import { FIXED_ANSWER } from '../../bench/tools/fixed-answer.ts';
 
-const entry = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bench/http/floor-server.ts');
+const entry = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bench/tools/floor-server.ts');
 
 interface Answer { status: number; type: string | undefined; text: string; reusedSocket: boolean }
 

@@ -7,12 +7,12 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { guardThresholds, judge, runGuard, type GuardFigures } from '../../bench/guard.ts';
-import { startChildServer } from '../../bench/http/child-server.ts';
-import { runLoad } from '../../bench/http/load.ts';
-import { markdownTable, median, percentile } from '../../bench/http/report-table.ts';
+import { startChildServer } from '../../bench/tools/child-server.ts';
+import { runLoad } from '../../bench/tools/load.ts';
+import { markdownTable, median, percentile } from '../../bench/tools/report-table.ts';
 import { summaryMarkdown } from '../../bench/run.ts';
 
-const bareEntry = path.resolve(import.meta.dirname, '../../bench/http/bare-server.ts');
+const bareEntry = path.resolve(import.meta.dirname, '../../bench/tools/bare-server.ts');
 
 function figures(engine: [number, number], httpRatio: number): GuardFigures {
   return {

@@ -7,7 +7,7 @@ import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { memoryMonitor } from '../../bench/http/memory-monitor.ts';
+import { memoryMonitor } from '../../bench/tools/memory-monitor.ts';
 import { summaryMarkdown } from '../../bench/run.ts';
 
 const roots: string[] = [];

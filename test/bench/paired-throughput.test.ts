@@ -10,12 +10,12 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { startChildServer, type ChildServer } from '../../bench/http/child-server.ts';
+import { startChildServer, type ChildServer } from '../../bench/tools/child-server.ts';
 import { checkAnswers, pairedThroughput, singleBody, SINGLE_PATH, startHttpPair, type HttpPair } from '../../bench/http/http.bench.ts';
-import { median } from '../../bench/http/report-table.ts';
-import type { ServiceProcess } from '../../bench/http/service-process.ts';
+import { median } from '../../bench/tools/report-table.ts';
+import type { ServiceProcess } from '../../bench/tools/service-process.ts';
 
-const bareEntry = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bench/http/bare-server.ts');
+const bareEntry = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../bench/tools/bare-server.ts');
 
 function asService(server: ChildServer, key: string): ServiceProcess {
   return {

@@ -1,5 +1,5 @@
 /**
- * The time profiles of `npm run bench:profile` (bench/http/perf-profile.ts,
+ * The time profiles of `npm run bench:profile` (bench/tools/perf-profile.ts,
  * time-profile.bench.ts): perf's report read into code areas and
  * functions, and the tables built from two profiles. The last tests run
  * perf for real, on a child process that spins in a named function and on
@@ -12,7 +12,7 @@ import { readFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { areaOf, parsePerfReport, PERF_NODE_FLAGS, perfAvailable, profileWhile, removeJitMap } from '../../bench/http/perf-profile.ts';
+import { areaOf, parsePerfReport, PERF_NODE_FLAGS, perfAvailable, profileWhile, removeJitMap } from '../../bench/tools/perf-profile.ts';
 import { areaUs, differences, runTimeProfile, type ServerProfile } from '../../bench/http/time-profile.bench.ts';
 
 // Lines as `perf report --no-children -n --sort dso,sym -g none --stdio -t '|'` printed them on the benchmark VM (1,000 samples here).

@@ -7,10 +7,10 @@ import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { BenchResults } from '../../bench/bench-results.ts';
+import type { BenchResults } from '../../bench/tools/bench-results.ts';
 import type { CompilerBenchResult, EngineFigure } from '../../bench/compiler.bench.ts';
 import type { HttpBenchResult, PairedThroughput } from '../../bench/http/http.bench.ts';
-import { RESULTS_END, RESULTS_START, replaceResults, resultsTable, writeReadmeResults } from '../../bench/readme-results.ts';
+import { RESULTS_END, RESULTS_START, replaceResults, resultsTable, writeReadmeResults } from '../../bench/tools/readme-results.ts';
 
 const benchDir = path.resolve(import.meta.dirname, '../../bench');
 

@@ -80,7 +80,7 @@ const delay = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
  * Starts `entry` in a child process and waits until it answers.
  *
  * @example
- * const bare = await startChildServer({ name: 'bare', entry: 'bench/http/bare-server.ts', env: {} });
+ * const bare = await startChildServer({ name: 'bare', entry: 'bench/tools/bare-server.ts', env: {} });
  * await bare.stop();
  */
 export async function startChildServer(options: ChildServerOptions): Promise<ChildServer> {

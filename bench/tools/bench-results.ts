@@ -2,10 +2,10 @@
  * What one `npm run bench` measured, as `results/latest.json` stores it:
  * shared by the runner that writes it and the reports rendered from it.
  */
-import type { CompilerBenchResult } from './compiler.bench.ts';
-import type { HttpBenchResult } from './http/http.bench.ts';
-import type { WorkersBenchResult } from './http/workers.bench.ts';
-import type { ScalingBenchResult } from './scaling.bench.ts';
+import type { CompilerBenchResult } from '../compiler.bench.ts';
+import type { HttpBenchResult } from '../http/http.bench.ts';
+import type { WorkersBenchResult } from '../http/workers.bench.ts';
+import type { ScalingBenchResult } from '../scaling.bench.ts';
 
 /** The suites of `npm run bench`, in the order they run. */
 export const SUITES = ['compiler', 'http', 'scaling', 'workers'] as const;

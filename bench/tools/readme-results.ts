@@ -8,11 +8,11 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { SUITES, type BenchResults } from './bench-results.ts';
-import { fastestPeerMargin, type CompilerBenchResult } from './compiler.bench.ts';
-import type { HttpBenchResult } from './http/http.bench.ts';
-import type { WorkersBenchResult } from './http/workers.bench.ts';
-import { fixed, int, markdownTable, verdict } from './http/report-table.ts';
-import type { ScalingBenchResult } from './scaling.bench.ts';
+import { fastestPeerMargin, type CompilerBenchResult } from '../compiler.bench.ts';
+import type { HttpBenchResult } from '../http/http.bench.ts';
+import type { WorkersBenchResult } from '../http/workers.bench.ts';
+import { fixed, int, markdownTable, verdict } from './report-table.ts';
+import type { ScalingBenchResult } from '../scaling.bench.ts';
 
 export const RESULTS_START = '<!-- results:start -->';
 export const RESULTS_END = '<!-- results:end -->';
