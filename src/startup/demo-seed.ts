@@ -82,7 +82,8 @@ export async function seedDemo(deps: DemoSeedDeps): Promise<string | undefined> 
   const { storage, validators, keys } = deps;
   if (!(await storage.tenants.isEmpty())) return undefined;
   await storage.tenants.ensureTenant(DEMO_TENANT);
-  for (const { code, content } of DEMO_RULES) {
+  // A deployment may allow fewer rules per context than the demo has: it gets the first ones.
+  for (const { code, content } of DEMO_RULES.slice(0, deps.maxRulesPerContext)) {
     await storage.rules.create(DEMO_TENANT, DEMO_CONTEXT, code, content, deps.maxRulesPerContext);
   }
   const { live } = await storage.rules.publishContext(DEMO_TENANT, DEMO_CONTEXT, (next) => validators.compile(next));

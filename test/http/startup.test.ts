@@ -157,6 +157,22 @@ describe('configured starts', () => {
     expect(second.stderr()).toContain('RULES_BOOTSTRAP_TENANTS: the key of tenant globex is already registered for another tenant');
   });
 
+  it('seeds as many demo rules as MAX_RULES_PER_CONTEXT allows, and the printed command still works', async () => {
+    const small = await freshDatabase();
+    const server = await startServer({ ...databaseEnv(small), LOG_LEVEL: 'silent', MAX_RULES_PER_CONTEXT: '3' });
+    try {
+      await untilListening(server);
+      const [command] = server.stdout().split('\n').filter((line) => line.includes('curl'));
+      const { stdout } = await promisify(execFile)('bash', ['-c', command!]);
+      const result = JSON.parse(stdout);
+      expect(result.totalRulesEvaluated).toBe(3);
+      expect(result.failures.map((f: { ruleCode: string }) => f.ruleCode)).toEqual(['INCOME_CHECK']);
+    } finally {
+      expect(await stop(server)).toBe(0);
+      await small.drop();
+    }
+  });
+
   it('creates bootstrap tenants with working admin keys, no demo, and logs no secrets', async () => {
     const server = await startServer({ ...databaseEnv(db), LOG_LEVEL: 'trace', RULES_BOOTSTRAP_TENANTS: `acme:${BOOTSTRAP_KEY}` });
     try {
