@@ -163,7 +163,7 @@ describe('configured starts', () => {
     try {
       await untilListening(server);
       const [command] = server.stdout().split('\n').filter((line) => line.includes('curl'));
-      const { stdout } = await promisify(execFile)('bash', ['-c', command!]);
+      const { stdout } = await promisify(execFile)('bash', ['-c', command]);
       const result = JSON.parse(stdout);
       expect(result.totalRulesEvaluated).toBe(3);
       expect(result.failures.map((f: { ruleCode: string }) => f.ruleCode)).toEqual(['INCOME_CHECK']);
