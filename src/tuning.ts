@@ -212,8 +212,8 @@ export const TUNING = tunables({
     why: 'samples waiting in memory for the background writer; past it new ones are dropped and counted, so a slow database never grows the heap',
   },
   samplingFlushMs: {
-    value: 500, unit: 'ms', min: 1, max: 1000,
-    why: 'interval between background writes of queued samples, so a sample is readable within about a second',
+    value: 1000, unit: 'ms', min: 1, max: 1000,
+    why: 'interval between background writes of queued samples: a sample is readable within about a second, and each write\'s fixed cost is paid once a second',
   },
   samplingPruneMs: {
     value: 60_000, unit: 'ms', min: 1,
