@@ -80,7 +80,7 @@ export interface BuildAppOptions {
    */
   instanceMetrics?: (registries: Registry[]) => InstanceMetrics;
   /** Tests shrink the sample queue or change the writer's intervals. */
-  sampling?: Pick<SampleRecorderOptions, 'maxQueued' | 'flushIntervalMs' | 'pruneIntervalMs'>;
+  sampling?: Pick<SampleRecorderOptions, 'maxQueued' | 'maxQueuedSize' | 'flushIntervalMs' | 'pruneIntervalMs'>;
 }
 
 /** The parts of the running service that operators' tools and tests reach into. */

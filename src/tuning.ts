@@ -211,6 +211,10 @@ export const TUNING = tunables({
     value: 10_000, unit: 'samples', min: 1,
     why: 'samples waiting in memory for the background writer; past it new ones are dropped and counted, so a slow database never grows the heap',
   },
+  samplingQueueMaxSize: {
+    value: 2_000_000, unit: 'payload size units', min: 1,
+    why: 'total cost-model size (values plus characters / 16) of the queued payloads: about 64 MB of heap, so large payloads cannot fill memory before the count bound is reached',
+  },
   samplingFlushMs: {
     value: 1000, unit: 'ms', min: 1, max: 1000,
     why: 'interval between background writes of queued samples: a sample is readable within about a second, and each write\'s fixed cost is paid once a second',

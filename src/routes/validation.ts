@@ -112,7 +112,7 @@ export const validationRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (ap
 
     const validator = lookupValidator(validators, tenantId, context, 'context');
     const answer = (loaded: CompiledValidator) => sampleBatch(
-      deps.samples, request.samplingRate, loaded, items, now, validateBatch(request, loaded, items, sizes, now, maxAnswerBytes),
+      deps.samples, request.samplingRate, loaded, items, sizes, now, validateBatch(request, loaded, items, sizes, now, maxAnswerBytes),
     );
     return validator instanceof Promise ? validator.then(answer) : answer(validator);
   });
@@ -209,14 +209,14 @@ function validateBatch(
  * contexts at once, which an impact report of one context cannot replay.
  */
 function sampleBatch(
-  samples: SampleSink, rate: number, validator: CompiledValidator, items: BatchBody['items'], now: number, answer: BatchAnswer,
+  samples: SampleSink, rate: number, validator: CompiledValidator, items: BatchBody['items'], sizes: number[], now: number, answer: BatchAnswer,
 ): BatchAnswer {
   if (rate > 0) {
     const results = answer.results;
     for (let i = 0; i < items.length; i++) {
       if (Math.random() < rate) {
         const result = results[i];
-        samples.record(validator.tenantId, validator.context, validator.rulesetVersion, now, result.isValid, result.failures, items[i].payload);
+        samples.record(validator.tenantId, validator.context, validator.rulesetVersion, now, result.isValid, result.failures, items[i].payload, sizes[i]);
       }
     }
   }

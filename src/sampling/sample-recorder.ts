@@ -22,11 +22,12 @@ export interface SampleSink {
   /**
    * Queues one validated payload. `failures` and `payload` are kept by
    * reference until written: callers must not change them afterwards (the
-   * validation paths never do).
+   * validation paths never do). `size` is the payload's cost-model size
+   * (payload-guard.ts), which bounds what the queue holds in memory.
    */
   record(
     tenantId: string, context: string, rulesetVersion: number, recordedAt: number, isValid: boolean,
-    failures: readonly FailureRecord[], payload: unknown,
+    failures: readonly FailureRecord[], payload: unknown, size: number,
   ): void;
   /**
    * Forgets what is queued for the tenant and resolves once a write under
@@ -40,7 +41,7 @@ export interface SampleSink {
 export interface SamplerStats {
   /** Samples stored. */
   readonly written: number;
-  /** Samples dropped because the queue was full. */
+  /** Samples dropped because the queue was full (in count or in payload size). */
   readonly droppedQueueFull: number;
   /** Samples dropped because their batch could not be written. */
   readonly droppedWriteFailed: number;
@@ -58,6 +59,8 @@ export interface SampleRecorderOptions {
   log: SamplerLogger;
   /** Samples the queue holds; default TUNING.samplingQueueMax (tests make it tiny). */
   maxQueued?: number;
+  /** Total payload size the queue holds; default TUNING.samplingQueueMaxSize. */
+  maxQueuedSize?: number;
   /** Default TUNING.samplingFlushMs. */
   flushIntervalMs?: number;
   /** Default TUNING.samplingPruneMs. */
@@ -73,6 +76,7 @@ interface Pending {
   readonly isValid: boolean;
   readonly failures: readonly FailureRecord[];
   readonly payload: unknown;
+  readonly size: number;
 }
 
 const HOUR_MS = 3_600_000;
@@ -91,9 +95,11 @@ export class SampleRecorder extends PeriodicFlush implements SampleSink {
   readonly #tenants: Pick<TenantStore, 'getSampling'>;
   readonly #log: SamplerLogger;
   readonly #maxQueued: number;
+  readonly #maxQueuedSize: number;
   readonly #pruneIntervalMs: number;
   readonly #now: () => number;
   #queue: Pending[] = [];
+  #queuedSize = 0;
   #pruneTimer: NodeJS.Timeout | undefined;
   #pruning: Promise<void> = Promise.resolve();
   #written = 0;
@@ -109,19 +115,21 @@ export class SampleRecorder extends PeriodicFlush implements SampleSink {
     this.#tenants = options.tenants;
     this.#log = options.log;
     this.#maxQueued = options.maxQueued ?? TUNING.samplingQueueMax.value;
+    this.#maxQueuedSize = options.maxQueuedSize ?? TUNING.samplingQueueMaxSize.value;
     this.#pruneIntervalMs = options.pruneIntervalMs ?? TUNING.samplingPruneMs.value;
     this.#now = options.now ?? Date.now;
   }
 
   record(
     tenantId: string, context: string, rulesetVersion: number, recordedAt: number, isValid: boolean,
-    failures: readonly FailureRecord[], payload: unknown,
+    failures: readonly FailureRecord[], payload: unknown, size: number,
   ): void {
-    if (this.#queue.length >= this.#maxQueued) {
+    if (this.#queue.length >= this.#maxQueued || this.#queuedSize + size > this.#maxQueuedSize) {
       this.#droppedQueueFull++;
       return;
     }
-    this.#queue.push({ tenantId, context, rulesetVersion, recordedAt, isValid, failures, payload });
+    this.#queuedSize += size;
+    this.#queue.push({ tenantId, context, rulesetVersion, recordedAt, isValid, failures, payload, size });
   }
 
   get stats(): SamplerStats {
@@ -135,6 +143,7 @@ export class SampleRecorder extends PeriodicFlush implements SampleSink {
 
   forget(tenantId: string): Promise<void> {
     this.#queue = this.#queue.filter((sample) => sample.tenantId !== tenantId);
+    this.#queuedSize = this.#queue.reduce((total, sample) => total + sample.size, 0);
     return this.flush();
   }
 
@@ -153,6 +162,7 @@ export class SampleRecorder extends PeriodicFlush implements SampleSink {
     if (this.#queue.length === 0) return;
     const batch = this.#queue;
     this.#queue = [];
+    this.#queuedSize = 0;
     const records = batch.map(toRecord);
     try {
       await this.#samples.insertMany(records);

@@ -75,7 +75,7 @@ function answerWith(
   const result = evaluateBounded(cost, 'payload', () => validator.validate(payload, now));
   assertAnswerFits(result.failures, deps.maxAnswerBytes, 'payload');
   if (samplingRate > 0 && Math.random() < samplingRate) {
-    deps.samples.record(validator.tenantId, validator.context, validator.rulesetVersion, now, result.isValid, result.failures, payload);
+    deps.samples.record(validator.tenantId, validator.context, validator.rulesetVersion, now, result.isValid, result.failures, payload, size);
   }
   return new SingleAnswer(result.isValid, result.totalRulesEvaluated, result.failures, startedAt);
 }

@@ -211,3 +211,28 @@ describe('sampling with a full queue', () => {
     expect(metrics.split('\n').filter((line) => line.startsWith('rules_samples')).join('\n')).not.toMatch(/acme|orders/);
   });
 });
+
+describe('sampling with large payloads', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    // Room for many samples by count, but only for small payloads by size (values plus characters / 16).
+    t = await startTestApp({ sampling: { maxQueued: 100, maxQueuedSize: 50, flushIntervalMs: 3_600_000, pruneIntervalMs: 3_600_000 } });
+    await publishOrders(t);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('drops a sample whose payload does not fit the queue\'s size bound, and keeps the small ones', async () => {
+    await ok(t.request('PUT', SAMPLING, { body: { rate: 1 } }));
+    const large = { amount: 1, list: Array.from({ length: 60 }, (_, i) => i) };
+    const items = [{ id: 'large', payload: large }, { id: 'a', payload: { amount: 1 } }, { id: 'b', payload: { amount: 2 } }];
+    expect((await ok(t.request('POST', BATCH, { body: { context: 'orders', items } }))).totalProcessed).toBe(3);
+    expect(await metricSample(t, 'rules_samples_dropped_total{reason="queue_full"}')).toBe(1);
+    await t.app.internals.samples.flush();
+    const kept = (await t.storage.samples.newest(t.tenantId, 'orders', 10)).map((s) => s.payload);
+    expect(kept).toEqual(expect.arrayContaining([{ amount: 1 }, { amount: 2 }]));
+    expect(kept).toHaveLength(2);
+  });
+});
