@@ -8,6 +8,7 @@ import type { CompileError, ValidatorFn } from '../compiler/types.ts';
 import type {} from 'fastify';
 import type { Config } from './config.ts';
 import type { PayloadSchemas } from './rules/payload-schemas.ts';
+import type { SampleSink } from './sampling/sample-recorder.ts';
 import type { ApiKeyRecord, ChangeOrigin, LiveRuleset, Role, Storage } from './storage/types.ts';
 
 /** A ruleset compiled for one tenant and context at one ruleset version. */
@@ -83,6 +84,8 @@ export interface AppDeps {
   readonly keys: KeyService;
   /** Payload schemas of contexts, parsed and cached, for save-time warnings. */
   readonly payloadSchemas: PayloadSchemas;
+  /** The queue of sampled validations (sampling/sample-recorder.ts). */
+  readonly samples: SampleSink;
 }
 
 /** Who is calling, set by the authentication hook on every /api/v1 request. */

@@ -45,6 +45,7 @@ import { registerSharedSchemas } from './routes/schemas/shared-schemas.ts';
 import { PayloadSchemas } from './rules/payload-schemas.ts';
 import { validationRoutes } from './routes/validation.ts';
 import { FAST_LANE_URL, installValidationFastLane, type FastLaneStats } from './routes/validation-fast-lane.ts';
+import { SampleRecorder, type SampleRecorderOptions } from './sampling/sample-recorder.ts';
 import type { Storage } from './storage/types.ts';
 import { auditRoutes } from './routes/audit.ts';
 import { contextTestsRoutes } from './routes/context-tests.ts';
@@ -78,6 +79,8 @@ export interface BuildAppOptions {
    * is one of several workers (set by server.ts); /metrics serves them.
    */
   instanceMetrics?: (registries: Registry[]) => InstanceMetrics;
+  /** Tests shrink the sample queue or change the writer's intervals. */
+  sampling?: Pick<SampleRecorderOptions, 'maxQueued' | 'maxQueuedSize' | 'flushIntervalMs' | 'pruneIntervalMs'>;
 }
 
 /** The parts of the running service that operators' tools and tests reach into. */
@@ -87,6 +90,8 @@ export interface AppInternals {
   readonly lastUsed: LastUsedTracker;
   /** Which contexts were used, for the next process's warm start. */
   readonly contextUsage: ContextUsageRecorder;
+  /** Sampled validations waiting to be written, and their writer. */
+  readonly samples: SampleRecorder;
   readonly cacheSync: CacheSyncHandle;
   /** Undefined when the fast lane is off (request logging on, or a hook it does not account for: the log says which). */
   readonly fastLane: FastLaneStats | undefined;
@@ -175,10 +180,14 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     observer: notingUses(metrics.validatorCache, contextUsage),
   });
   metrics.watchValidatorCache(() => validators.size, () => validators.bytes);
+  const samples = new SampleRecorder({ samples: storage.samples, tenants: storage.tenants, log: app.log, ...options.sampling });
+  metrics.watchSampler(() => samples.stats);
   // Before the timing hooks: a publish's wait for sibling workers counts in Server-Timing.
   const cacheSync = registerCacheSync(app, { storage, validators, keyCache, databaseUrl: config.databaseUrl, siblings: options.siblings });
   const payloadSchemas = new PayloadSchemas({ store: storage.payloadSchemas, limits: { maxExpressionLength: config.maxExpressionLength } });
-  const deps: AppDeps = cacheSync.observe({ config, storage, validators, keys: createKeyService(storage.apiKeys, keyCache), payloadSchemas });
+  const deps: AppDeps = cacheSync.observe({
+    config, storage, validators, keys: createKeyService(storage.apiKeys, keyCache), payloadSchemas, samples,
+  });
   app.decorate('deps', deps);
 
   registerRequestTiming(app);
@@ -216,14 +225,16 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   });
 
   const internals: { -readonly [K in keyof AppInternals]: AppInternals[K] } = {
-    validators, keyCache, lastUsed, contextUsage, cacheSync, fastLane: undefined,
+    validators, keyCache, lastUsed, contextUsage, samples, cacheSync, fastLane: undefined,
   };
   app.decorate('internals', internals);
 
   lastUsed.start();
   contextUsage.start();
+  samples.start();
   app.addHook('onClose', async () => {
-    await Promise.all([lastUsed.stop(), contextUsage.stop()]);
+    // Best effort: what is queued is written if the database answers.
+    await Promise.all([lastUsed.stop(), contextUsage.stop(), samples.stop()]);
   });
   await options.beforeReady?.(app);
   await app.ready();
@@ -234,7 +245,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   if (fastLaneOff === undefined) {
     internals.fastLane = installValidationFastLane(app, {
       keyCache, lastUsed, rateLimiter, metrics, drain, bodyLimit: config.maxBodyBytes,
-      core: { validators: deps.validators, maxPayloadDepth: config.maxPayloadDepth, maxAnswerBytes: config.maxAnswerBytes },
+      core: { validators: deps.validators, maxPayloadDepth: config.maxPayloadDepth, maxAnswerBytes: config.maxAnswerBytes, samples },
     });
   } else {
     app.log.info(`validation fast lane off: ${fastLaneOff}`);

@@ -198,6 +198,32 @@ export const TUNING = tunables({
     why: 'a lock file another process is writing is read again after this before it is judged',
   },
 
+  // Sampled traffic (docs/operations.md, "Sampling").
+  samplingDefaultMaxSamples: {
+    value: 10_000, unit: 'samples', min: 1, max: 100_000,
+    why: 'samples kept per context when PUT /tenant/sampling names no maxSamples: what one impact report reads by default',
+  },
+  samplingDefaultRetentionHours: {
+    value: 168, unit: 'hours', min: 1, max: 720,
+    why: 'age past which samples go when PUT /tenant/sampling names no retentionHours: a week of traffic',
+  },
+  samplingQueueMax: {
+    value: 10_000, unit: 'samples', min: 1,
+    why: 'samples waiting in memory for the background writer; past it new ones are dropped and counted, so a slow database never grows the heap',
+  },
+  samplingQueueMaxSize: {
+    value: 2_000_000, unit: 'payload size units', min: 1,
+    why: 'total cost-model size (values plus characters / 16) of the queued payloads: about 64 MB of heap, so large payloads cannot fill memory before the count bound is reached',
+  },
+  samplingFlushMs: {
+    value: 1000, unit: 'ms', min: 1, max: 1000,
+    why: 'interval between background writes of queued samples: a sample is readable within about a second, and each write\'s fixed cost is paid once a second',
+  },
+  samplingPruneMs: {
+    value: 60_000, unit: 'ms', min: 1,
+    why: 'interval between sweeps that drop samples past a context\'s maxSamples or its tenant\'s retention',
+  },
+
   // Cache sync across processes.
   reconcileIntervalMs: {
     value: 3000, unit: 'ms', min: 1,

@@ -12,6 +12,7 @@
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { RateLimitObserver, RateLimitScope } from '../rate-limit/register-rate-limit.ts';
+import type { SamplerStats } from '../sampling/sample-recorder.ts';
 import type { ValidatorCacheObserver } from '../validators/validator-cache.ts';
 import { LatencyHistogram, type HistogramSeries } from './latency-histogram.ts';
 import { processMetrics } from './process-metrics.ts';
@@ -65,6 +66,7 @@ export class ServiceMetrics {
   readonly #failureCounts = [0, 0, 0];
   #cacheSize: () => number = () => 0;
   #cacheBytes: () => number = () => 0;
+  #samplerStats: () => SamplerStats = () => ({ written: 0, droppedQueueFull: 0, droppedWriteFailed: 0, queued: 0 });
   readonly #recorders = new Map<string, RequestRecorder>();
 
   constructor(options: ServiceMetricsOptions) {
@@ -145,6 +147,36 @@ export class ServiceMetrics {
         this.set(self.#cacheBytes());
       },
     });
+    // Sampled traffic: counts only, never a tenant, context or payload (samples are the tenants' data).
+    new Counter({
+      name: 'rules_samples_written_total',
+      help: 'Sampled validations stored for impact reports.',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(self.#samplerStats().written);
+      },
+    });
+    new Counter({
+      name: 'rules_samples_dropped_total',
+      help: 'Sampled validations dropped, by reason: queue_full (the in-memory queue was full), write_failed (the database refused their batch).',
+      labelNames: ['reason'],
+      registers,
+      collect() {
+        const stats = self.#samplerStats();
+        this.reset();
+        this.inc({ reason: 'queue_full' }, stats.droppedQueueFull);
+        this.inc({ reason: 'write_failed' }, stats.droppedWriteFailed);
+      },
+    });
+    new Gauge({
+      name: 'rules_samples_queued',
+      help: 'Sampled validations waiting in memory to be written.',
+      registers,
+      collect() {
+        this.set(self.#samplerStats().queued);
+      },
+    });
     this.#rateLimited = new Counter({
       name: 'rules_rate_limited_total',
       help: 'Requests refused with 429, by budget: tenant, or client address for unauthenticated requests.',
@@ -192,6 +224,11 @@ export class ServiceMetrics {
   watchValidatorCache(size: () => number, bytes: () => number = () => 0): void {
     this.#cacheSize = size;
     this.#cacheBytes = bytes;
+  }
+
+  /** Reports the sample queue's counts at each scrape. */
+  watchSampler(stats: () => SamplerStats): void {
+    this.#samplerStats = stats;
   }
 
   /**

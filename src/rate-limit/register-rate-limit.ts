@@ -49,7 +49,7 @@ export interface RateLimitObserver {
 
 export interface RateLimitOptions {
   config: Pick<Config, 'rateLimitMax' | 'rateLimitWindowMs' | 'redisUrl' | 'redisKeyPrefix'>;
-  tenants: Pick<TenantStore, 'getRateLimit'>;
+  tenants: Pick<TenantStore, 'getPolicy'>;
   observer?: RateLimitObserver;
   /** Counter store; default Redis when config.redisUrl is set, else memory. */
   store?: RateLimitStore;
@@ -74,6 +74,8 @@ declare module 'fastify' {
   interface FastifyRequest {
     /** True once the request was counted against a budget. */
     rateLimitCounted: boolean;
+    /** The tenant's sampling rate, from the policy the request was counted under (0 until then, and off). */
+    samplingRate: number;
   }
 }
 
@@ -108,6 +110,7 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
   const addressKeyPrefix = `${config.redisKeyPrefix}rl:a:`;
 
   app.decorateRequest('rateLimitCounted', false);
+  app.decorateRequest('samplingRate', 0);
   // Keyed by Node's request, so nothing is added per request to the objects Node and Fastify make.
   const spentEarlier = new WeakMap<IncomingMessage, { policy: RateLimitPolicy; state: WindowState | undefined }>();
 
@@ -120,6 +123,8 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
     state: WindowState | undefined,
     rechecked = false,
   ): void => {
+    // The validation routes sample by the policy the request was counted under.
+    request.samplingRate = policy.samplingRate;
     // No state: the store cannot count right now; fail open.
     if (state === undefined) {
       done();

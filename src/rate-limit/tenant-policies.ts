@@ -1,6 +1,10 @@
 /**
  * Each tenant's budget: the configured default, or the override stored for
- * the tenant (set with the CLI). Overrides are read from the database at
+ * the tenant (set with the CLI or the API). The same cached entry carries
+ * the tenant's sampling rate, the other setting every validation needs
+ * (docs/operations.md, "Sampling"): one read per TTL serves both, and a
+ * request learns whether to sample from the policy it already holds.
+ * Overrides are read from the database at
  * most once per TTL per tenant and never on the request path once known: a
  * stale entry is still used while one background read refreshes it, so an
  * override change reaches every instance within about one TTL.
@@ -12,7 +16,7 @@
  * long ago the change was made. Refusals are rare, so the read costs the
  * hot path nothing.
  */
-import type { TenantStore } from '../storage/types.ts';
+import type { TenantPolicySettings, TenantStore } from '../storage/types.ts';
 import { TUNING } from '../tuning.ts';
 
 /** A budget and the counter key it is spent from. */
@@ -21,6 +25,8 @@ export interface RateLimitPolicy {
   readonly windowMs: number;
   /** Store key; carries the window, so a changed window starts a fresh count. */
   readonly key: string;
+  /** Share of the tenant's validations recorded as samples; 0 is off. */
+  readonly samplingRate: number;
 }
 
 /** The logger calls this cache makes (a pino logger fits). */
@@ -29,7 +35,7 @@ export interface PolicyLogger {
 }
 
 export interface TenantPoliciesOptions {
-  tenants: Pick<TenantStore, 'getRateLimit'>;
+  tenants: Pick<TenantStore, 'getPolicy'>;
   defaults: { max: number; windowMs: number };
   /** Prepended to every counter key (shared Redis, tests). */
   keyPrefix: string;
@@ -57,7 +63,7 @@ interface Entry {
  * const policy = policies.get('acme'); // a policy, or a promise of one on the tenant's first request
  */
 export class TenantPolicies {
-  readonly #tenants: Pick<TenantStore, 'getRateLimit'>;
+  readonly #tenants: Pick<TenantStore, 'getPolicy'>;
   readonly #defaults: { max: number; windowMs: number };
   readonly #keyPrefix: string;
   readonly #log: PolicyLogger;
@@ -106,7 +112,7 @@ export class TenantPolicies {
   }
 
   /**
-   * Reads the tenant's policy again now: its budget was changed (here, or
+   * Reads the tenant's policy again now: its settings were changed (here, or
    * by another instance, told by a change notice). Requests keep the known
    * policy until the read lands; a tenant not cached is left alone.
    */
@@ -141,8 +147,8 @@ export class TenantPolicies {
   async #readPolicy(tenantId: string): Promise<RateLimitPolicy> {
     let policy: RateLimitPolicy;
     try {
-      const override = await this.#tenants.getRateLimit(tenantId);
-      policy = this.#policy(tenantId, override ?? this.#defaults);
+      const settings = await this.#tenants.getPolicy(tenantId);
+      policy = this.#policy(tenantId, settings);
       this.#failing = false;
     } catch (error) {
       // The database being down must not stop validation (cached contexts
@@ -151,7 +157,7 @@ export class TenantPolicies {
         this.#failing = true;
         this.#log.warn({ err: error, tenantId }, 'rate-limit overrides unreadable; using the last known or default budgets');
       }
-      policy = this.#entries.get(tenantId)?.policy ?? this.#policy(tenantId, this.#defaults);
+      policy = this.#entries.get(tenantId)?.policy ?? this.#policy(tenantId, { rateLimit: null, samplingRate: 0 });
     }
     return policy;
   }
@@ -163,11 +169,13 @@ export class TenantPolicies {
     this.#entries.set(tenantId, { policy, expiresAt: this.#now() + this.#ttlMs, refreshing: false, read });
   }
 
-  #policy(tenantId: string, limit: { max: number; windowMs: number }): RateLimitPolicy {
+  #policy(tenantId: string, settings: TenantPolicySettings): RateLimitPolicy {
+    const limit = settings.rateLimit ?? this.#defaults;
     return Object.freeze({
       max: limit.max,
       windowMs: limit.windowMs,
       key: `${this.#keyPrefix}rl:t:${tenantId}:${limit.windowMs}`,
+      samplingRate: settings.samplingRate,
     });
   }
 }

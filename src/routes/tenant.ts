@@ -1,9 +1,10 @@
 /**
  * Tenant settings routes (docs/api.md): read the tenant's settings, set or
- * reset its rate-limit budget. The same change as the CLI's `tenant
- * rate-limit`, over HTTP: storage sends a change notice with it, so every
- * instance reads the new budget within about a second, and this process
- * reads it before answering. Admin keys only.
+ * reset its rate-limit budget (the same change as the CLI's `tenant
+ * rate-limit`), set its traffic sampling, delete its samples. Storage sends
+ * a change notice with a settings change, so every instance reads the new
+ * budget and sampling rate within about a second, and this process reads
+ * them before answering. Admin keys only.
  */
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppDeps } from '../app-deps.ts';
@@ -12,7 +13,8 @@ import { operation } from '../openapi/operation.ts';
 import type { TenantSettingsFollower } from '../sync/cache-sync.ts';
 import { originOf, tenantOf } from './schemas/route-helpers.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
-import { setRateLimitBodySchema } from './schemas/tenant-schemas.ts';
+import { samplesDeletedSchema, setRateLimitBodySchema, setSamplingBodySchema } from './schemas/tenant-schemas.ts';
+import { TUNING } from '../tuning.ts';
 
 const adminOnly = { role: 'admin' } as const;
 
@@ -22,14 +24,21 @@ interface SetRateLimitBody {
   default?: true;
 }
 
+interface SetSamplingBody {
+  rate: number;
+  maxSamples?: number;
+  retentionHours?: number;
+}
+
 export interface TenantRoutesOptions {
   deps: AppDeps;
-  /** The rate limiter's policies, read again after a change here. */
+  /** The rate limiter's policies (which carry the sampling rate), read again after a change here. */
   policies: TenantSettingsFollower;
 }
 
 /**
- * Registers /tenant and /tenant/rate-limit. Mounted by buildApp under /api/v1.
+ * Registers /tenant, /tenant/rate-limit, /tenant/sampling and
+ * /tenant/samples. Mounted by buildApp under /api/v1.
  *
  * @example
  * await app.register(tenantRoutes, { prefix: '/api/v1', deps, policies: rateLimiter.policies });
@@ -39,9 +48,9 @@ export const tenantRoutes: FastifyPluginAsync<TenantRoutesOptions> = async (app,
   const { storage, config } = deps;
 
   const tenantView = async (tenantId: string) => {
-    const own = await storage.tenants.getRateLimit(tenantId);
+    const [own, sampling] = await Promise.all([storage.tenants.getRateLimit(tenantId), storage.tenants.getSampling(tenantId)]);
     const limit = own ?? { max: config.rateLimitMax, windowMs: config.rateLimitWindowMs };
-    return { id: tenantId, rateLimit: { ...limit, default: own === null }, sampling: { rate: 0 } };
+    return { id: tenantId, rateLimit: { ...limit, default: own === null }, sampling };
   };
 
   app.get('/tenant', {
@@ -86,5 +95,53 @@ export const tenantRoutes: FastifyPluginAsync<TenantRoutesOptions> = async (app,
     await storage.tenants.setRateLimit(tenantId, reset ? null : { max: max!, windowMs: windowMs! }, originOf(request));
     await policies.refresh(tenantId);
     return (await tenantView(tenantId)).rateLimit;
+  });
+
+  app.put<{ Body: SetSamplingBody }>('/tenant/sampling', {
+    config: adminOnly,
+    schema: {
+      ...operation({
+        id: 'setTenantSampling',
+        tag: 'Tenant',
+        summary: 'Set the tenant\'s traffic sampling',
+        description: 'Records that share (`rate`, 0 to 1) of the tenant\'s single validations and batch items, with their payload and '
+          + 'verdict, for impact reports; keeps at most `maxSamples` per context for `retentionHours`. `{ "rate": 0 }` turns it off. '
+          + 'Every instance applies it within about a second; this one before answering.',
+        answers: { 200: 'The sampling settings now in force.' },
+      }),
+      body: setSamplingBodySchema,
+      response: { 200: sharedRef('TenantSampling') },
+    },
+  }, async (request) => {
+    const tenantId = tenantOf(request);
+    const { rate, maxSamples, retentionHours } = request.body;
+    const settings = {
+      rate,
+      maxSamples: maxSamples ?? TUNING.samplingDefaultMaxSamples.value,
+      retentionHours: retentionHours ?? TUNING.samplingDefaultRetentionHours.value,
+    };
+    await storage.tenants.setSampling(tenantId, settings, originOf(request));
+    await policies.refresh(tenantId);
+    return settings;
+  });
+
+  app.delete('/tenant/samples', {
+    config: adminOnly,
+    schema: {
+      ...operation({
+        id: 'deleteTenantSamples',
+        tag: 'Tenant',
+        summary: 'Delete every sample of the tenant',
+        description: 'Deletes the recorded samples of every context of the tenant now, and those this instance has not written yet. '
+          + 'Sampling stays as set: turn it off first to record nothing more.',
+        answers: { 200: 'How many samples were deleted.' },
+      }),
+      response: { 200: samplesDeletedSchema },
+    },
+  }, async (request) => {
+    const tenantId = tenantOf(request);
+    await deps.samples.forget(tenantId);
+    const deleted = await storage.samples.deleteAll(tenantId, originOf(request));
+    return { deleted };
   });
 };

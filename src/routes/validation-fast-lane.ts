@@ -172,7 +172,7 @@ export function installValidationFastLane(app: FastifyInstance, options: FastLan
     }
     let answer: SingleAnswer | Promise<SingleAnswer>;
     try {
-      answer = validateSingle(core, key.tenantId, parsed, startedAt);
+      answer = validateSingle(core, key.tenantId, parsed, startedAt, spent.policy.samplingRate);
     } catch (error) {
       handBack(request, response, body, startedAt, spent, () => {
         throw error;

@@ -10,6 +10,7 @@
  */
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { AppDeps, CompiledValidator, ValidatorService } from '../app-deps.ts';
+import type { SampleSink } from '../sampling/sample-recorder.ts';
 import type { RuleStore } from '../storage/types.ts';
 import { PROBLEMS, ProblemError, type FieldError, type NamedContext } from '../errors.ts';
 import { checkPayload, sizeOf, type PayloadSize } from '../http/payload-guard.ts';
@@ -48,7 +49,7 @@ export const validationRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (ap
   const { validators, config } = deps;
   const maxDepth = config.maxPayloadDepth;
   const maxAnswerBytes = config.maxAnswerBytes;
-  const single: SingleValidationDeps = { validators, maxPayloadDepth: maxDepth, maxAnswerBytes };
+  const single: SingleValidationDeps = { validators, maxPayloadDepth: maxDepth, maxAnswerBytes, samples: deps.samples };
 
   app.post<{ Body: ValidateBody }>(SINGLE_VALIDATION_ROUTE, {
     config: validatorRole,
@@ -73,7 +74,7 @@ export const validationRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (ap
     // A request the fast lane handed back after running the core carries its outcome: not run twice.
     const handedOver = replayedOutcome(request.raw);
     if (handedOver !== undefined) return handedOver();
-    return validateSingle(single, tenantOf(request), request.body, request.startedAt);
+    return validateSingle(single, tenantOf(request), request.body, request.startedAt, request.samplingRate);
   });
 
   app.post<{ Body: BatchBody }>('/validation/validate-batch', {
@@ -110,8 +111,10 @@ export const validationRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (ap
     if (errors.length > 0) throw new ProblemError(PROBLEMS.invalidBody(errors));
 
     const validator = lookupValidator(validators, tenantId, context, 'context');
-    if (validator instanceof Promise) return validator.then((loaded) => validateBatch(request, loaded, items, sizes, now, maxAnswerBytes));
-    return validateBatch(request, validator, items, sizes, now, maxAnswerBytes);
+    const answer = (loaded: CompiledValidator) => sampleBatch(
+      deps.samples, request.samplingRate, loaded, items, sizes, now, validateBatch(request, loaded, items, sizes, now, maxAnswerBytes),
+    );
+    return validator instanceof Promise ? validator.then(answer) : answer(validator);
   });
 
   app.post<{ Body: TransactionBody }>('/validation/validate-transaction', {
@@ -197,6 +200,27 @@ function validateBatch(
     results[i] = { id: items[i].id, isValid: result.isValid, failures: result.failures };
   });
   return new BatchAnswer(results, items.length, totalFailed, request.startedAt);
+}
+
+/**
+ * Hands each item of an answered batch to the sample queue with the
+ * tenant's rate, one draw per item (docs/operations.md, "Sampling").
+ * Transactions are not sampled: their payload is judged by several
+ * contexts at once, which an impact report of one context cannot replay.
+ */
+function sampleBatch(
+  samples: SampleSink, rate: number, validator: CompiledValidator, items: BatchBody['items'], sizes: number[], now: number, answer: BatchAnswer,
+): BatchAnswer {
+  if (rate > 0) {
+    const results = answer.results;
+    for (let i = 0; i < items.length; i++) {
+      if (Math.random() < rate) {
+        const result = results[i];
+        samples.record(validator.tenantId, validator.context, validator.rulesetVersion, now, result.isValid, result.failures, items[i].payload, sizes[i]);
+      }
+    }
+  }
+  return answer;
 }
 
 function emptySize(): PayloadSize {

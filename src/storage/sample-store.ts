@@ -4,9 +4,10 @@
  * validation's path.
  */
 import type { Kysely, Selectable } from 'kysely';
+import { writeAudit } from './audit-log.ts';
 import { guard } from './database-errors.ts';
 import type { DatabaseSchema, SamplesTable } from './schema.ts';
-import type { SampleRecord, SampleStore, StoredSample } from './types.ts';
+import type { ChangeOrigin, ContextRef, SampleRecord, SampleStore, StoredSample } from './types.ts';
 
 /** Rows per insert statement: well under PostgreSQL's 65,535 bind parameters (7 a row). */
 const ROWS_PER_INSERT = 500;
@@ -113,10 +114,27 @@ export class SqlSampleStore implements SampleStore {
     });
   }
 
-  deleteAll(tenantId: string): Promise<number> {
+  sampled(): Promise<ContextRef[]> {
     return guard(async () => {
-      const result = await this.#db.deleteFrom('samples').where('tenant_id', '=', tenantId).executeTakeFirst();
-      return Number(result.numDeletedRows);
+      const rows = await this.#db
+        .selectFrom('samples')
+        .select(['tenant_id', 'context'])
+        .distinct()
+        .orderBy('tenant_id')
+        .orderBy('context')
+        .execute();
+      return rows.map((r) => ({ tenantId: r.tenant_id, context: r.context }));
+    });
+  }
+
+  deleteAll(tenantId: string, origin?: ChangeOrigin): Promise<number> {
+    return guard(async () => {
+      return this.#db.transaction().execute(async (trx) => {
+        const result = await trx.deleteFrom('samples').where('tenant_id', '=', tenantId).executeTakeFirst();
+        const deleted = Number(result.numDeletedRows);
+        await writeAudit(trx, tenantId, origin, { action: 'tenant.samples-delete', after: { deleted } });
+        return deleted;
+      });
     });
   }
 }

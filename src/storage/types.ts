@@ -243,6 +243,15 @@ export interface TenantStore {
   /** Per-tenant rate limit override (null: the default). */
   getRateLimit(tenantId: string): Promise<{ max: number; windowMs: number } | null>;
   setRateLimit(tenantId: string, limit: { max: number; windowMs: number } | null, origin?: ChangeOrigin): Promise<void>;
+  /** The tenant's sampling settings; off with the default bounds when never set (or for an unknown tenant). */
+  getSampling(tenantId: string): Promise<SamplingSettings>;
+  /** Replaces the sampling settings; a tenant change notice and the `tenant.sampling` audit entry go in the same transaction. */
+  setSampling(tenantId: string, settings: SamplingSettings, origin?: ChangeOrigin): Promise<void>;
+  /**
+   * What the request path needs of the tenant's settings, in one read: its own
+   * rate-limit budget (null: the default) and its sampling rate.
+   */
+  getPolicy(tenantId: string): Promise<TenantPolicySettings>;
   /** True when the database holds no tenant at all (first run). */
   isEmpty(): Promise<boolean>;
 }
@@ -377,7 +386,7 @@ export type AuditAction =
   | 'context.publish' | 'context.rollback' | 'context.import' | 'context.recompile'
   | 'context.payload-schema' | 'context.tests'
   | 'key.create' | 'key.revoke'
-  | 'tenant.rate-limit' | 'tenant.sampling';
+  | 'tenant.rate-limit' | 'tenant.sampling' | 'tenant.samples-delete';
 
 /** One entry of the audit trail. */
 export interface AuditEntry {
@@ -483,6 +492,12 @@ export interface SamplingSettings {
   retentionHours: number;
 }
 
+/** The settings a tenant's cached request policy is made of (TenantStore.getPolicy). */
+export interface TenantPolicySettings {
+  rateLimit: { max: number; windowMs: number } | null;
+  samplingRate: number;
+}
+
 /** A validation as the sampler hands it to the store. */
 export interface SampleRecord {
   tenantId: string;
@@ -519,8 +534,10 @@ export interface SampleStore {
   prune(tenantId: string, context: string, maxSamples: number, olderThan: Date): Promise<number>;
   /** The contexts of the tenant that hold samples. */
   contexts(tenantId: string): Promise<string[]>;
-  /** Drops every sample of the tenant; how many went. */
-  deleteAll(tenantId: string): Promise<number>;
+  /** Every tenant and context that holds samples (the periodic pruning walks them). */
+  sampled(): Promise<ContextRef[]>;
+  /** Drops every sample of the tenant; how many went. With an origin, the `tenant.samples-delete` audit entry goes in the same transaction. */
+  deleteAll(tenantId: string, origin?: ChangeOrigin): Promise<number>;
 }
 
 export interface Storage {

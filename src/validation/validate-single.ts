@@ -18,6 +18,7 @@ import { PROBLEMS, ProblemError } from '../errors.ts';
 import { checkPayload, measurePayload } from '../http/payload-guard.ts';
 import type { ValidateBody } from '../routes/schemas/validation-schemas.ts';
 import { SingleAnswer } from '../routes/validation-answers.ts';
+import type { SampleSink } from '../sampling/sample-recorder.ts';
 import { assertAnswerFits } from '../validators/answer-size.ts';
 import { evaluateBounded } from '../validators/bounded-evaluation.ts';
 import { costProfileOf, estimateCost } from '../validators/evaluation-cost.ts';
@@ -28,6 +29,8 @@ export interface SingleValidationDeps {
   validators: ValidatorService;
   maxPayloadDepth: number;
   maxAnswerBytes: number;
+  /** Where sampled validations go. */
+  samples: SampleSink;
 }
 
 /**
@@ -35,12 +38,14 @@ export interface SingleValidationDeps {
  * cached (the usual case: no promise and no microtask turn), a promise when
  * it must be loaded. `startedAt` is the request's clock (performance.now()
  * when it arrived), which the answer's executionTimeMs counts from.
+ * `samplingRate` is the tenant's (from the policy the request was counted
+ * under): that share of answered validations is recorded.
  *
  * @example
- * const answer = validateSingle(deps, request.auth.tenantId, request.body, request.startedAt);
+ * const answer = validateSingle(deps, request.auth.tenantId, request.body, request.startedAt, policy.samplingRate);
  */
 export function validateSingle(
-  deps: SingleValidationDeps, tenantId: string, body: ValidateBody, startedAt: number,
+  deps: SingleValidationDeps, tenantId: string, body: ValidateBody, startedAt: number, samplingRate: number,
 ): SingleAnswer | Promise<SingleAnswer> {
   const now = Date.now();
   const { context, payload } = body;
@@ -51,16 +56,26 @@ export function validateSingle(
     throw new ProblemError(PROBLEMS.invalidBody([violation]));
   }
   const validator = lookupValidator(deps.validators, tenantId, context, 'context');
-  if (validator instanceof Promise) return validator.then((loaded) => answerWith(loaded, payload, size, now, startedAt, deps.maxAnswerBytes));
-  return answerWith(validator, payload, size, now, startedAt, deps.maxAnswerBytes);
+  if (validator instanceof Promise) {
+    return validator.then((loaded) => answerWith(deps, loaded, payload, size, now, startedAt, samplingRate));
+  }
+  return answerWith(deps, validator, payload, size, now, startedAt, samplingRate);
 }
 
-/** The evaluation of a payload that passed the guard (`size` is its cost-model size). */
+/**
+ * The evaluation of a payload that passed the guard (`size` is its
+ * cost-model size), handed to the sample queue when the tenant samples and
+ * the draw says so: only an answered validation is recorded.
+ */
 function answerWith(
-  validator: CompiledValidator, payload: Record<string, unknown>, size: number, now: number, startedAt: number, maxAnswerBytes: number,
+  deps: SingleValidationDeps, validator: CompiledValidator, payload: Record<string, unknown>, size: number, now: number, startedAt: number,
+  samplingRate: number,
 ): SingleAnswer {
   const cost = estimateCost(costProfileOf(validator), size);
   const result = evaluateBounded(cost, 'payload', () => validator.validate(payload, now));
-  assertAnswerFits(result.failures, maxAnswerBytes, 'payload');
+  assertAnswerFits(result.failures, deps.maxAnswerBytes, 'payload');
+  if (samplingRate > 0 && Math.random() < samplingRate) {
+    deps.samples.record(validator.tenantId, validator.context, validator.rulesetVersion, now, result.isValid, result.failures, payload, size);
+  }
   return new SingleAnswer(result.isValid, result.totalRulesEvaluated, result.failures, startedAt);
 }

@@ -13,6 +13,8 @@ import { startTestApp, type TestApp } from '../support/app.ts';
 import { expectProblem, ok } from '../support/expect-response.ts';
 
 const VALIDATE = '/api/v1/validation/validate';
+/** Sampling as a tenant that never set it sees it: off, with the default bounds. */
+const SAMPLING_OFF = { rate: 0, maxSamples: 10_000, retentionHours: 168 };
 
 describe('tenant settings', () => {
   let t: TestApp;
@@ -37,7 +39,7 @@ describe('tenant settings', () => {
     expect(await ok(t.request('GET', '/api/v1/tenant'))).toEqual({
       id: t.tenantId,
       rateLimit: { max: 500, windowMs: 60000, default: true },
-      sampling: { rate: 0 },
+      sampling: SAMPLING_OFF,
     });
   });
 
@@ -79,7 +81,7 @@ describe('tenant settings', () => {
   it("leaves the other tenant's budget alone", async () => {
     await ok(t.request('PUT', '/api/v1/tenant/rate-limit', { body: { max: 450, windowMs: 60000 } }));
     const other = await ok(t.request('GET', '/api/v1/tenant', { tenant: t.otherTenantId, key: t.otherAdminKey }));
-    expect(other).toEqual({ id: t.otherTenantId, rateLimit: { max: 500, windowMs: 60000, default: true }, sampling: { rate: 0 } });
+    expect(other).toEqual({ id: t.otherTenantId, rateLimit: { max: 500, windowMs: 60000, default: true }, sampling: SAMPLING_OFF });
     await ok(t.request('PUT', '/api/v1/tenant/rate-limit', { body: { default: true } }));
   });
 

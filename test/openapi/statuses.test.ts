@@ -226,10 +226,13 @@ describe('every answer is documented for its operation', () => {
     });
   });
 
-  it('tenant settings: read, set the rate-limit budget and put it back', async () => {
+  it('tenant settings: read, set the rate-limit budget and put it back, set sampling, delete samples', async () => {
     await call('getTenant', '/api/v1/tenant', 200);
     await call('setTenantRateLimit', '/api/v1/tenant/rate-limit', 200, { body: { max: 1000, windowMs: 60000 } });
     await call('setTenantRateLimit', '/api/v1/tenant/rate-limit', 200, { body: { default: true } });
+    await call('setTenantSampling', '/api/v1/tenant/sampling', 200, { body: { rate: 0 } });
+    await call('setTenantSampling', '/api/v1/tenant/sampling', 400, { body: { rate: 2 } });
+    await call('deleteTenantSamples', '/api/v1/tenant/samples', 200);
   });
 
   it('audit trail: read', async () => {

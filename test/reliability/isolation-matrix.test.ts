@@ -82,6 +82,9 @@ const MATRIX: Record<string, Expectation> = {
   'DELETE /api/v1/api-keys/:id': { statuses: [404] },
   'GET /api/v1/tenant': { statuses: [200] },
   'PUT /api/v1/tenant/rate-limit': { statuses: [200], body: () => ({ default: true }) },
+  // Sampling settings and samples are the caller's own: the attacker sets or deletes only its own.
+  'PUT /api/v1/tenant/sampling': { statuses: [200], body: () => ({ rate: 0 }) },
+  'DELETE /api/v1/tenant/samples': { statuses: [200] },
   'GET /api/v1/audit': { statuses: [200], query: (v) => `?context=${v.context}` },
 };
 

@@ -66,10 +66,33 @@ describe('sample store', () => {
     expect(await storage.samples.newest('acme', 'cards', 10)).toHaveLength(1);
   });
 
-  it('drops every sample of one tenant', async () => {
-    expect(await storage.samples.deleteAll('acme')).toBe(4);
+  it('lists every tenant and context that holds samples', async () => {
+    expect(await storage.samples.sampled()).toEqual([
+      { tenantId: 'acme', context: 'cards' }, { tenantId: 'acme', context: 'loans' }, { tenantId: 'globex', context: 'loans' },
+    ]);
+  });
+
+  it('drops every sample of one tenant, with its audit entry when an origin is given', async () => {
+    const origin = { actor: { cli: true as const } };
+    expect(await storage.samples.deleteAll('acme', origin)).toBe(4);
+    const { items } = await storage.audit.list('acme', { action: 'tenant.samples-delete', limit: 5 });
+    expect(items).toMatchObject([{ action: 'tenant.samples-delete', actor: { cli: true }, after: { deleted: 4 } }]);
     expect(await storage.samples.contexts('acme')).toEqual([]);
     expect(await storage.samples.newest('globex', 'loans', 10)).toHaveLength(1);
+  });
+
+  it('keeps a tenant\'s sampling settings, off with default bounds until set, and audits a change', async () => {
+    expect(await storage.tenants.getSampling('acme')).toEqual({ rate: 0, maxSamples: 10_000, retentionHours: 168 });
+    expect(await storage.tenants.getPolicy('acme')).toEqual({ rateLimit: null, samplingRate: 0 });
+    await storage.tenants.setSampling('acme', { rate: 0.1, maxSamples: 50, retentionHours: 2 }, { actor: { cli: true } });
+    expect(await storage.tenants.getSampling('acme')).toEqual({ rate: 0.1, maxSamples: 50, retentionHours: 2 });
+    expect(await storage.tenants.getPolicy('acme')).toEqual({ rateLimit: null, samplingRate: 0.1 });
+    expect(await storage.tenants.getSampling('globex')).toEqual({ rate: 0, maxSamples: 10_000, retentionHours: 168 });
+    const { items } = await storage.audit.list('acme', { action: 'tenant.sampling', limit: 5 });
+    expect(items).toMatchObject([{
+      before: { sampling: { rate: 0, maxSamples: 10_000, retentionHours: 168 } },
+      after: { sampling: { rate: 0.1, maxSamples: 50, retentionHours: 2 } },
+    }]);
   });
 
   it('stores large batches in several statements', async () => {

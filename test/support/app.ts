@@ -11,7 +11,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { FastifyInstance } from 'fastify';
-import { buildApp } from '../../src/app.ts';
+import { buildApp, type BuildAppOptions } from '../../src/app.ts';
 import { loadConfig, type Config } from '../../src/config.ts';
 import { createStorage } from '../../src/storage/create-storage.ts';
 import type { Storage } from '../../src/storage/types.ts';
@@ -49,6 +49,8 @@ export interface StartTestAppOptions {
   logStream?: { write(line: string): void };
   /** Adds to the app before it is ready (hooks of the test's own), on every start. */
   beforeReady?: (app: FastifyInstance) => void | Promise<void>;
+  /** The sample queue's size and its writer's intervals (buildApp's `sampling`). */
+  sampling?: BuildAppOptions['sampling'];
 }
 
 export interface TestApp {
@@ -88,7 +90,7 @@ export async function startTestApp(options: StartTestAppOptions = {}): Promise<T
     const storage = await createStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
     try {
       await bootstrapTenants(storage, config.bootstrapTenants ?? []);
-      const app = await buildApp({ config, storage, logStream: options.logStream, beforeReady: options.beforeReady });
+      const app = await buildApp({ config, storage, logStream: options.logStream, beforeReady: options.beforeReady, sampling: options.sampling });
       const address = await app.listen({ host: '127.0.0.1', port: 0 });
       return { app, storage, baseUrl: address };
     } catch (error) {

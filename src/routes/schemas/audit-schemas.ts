@@ -5,7 +5,7 @@
 export const AUDIT_ACTIONS = [
   'rule.create', 'rule.update', 'rule.patch', 'rule.archive', 'rule.restore', 'rule.publish',
   'context.publish', 'context.rollback', 'context.import', 'context.recompile', 'context.payload-schema', 'context.tests',
-  'key.create', 'key.revoke', 'tenant.rate-limit', 'tenant.sampling',
+  'key.create', 'key.revoke', 'tenant.rate-limit', 'tenant.sampling', 'tenant.samples-delete',
 ] as const;
 
 /** GET /audit query. */

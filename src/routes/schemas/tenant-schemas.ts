@@ -1,7 +1,9 @@
 /**
  * JSON Schemas of the tenant settings routes: the tenant as its admins see
- * it, and the body that sets its rate-limit budget.
+ * it, the bodies that set its rate-limit budget and its traffic sampling,
+ * and the answer to deleting its samples.
  */
+import { TUNING } from '../../tuning.ts';
 
 /** The largest budget and window the database keeps (a PostgreSQL integer). */
 const MAX_INT4 = 2_147_483_647;
@@ -37,13 +39,49 @@ export const tenantSchema = {
   properties: {
     id: { type: 'string', description: 'The tenant id (the X-Tenant-Id header).', examples: ['demo'] },
     rateLimit: { $ref: 'TenantRateLimit#' },
-    sampling: {
-      type: 'object',
-      description: 'Traffic sampling: off in this version (rate 0); no payload is recorded.',
-      required: ['rate'],
-      properties: { rate: { type: 'number', description: 'The share of validations recorded, 0 to 1.', examples: [0] } },
-    },
+    sampling: { $ref: 'TenantSampling#' },
   },
+} as const;
+
+const rate = {
+  type: 'number', minimum: 0, maximum: 1,
+  description: 'The share of single validations and batch items recorded, 0 (off) to 1 (all).', examples: [0.01],
+} as const;
+const maxSamples = {
+  type: 'integer', minimum: 1, maximum: 100_000,
+  description: 'Samples kept per context, the newest; older ones are dropped.', examples: [10_000],
+} as const;
+const retentionHours = {
+  type: 'integer', minimum: 1, maximum: 720,
+  description: 'Samples older than this many hours are dropped.', examples: [168],
+} as const;
+
+/** The sampling settings in force for a tenant. */
+export const samplingSchema = {
+  $id: 'TenantSampling',
+  type: 'object',
+  description: 'Traffic sampling: the share of the tenant\'s validations whose payload and verdict are kept for impact reports, and for how long.',
+  required: ['rate', 'maxSamples', 'retentionHours'],
+  properties: { rate, maxSamples, retentionHours },
+} as const;
+
+/** PUT /tenant/sampling: the settings, replaced whole; omitted bounds take their defaults. */
+export const setSamplingBodySchema = {
+  type: 'object',
+  description: `\`rate\` is required; \`maxSamples\` defaults to ${TUNING.samplingDefaultMaxSamples.value} and \`retentionHours\` to `
+    + `${TUNING.samplingDefaultRetentionHours.value} when not given. \`{ "rate": 0 }\` turns sampling off.`,
+  additionalProperties: false,
+  required: ['rate'],
+  properties: { rate, maxSamples, retentionHours },
+  examples: [{ rate: 0.01, maxSamples: 10_000, retentionHours: 168 }],
+} as const;
+
+/** DELETE /tenant/samples. */
+export const samplesDeletedSchema = {
+  type: 'object',
+  description: 'How many samples were deleted.',
+  required: ['deleted'],
+  properties: { deleted: { type: 'integer', minimum: 0, description: 'Samples deleted, across every context of the tenant.', examples: [1234] } },
 } as const;
 
 /** PUT /tenant/rate-limit: a budget of the tenant's own, or back to the default. */
@@ -59,4 +97,4 @@ export const setRateLimitBodySchema = {
   examples: [{ max: 100, windowMs: 60000 }],
 } as const;
 
-export const tenantSchemas = [rateLimitSchema, tenantSchema] as const;
+export const tenantSchemas = [rateLimitSchema, samplingSchema, tenantSchema] as const;

@@ -636,6 +636,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/tenant/sampling": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set the tenant's traffic sampling
+         * @description Records that share (`rate`, 0 to 1) of the tenant's single validations and batch items, with their payload and verdict, for impact reports; keeps at most `maxSamples` per context for `retentionHours`. `{ "rate": 0 }` turns it off. Every instance applies it within about a second; this one before answering.
+         */
+        put: operations["setTenantSampling"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tenant/samples": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete every sample of the tenant
+         * @description Deletes the recorded samples of every context of the tenant now, and those this instance has not written yet. Sampling stays as set: turn it off first to record nothing more.
+         */
+        delete: operations["deleteTenantSamples"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/audit": {
         parameters: {
             query?: never;
@@ -2073,6 +2113,24 @@ export interface components {
              */
             default: boolean;
         };
+        /** @description Traffic sampling: the share of the tenant's validations whose payload and verdict are kept for impact reports, and for how long. */
+        TenantSampling: {
+            /**
+             * @description The share of single validations and batch items recorded, 0 (off) to 1 (all).
+             * @example 0.01
+             */
+            rate: number;
+            /**
+             * @description Samples kept per context, the newest; older ones are dropped.
+             * @example 10000
+             */
+            maxSamples: number;
+            /**
+             * @description Samples older than this many hours are dropped.
+             * @example 168
+             */
+            retentionHours: number;
+        };
         /** @description The tenant of the calling key and its settings. */
         Tenant: {
             /**
@@ -2081,14 +2139,7 @@ export interface components {
              */
             id: string;
             rateLimit: components["schemas"]["TenantRateLimit"];
-            /** @description Traffic sampling: off in this version (rate 0); no payload is recorded. */
-            sampling: {
-                /**
-                 * @description The share of validations recorded, 0 to 1.
-                 * @example 0
-                 */
-                rate: number;
-            };
+            sampling: components["schemas"]["TenantSampling"];
         };
         /** @description One change, who made it and what it changed. */
         AuditEntry: {
@@ -2107,7 +2158,7 @@ export interface components {
              * @example tenant.rate-limit
              * @enum {string}
              */
-            action: "rule.create" | "rule.update" | "rule.patch" | "rule.archive" | "rule.restore" | "rule.publish" | "context.publish" | "context.rollback" | "context.import" | "context.recompile" | "context.payload-schema" | "context.tests" | "key.create" | "key.revoke" | "tenant.rate-limit" | "tenant.sampling";
+            action: "rule.create" | "rule.update" | "rule.patch" | "rule.archive" | "rule.restore" | "rule.publish" | "context.publish" | "context.rollback" | "context.import" | "context.recompile" | "context.payload-schema" | "context.tests" | "key.create" | "key.revoke" | "tenant.rate-limit" | "tenant.sampling" | "tenant.samples-delete";
             /** @description Who did it: an API key (`keyId`, `keyName`, `role`), or an operator at the CLI (`cli: true`). */
             actor: {
                 /** @description The key's id. */
@@ -7243,13 +7294,245 @@ export interface operations {
             };
         };
     };
+    setTenantSampling: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description `rate` is required; `maxSamples` defaults to 10000 and `retentionHours` to 168 when not given. `{ "rate": 0 }` turns sampling off. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "rate": 0.01,
+                 *       "maxSamples": 10000,
+                 *       "retentionHours": 168
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description The share of single validations and batch items recorded, 0 (off) to 1 (all).
+                     * @example 0.01
+                     */
+                    rate: number;
+                    /**
+                     * @description Samples kept per context, the newest; older ones are dropped.
+                     * @example 10000
+                     */
+                    maxSamples?: number;
+                    /**
+                     * @description Samples older than this many hours are dropped.
+                     * @example 168
+                     */
+                    retentionHours?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The sampling settings now in force. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TenantSampling"];
+                };
+            };
+            /** @description The request is invalid: its body, query or parameters (`errors` lists each problem with its path), or its URL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description X-Api-Key is missing, unknown or revoked, or X-Tenant-Id is not its tenant; the answer is the same in every case. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is a validator key; this operation needs an admin key. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the limit (MAX_BODY_BYTES). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json, or is compressed. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; it was logged, and the answer carries none of its details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    deleteTenantSamples: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description How many samples were deleted. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * @description Samples deleted, across every context of the tenant.
+                         * @example 1234
+                         */
+                        deleted: number;
+                    };
+                };
+            };
+            /** @description The request is invalid: its body, query or parameters (`errors` lists each problem with its path), or its URL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description X-Api-Key is missing, unknown or revoked, or X-Tenant-Id is not its tenant; the answer is the same in every case. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is a validator key; this operation needs an admin key. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; it was logged, and the answer carries none of its details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     listAudit: {
         parameters: {
             query?: {
                 /** @description Only entries about this context. */
                 context?: string;
                 /** @description Only entries of this action. */
-                action?: "rule.create" | "rule.update" | "rule.patch" | "rule.archive" | "rule.restore" | "rule.publish" | "context.publish" | "context.rollback" | "context.import" | "context.recompile" | "context.payload-schema" | "context.tests" | "key.create" | "key.revoke" | "tenant.rate-limit" | "tenant.sampling";
+                action?: "rule.create" | "rule.update" | "rule.patch" | "rule.archive" | "rule.restore" | "rule.publish" | "context.publish" | "context.rollback" | "context.import" | "context.recompile" | "context.payload-schema" | "context.tests" | "key.create" | "key.revoke" | "tenant.rate-limit" | "tenant.sampling" | "tenant.samples-delete";
                 /** @description Only entries at or after this time (ISO-8601). */
                 since?: string;
                 /**

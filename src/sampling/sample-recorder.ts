@@ -1,0 +1,228 @@
+/**
+ * Sampled traffic, from the request to the samples table (docs/operations.md,
+ * "Sampling"). A validation whose tenant samples and whose draw came up
+ * hands its outcome to `record`, which only appends it to a bounded queue in
+ * memory: no I/O, no copy of the payload, nothing to await. A timer writes
+ * the queue in batches with SampleStore.insertMany, and another one prunes
+ * every sampled context to its tenant's maxSamples and retention.
+ *
+ * Losing samples is always preferred to slowing or failing validations: a
+ * full queue drops the new sample, and a batch the database refuses (an
+ * outage) is dropped rather than retried, so memory stays bounded whatever
+ * the database does. Both are counted for /metrics; the log says only how
+ * many, never whose or what, since samples are the tenants' data.
+ */
+import type { FailureRecord } from '../../compiler/types.ts';
+import { PeriodicFlush } from '../storage/periodic-flush.ts';
+import type { SampleRecord, SampleStore, TenantStore } from '../storage/types.ts';
+import { TUNING } from '../tuning.ts';
+
+/** What the request path calls when its draw says record. */
+export interface SampleSink {
+  /**
+   * Queues one validated payload. `failures` and `payload` are kept by
+   * reference until written: callers must not change them afterwards (the
+   * validation paths never do). `size` is the payload's cost-model size
+   * (payload-guard.ts), which bounds what the queue holds in memory.
+   */
+  record(
+    tenantId: string, context: string, rulesetVersion: number, recordedAt: number, isValid: boolean,
+    failures: readonly FailureRecord[], payload: unknown, size: number,
+  ): void;
+  /**
+   * Forgets what is queued for the tenant and resolves once a write under
+   * way has ended: its samples are about to be deleted, and none recorded
+   * before may appear after.
+   */
+  forget(tenantId: string): Promise<void>;
+}
+
+/** Counts for /metrics (no tenant, context or payload in them). */
+export interface SamplerStats {
+  /** Samples stored. */
+  readonly written: number;
+  /** Samples dropped because the queue was full (in count or in payload size). */
+  readonly droppedQueueFull: number;
+  /** Samples dropped because their batch could not be written. */
+  readonly droppedWriteFailed: number;
+  /** Samples waiting to be written. */
+  readonly queued: number;
+}
+
+export interface SamplerLogger {
+  warn(o: object, msg?: string): void;
+}
+
+export interface SampleRecorderOptions {
+  samples: Pick<SampleStore, 'insertMany' | 'sampled' | 'prune'>;
+  tenants: Pick<TenantStore, 'getSampling'>;
+  log: SamplerLogger;
+  /** Samples the queue holds; default TUNING.samplingQueueMax (tests make it tiny). */
+  maxQueued?: number;
+  /** Total payload size the queue holds; default TUNING.samplingQueueMaxSize. */
+  maxQueuedSize?: number;
+  /** Default TUNING.samplingFlushMs. */
+  flushIntervalMs?: number;
+  /** Default TUNING.samplingPruneMs. */
+  pruneIntervalMs?: number;
+  now?: () => number;
+}
+
+interface Pending {
+  readonly tenantId: string;
+  readonly context: string;
+  readonly rulesetVersion: number;
+  readonly recordedAt: number;
+  readonly isValid: boolean;
+  readonly failures: readonly FailureRecord[];
+  readonly payload: unknown;
+  readonly size: number;
+}
+
+const HOUR_MS = 3_600_000;
+
+/**
+ * The queue and its background writer; one per process.
+ *
+ * @example
+ * const sampler = new SampleRecorder({ samples: storage.samples, tenants: storage.tenants, log });
+ * sampler.start();
+ * sampler.record('acme', 'orders', 3, Date.now(), false, result.failures, payload);
+ * await sampler.stop(); // writes what is queued
+ */
+export class SampleRecorder extends PeriodicFlush implements SampleSink {
+  readonly #samples: Pick<SampleStore, 'insertMany' | 'sampled' | 'prune'>;
+  readonly #tenants: Pick<TenantStore, 'getSampling'>;
+  readonly #log: SamplerLogger;
+  readonly #maxQueued: number;
+  readonly #maxQueuedSize: number;
+  readonly #pruneIntervalMs: number;
+  readonly #now: () => number;
+  #queue: Pending[] = [];
+  #queuedSize = 0;
+  #pruneTimer: NodeJS.Timeout | undefined;
+  #pruning: Promise<void> = Promise.resolve();
+  #written = 0;
+  #droppedQueueFull = 0;
+  #droppedWriteFailed = 0;
+  // One warning per outage, not one per batch.
+  #writeFailing = false;
+  #pruneFailing = false;
+
+  constructor(options: SampleRecorderOptions) {
+    super(options.flushIntervalMs ?? TUNING.samplingFlushMs.value);
+    this.#samples = options.samples;
+    this.#tenants = options.tenants;
+    this.#log = options.log;
+    this.#maxQueued = options.maxQueued ?? TUNING.samplingQueueMax.value;
+    this.#maxQueuedSize = options.maxQueuedSize ?? TUNING.samplingQueueMaxSize.value;
+    this.#pruneIntervalMs = options.pruneIntervalMs ?? TUNING.samplingPruneMs.value;
+    this.#now = options.now ?? Date.now;
+  }
+
+  record(
+    tenantId: string, context: string, rulesetVersion: number, recordedAt: number, isValid: boolean,
+    failures: readonly FailureRecord[], payload: unknown, size: number,
+  ): void {
+    if (this.#queue.length >= this.#maxQueued || this.#queuedSize + size > this.#maxQueuedSize) {
+      this.#droppedQueueFull++;
+      return;
+    }
+    this.#queuedSize += size;
+    this.#queue.push({ tenantId, context, rulesetVersion, recordedAt, isValid, failures, payload, size });
+  }
+
+  get stats(): SamplerStats {
+    return {
+      written: this.#written,
+      droppedQueueFull: this.#droppedQueueFull,
+      droppedWriteFailed: this.#droppedWriteFailed,
+      queued: this.#queue.length,
+    };
+  }
+
+  forget(tenantId: string): Promise<void> {
+    this.#queue = this.#queue.filter((sample) => sample.tenantId !== tenantId);
+    this.#queuedSize = this.#queue.reduce((total, sample) => total + sample.size, 0);
+    return this.flush();
+  }
+
+  override start(): void {
+    super.start();
+    this.#pruneTimer ??= setInterval(() => void this.prune(), this.#pruneIntervalMs).unref();
+  }
+
+  override async stop(): Promise<void> {
+    clearInterval(this.#pruneTimer);
+    this.#pruneTimer = undefined;
+    await super.stop();
+  }
+
+  protected async write(): Promise<void> {
+    if (this.#queue.length === 0) return;
+    const batch = this.#queue;
+    this.#queue = [];
+    this.#queuedSize = 0;
+    const records = batch.map(toRecord);
+    try {
+      await this.#samples.insertMany(records);
+      this.#written += records.length;
+      this.#writeFailing = false;
+    } catch (err) {
+      this.#droppedWriteFailed += records.length;
+      if (!this.#writeFailing) {
+        this.#writeFailing = true;
+        this.#log.warn({ err, dropped: records.length }, 'could not store sampled validations; they are dropped until the database answers');
+      }
+    }
+  }
+
+  /**
+   * Drops, in every sampled context, the samples past its tenant's
+   * maxSamples and those older than its retention. Runs on its timer; one
+   * sweep at a time. Never rejects.
+   */
+  prune(): Promise<void> {
+    this.#pruning = this.#pruning.then(() => this.#sweep());
+    return this.#pruning;
+  }
+
+  async #sweep(): Promise<void> {
+    try {
+      const sampled = await this.#samples.sampled();
+      const settings = new Map<string, { maxSamples: number; olderThan: Date }>();
+      for (const { tenantId, context } of sampled) {
+        let bounds = settings.get(tenantId);
+        if (bounds === undefined) {
+          const own = await this.#tenants.getSampling(tenantId);
+          bounds = { maxSamples: own.maxSamples, olderThan: new Date(this.#now() - own.retentionHours * HOUR_MS) };
+          settings.set(tenantId, bounds);
+        }
+        await this.#samples.prune(tenantId, context, bounds.maxSamples, bounds.olderThan);
+      }
+      this.#pruneFailing = false;
+    } catch (err) {
+      if (!this.#pruneFailing) {
+        this.#pruneFailing = true;
+        this.#log.warn({ err }, 'could not prune sampled validations; will try again');
+      }
+    }
+  }
+}
+
+/** The stored form: the failing rule codes once each, in the order they first failed. */
+function toRecord(sample: Pending): SampleRecord {
+  const codes: string[] = [];
+  for (const failure of sample.failures) {
+    if (!codes.includes(failure.ruleCode)) codes.push(failure.ruleCode);
+  }
+  return {
+    tenantId: sample.tenantId,
+    context: sample.context,
+    recordedAt: new Date(sample.recordedAt),
+    rulesetVersion: sample.rulesetVersion,
+    isValid: sample.isValid,
+    failures: codes,
+    payload: sample.payload,
+  };
+}
