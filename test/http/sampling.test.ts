@@ -7,7 +7,8 @@
  * with its verdict and its payload as sent, transactions are not, and at
  * rate 0 nothing is; old samples go by count and age; DELETE /tenant/samples
  * drops the tenant's samples and no other's; a full queue drops samples and
- * /metrics counts them without naming the tenant or showing the payload.
+ * /metrics counts them without naming the tenant or showing the payload
+ * (by count, and by payload size); what is queued is written at shutdown.
  * (Database outage: test/reliability/sampling-outage.test.ts; two instances:
  * test/sync/sampling-instances.test.ts.)
  */
@@ -234,5 +235,13 @@ describe('sampling with large payloads', () => {
     const kept = (await t.storage.samples.newest(t.tenantId, 'orders', 10)).map((s) => s.payload);
     expect(kept).toEqual(expect.arrayContaining([{ amount: 1 }, { amount: 2 }]));
     expect(kept).toHaveLength(2);
+  });
+
+  it('writes what is queued when the service shuts down', async () => {
+    await ok(t.request('POST', VALIDATE, { body: { context: 'orders', payload: { amount: 3, last: true } } }));
+    expect(t.app.internals.samples.stats.queued).toBe(1);
+    await t.restart();
+    const stored = (await t.storage.samples.newest(t.tenantId, 'orders', 10)).map((s) => s.payload);
+    expect(stored).toContainEqual({ amount: 3, last: true });
   });
 });
