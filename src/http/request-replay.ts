@@ -1,7 +1,7 @@
 /**
  * Requests handed back to Fastify after their body was read.
  *
- * The validation fast lane (src/routes/validation-fast-lane.ts) reads a
+ * The validation fast lane (src/validation/fast-lane.ts) reads a
  * request's body before it knows whether it can answer it. Whenever it
  * cannot (a body the route would refuse, a spent budget, a refusal of the
  * validation itself, ...), it hands the request to Fastify, which answers

@@ -2,7 +2,7 @@
  * Request timing: the clock starts in the first onRequest hook and every
  * response, errors included, carries `Server-Timing: total;dur=<ms>` with
  * sub-millisecond precision (docs/api.md). Validation bodies read the same
- * clock (`request.startedAt`) for `executionTimeMs` (routes/validation-answers.ts).
+ * clock (`request.startedAt`) for `executionTimeMs` (validation/validation-answers.ts).
  */
 import { performance } from 'node:perf_hooks';
 import type { FastifyInstance, FastifyRequest, onSendHookHandler } from 'fastify';

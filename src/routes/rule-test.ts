@@ -24,7 +24,7 @@ import { toRuleContent, type TestRuleBody } from './schemas/rule-body.ts';
 import { ruleTestBodySchema } from './schemas/rule-test-schemas.ts';
 import { operation } from '../openapi/operation.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
-import { RuleTestAnswer } from './validation-answers.ts';
+import { RuleTestAnswer } from '../validation/validation-answers.ts';
 
 interface RuleTestBody {
   rule?: TestRuleBody;

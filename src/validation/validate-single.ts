@@ -1,8 +1,8 @@
 /**
  * The single validation (POST /api/v1/validation/validate), once: what the
  * request asks, answered from the tenant's validator. Fastify's route
- * (routes/validation.ts) and the validation fast lane
- * (routes/validation-fast-lane.ts) both call it with an authenticated
+ * (validation/validation-routes.ts) and the validation fast lane
+ * (validation/fast-lane.ts) both call it with an authenticated
  * tenant, a body their shared schema accepted and the request's clock; what
  * every response carries (the budget headers, Server-Timing) and the
  * metrics are the request pipeline's, not this function's.
@@ -16,8 +16,8 @@
 import type { CompiledValidator, ValidatorService } from '../app-deps.ts';
 import { PROBLEMS, ProblemError } from '../errors.ts';
 import { checkPayload, measurePayload } from '../http/payload-guard.ts';
-import type { ValidateBody } from '../routes/schemas/validation-schemas.ts';
-import { SingleAnswer } from '../routes/validation-answers.ts';
+import type { ValidateBody } from './validation-schemas.ts';
+import { SingleAnswer } from './validation-answers.ts';
 import type { SampleSink } from '../sampling/sample-recorder.ts';
 import { assertAnswerFits } from '../validators/answer-size.ts';
 import { evaluateBounded } from '../validators/bounded-evaluation.ts';

@@ -1,5 +1,5 @@
 /**
- * The validation fast lane (src/routes/validation-fast-lane.ts) over real
+ * The validation fast lane (src/validation/fast-lane.ts) over real
  * HTTP. The same request is sent to the exact path, which the fast lane may
  * take, and with a query string, which only Fastify's route answers; the
  * client must not be able to tell the two apart, on the happy path and on

@@ -1,15 +1,15 @@
 /**
  * The request and response schemas of the three validation operations, in
- * one place: Fastify's routes (routes/validation.ts) validate and serialize
- * with them, and the validation fast lane (routes/validation-fast-lane.ts)
+ * one place: Fastify's routes (validation/validation-routes.ts) validate and serialize
+ * with them, and the validation fast lane (validation/fast-lane.ts)
  * compiles the single validation's body schema and response schema itself,
  * so both ways through the service accept the same bodies and write the
  * same bytes.
  */
-import type { Config } from '../../config.ts';
-import { singleResultResponseSchema } from './result-schemas.ts';
-import { CONTEXT_PATTERN } from './rule-schemas.ts';
-import { sharedRef } from './shared-schemas.ts';
+import type { Config } from '../config.ts';
+import { singleResultResponseSchema } from '../routes/schemas/result-schemas.ts';
+import { CONTEXT_PATTERN } from '../routes/schemas/rule-schemas.ts';
+import { sharedRef } from '../routes/schemas/shared-schemas.ts';
 
 /** The single validation's body, as its schema admits it. */
 export interface ValidateBody {

@@ -19,15 +19,15 @@ import { TUNING } from '../tuning.ts';
 import { costProfileOf, estimateCost } from '../validators/evaluation-cost.ts';
 import { evaluateEachBounded } from '../validators/bounded-evaluation.ts';
 import { AnswerBudget, answerTooLarge } from '../validators/answer-size.ts';
-import { validateSingle, type SingleValidationDeps } from '../validation/validate-single.ts';
-import { contextNotFound, lookupValidator } from '../validation/validator-lookup.ts';
-import { tenantOf } from './schemas/route-helpers.ts';
+import { validateSingle, type SingleValidationDeps } from './validate-single.ts';
+import { contextNotFound, lookupValidator } from './validator-lookup.ts';
+import { tenantOf } from '../routes/schemas/route-helpers.ts';
 import { operation } from '../openapi/operation.ts';
-import { sharedRef } from './schemas/shared-schemas.ts';
+import { sharedRef } from '../routes/schemas/shared-schemas.ts';
 import {
   batchValidationBodySchema, singleValidationBodySchema, singleValidationResponseRef, transactionValidationBodySchema,
   type BatchBody, type TransactionBody, type ValidateBody,
-} from './schemas/validation-schemas.ts';
+} from './validation-schemas.ts';
 import { BatchAnswer, TransactionAnswer, type BatchItemResult, type ContextResult } from './validation-answers.ts';
 
 const CONTEXT_NOT_PUBLISHED = 'A context has no published ruleset (CONTEXT_NOT_FOUND); `errors` names where the request names it.';

@@ -46,11 +46,11 @@ import {
 } from '../rate-limit/register-rate-limit.ts';
 import type { RateLimitPolicy } from '../rate-limit/tenant-policies.ts';
 import type { WindowState } from '../rate-limit/rate-limit-store.ts';
-import { validateSingle, type SingleValidationDeps } from '../validation/validate-single.ts';
-import { SHARED_SCHEMAS_BY_ID } from './schemas/shared-schemas.ts';
-import { singleValidationBodySchema, singleValidationResponseSchema, type ValidateBody } from './schemas/validation-schemas.ts';
+import { validateSingle, type SingleValidationDeps } from './validate-single.ts';
+import { SHARED_SCHEMAS_BY_ID } from '../routes/schemas/shared-schemas.ts';
+import { singleValidationBodySchema, singleValidationResponseSchema, type ValidateBody } from './validation-schemas.ts';
 import type { SingleAnswer } from './validation-answers.ts';
-import { SINGLE_VALIDATION_ROUTE } from './validation.ts';
+import { SINGLE_VALIDATION_ROUTE } from './validation-routes.ts';
 
 /** The one URL the fast lane answers (no query string: anything else is Fastify's). */
 export const FAST_LANE_URL = `/api/v1${SINGLE_VALIDATION_ROUTE}`;
