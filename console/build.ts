@@ -105,7 +105,7 @@ export async function buildConsole(outDir: string = DEFAULT_CONSOLE_OUT_DIR): Pr
     target: ['chrome120', 'firefox121', 'safari17'],
     jsx: 'automatic',
     jsxImportSource: 'preact',
-    minify: true,
+    minify: process.env.CONSOLE_DEBUG === undefined,
     legalComments: 'none',
     tsconfig: path.join(CONSOLE_SOURCE_DIR, 'tsconfig.json'),
     logLevel: 'silent',

@@ -10,6 +10,7 @@ import { ContextPage } from './pages/context-page.tsx';
 import { ContextsPage } from './pages/contexts.tsx';
 import { NotFound } from './pages/not-found.tsx';
 import { Placeholder } from './pages/placeholder.tsx';
+import { NewRulePage, RulePage } from './pages/rule-editor.tsx';
 import { SignIn } from './pages/sign-in.tsx';
 import { href, useRoute, type Route } from './router.ts';
 import { clearSession, loadSession, saveSession, type Session } from './session.ts';
@@ -25,8 +26,8 @@ function Page({ route }: { route: Route }) {
   switch (route.page) {
     case 'contexts': return <ContextsPage />;
     case 'context': return <ContextPage context={route.context} tab={route.tab} />;
-    case 'new-rule': return <Placeholder title="New rule" />;
-    case 'rule': return <Placeholder title="Rule" />;
+    case 'new-rule': return <NewRulePage context={route.context} />;
+    case 'rule': return <RulePage id={route.id} />;
     case 'api-keys': return <Placeholder title="API keys" />;
     case 'audit': return <Placeholder title="Audit" />;
     case 'not-found': return <NotFound path={route.path} />;

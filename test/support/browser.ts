@@ -64,6 +64,8 @@ export interface ConsoleView {
  */
 export async function openConsole(browser: Browser, baseUrl: string, consolePath = '/console'): Promise<ConsoleView> {
   const context = await browser.newContext({ viewport: { width: 1280, height: 860 } });
+  // A control that never appears fails the test with its locator, well before the test's own timeout.
+  context.setDefaultTimeout(15_000);
   const page = await context.newPage();
   const dialogs: string[] = [];
   const pageErrors: string[] = [];
