@@ -15,7 +15,7 @@
  * suite's global setup.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdir, readdir, readFile, rename, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { gzipSync } from 'node:zlib';
@@ -29,6 +29,9 @@ export const CONSOLE_SOURCE_DIR = path.join(ROOT, 'console', 'src');
 
 /** Where `npm run build` writes the console, and where the service looks for it unless CONSOLE_DIR says otherwise. */
 export const DEFAULT_CONSOLE_OUT_DIR = path.join(ROOT, 'dist', 'console');
+
+/** How long the assets of an earlier build are kept after a new one. */
+const STALE_ASSET_MS = 60 * 60 * 1000;
 
 /** The record of a build, `build.json` in the output folder. */
 export interface ConsoleBuild {
@@ -128,10 +131,13 @@ export async function buildConsole(outDir: string = DEFAULT_CONSOLE_OUT_DIR): Pr
   }
   if (script === '' || style === '') throw new Error('the console build made no script or no style sheet');
   await writeAtomically(path.join(outDir, 'index.html'), indexHtml(script, style));
-  // Assets of earlier builds go once the new page points elsewhere.
+  // Assets of earlier builds go once they are an hour old: a page loaded before this build (a test running
+  // beside it, a browser tab) may still ask for them meanwhile.
   const current = new Set(Object.keys(sizes).flatMap((name) => [name, `${name}.gz`]));
+  const before = Date.now() - STALE_ASSET_MS;
   for (const name of await readdir(assetsDir)) {
-    if (!current.has(name) && !name.endsWith('.partial')) await rm(path.join(assetsDir, name), { force: true });
+    const file = path.join(assetsDir, name);
+    if (!current.has(name) && (await stat(file)).mtimeMs < before) await rm(file, { force: true });
   }
   const record: ConsoleBuild = { inputs, script, style, sizes, buildMs: performance.now() - started };
   await writeAtomically(path.join(outDir, 'build.json'), `${JSON.stringify(record, null, 2)}\n`);

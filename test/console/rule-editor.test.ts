@@ -75,6 +75,7 @@ describe('the rule editor', () => {
       expect(await rulesOf('orders')).toEqual([]);
       expect(await seriousAccessibilityViolations(page)).toEqual([]);
       await screenshot(page, 'rule-editor-syntax-error');
+      await screenshot(page, 'expression-error', { of: page.locator('.rule-form').locator('.field-when, .field-expression').last() });
 
       await typeCode(page, 'expression', '$value <= 100');
       await expect.poll(() => expression.locator('.cm-lintRange-error').count()).toBe(0);
@@ -116,6 +117,12 @@ describe('the rule editor', () => {
       await page.locator('.field-when .cm-lintRange-warning').first().waitFor();
       await expect.poll(() => findings(page, 'when').textContent()).toMatch(/^Warning: line 1, column 1: /);
       expect(await page.locator('.field-when .cm-lintRange-error').count()).toBe(0);
+      // Tab leaves the editor for the next field, as from any other control: the editor is no keyboard trap.
+      await codeEditor(page, 'when').focus();
+      await page.keyboard.press('Tab');
+      expect(await page.evaluate('document.activeElement.getAttribute("aria-labelledby")')).toBe('rule-expression-label');
+      await page.keyboard.press('Tab');
+      expect(await page.evaluate('document.activeElement.id')).toBe('rule-schema');
     } finally {
       await view.close();
     }
@@ -163,6 +170,7 @@ describe('the rule editor', () => {
       expect(await failures.getByRole('cell').nth(1).textContent()).toBe('Total 250 exceeds 100');
       expect(await seriousAccessibilityViolations(page)).toEqual([]);
       await screenshot(page, 'rule-editor-test-trace');
+      await screenshot(page, 'test-trace', { of: page.locator('.test-panel') });
 
       // The unsaved form is what runs: a wider limit passes.
       await typeCode(page, 'expression', '$value <= 1000');
@@ -205,6 +213,7 @@ describe('a context\'s rules', () => {
       expect(await rows()).toEqual(['A_LIMITAmount limitErrorpublished', 'B_NOTENote presentInfopublished', 'C_CURRENCYCurrency knownWarningpublished', 'D_DRAFTDraft oneErrordraft']);
       expect(await seriousAccessibilityViolations(page)).toEqual([]);
       await screenshot(page, 'rules-list');
+      await screenshot(page, 'rules-of-a-context', { of: page.locator('main') });
 
       await page.getByLabel('Status').selectOption('draft');
       await expect.poll(rows).toEqual(['D_DRAFTDraft oneErrordraft']);

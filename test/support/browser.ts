@@ -22,7 +22,7 @@ import { mkdir } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import { chromium, type Browser, type Locator, type Page } from 'playwright-core';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 
@@ -99,11 +99,15 @@ export async function signIn(page: Page, tenant: string, key: string): Promise<v
   await page.getByRole('button', { name: 'Sign out' }).waitFor();
 }
 
-/** Saves a PNG of the page as `<SCREENSHOT_DIR>/<name>.png`; answers its path. */
-export async function screenshot(page: Page, name: string, options: { fullPage?: boolean } = {}): Promise<string> {
+/**
+ * Saves a PNG of the page (or of one part of it, `of`) as
+ * `<SCREENSHOT_DIR>/<name>.png`; answers its path.
+ */
+export async function screenshot(page: Page, name: string, options: { fullPage?: boolean; of?: Locator } = {}): Promise<string> {
   await mkdir(SCREENSHOT_DIR, { recursive: true });
   const file = path.join(SCREENSHOT_DIR, `${name}.png`);
-  await page.screenshot({ path: file, fullPage: options.fullPage ?? true });
+  if (options.of !== undefined) await options.of.screenshot({ path: file });
+  else await page.screenshot({ path: file, fullPage: options.fullPage ?? true });
   return file;
 }
 
