@@ -56,7 +56,7 @@ try {
   const firstLoad: number[] = [];
   const cachedLoad: number[] = [];
   const editor: number[] = [];
-  const interactiveAt = `performance.getEntriesByName('console:interactive')[0]?.startTime ?? -1`;
+  const interactiveAt = "performance.getEntriesByName('console:interactive')[0]?.startTime ?? -1";
   for (let round = 0; round < rounds; round++) {
     const context = await browser.newContext();
     const page = await context.newPage();
