@@ -1,7 +1,7 @@
 /**
  * The signed-in tenant and key. Kept in sessionStorage only: it ends with
- * the tab, never travels in a URL or a cookie, and is not shared with
- * other tabs the way localStorage would be.
+ * the tab, never travels in a URL or with every request as a cookie would,
+ * and other tabs do not see it.
  */
 
 export interface Session {

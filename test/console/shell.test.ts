@@ -208,6 +208,15 @@ describe('the console in Chromium', () => {
       const top = page.getByRole('navigation', { name: 'Console' });
       for (const name of ['API keys', 'Audit']) expect(await top.getByRole('link', { name, exact: true }).count()).toBe(1);
       expect(await seriousAccessibilityViolations(page)).toEqual([]);
+
+      // Every other page of the navigation opens, each with its heading, and passes axe too.
+      for (const [navigation, link, heading] of [
+        [tabs, 'History', 'History'], [tabs, 'Tests', 'Tests'], [top, 'API keys', 'API keys'], [top, 'Audit', 'Audit'],
+      ] as const) {
+        await navigation.getByRole('link', { name: link, exact: true }).click();
+        await page.getByRole('heading', { name: heading, exact: true }).waitFor();
+        expect(await seriousAccessibilityViolations(page), link).toEqual([]);
+      }
       expect(view.pageErrors).toEqual([]);
       expect(view.cspViolations).toEqual([]);
     } finally {
