@@ -52,9 +52,18 @@ export const CONSOLE_HEADERS: Readonly<Record<string, string>> = Object.freeze({
   'cross-origin-opener-policy': 'same-origin',
 });
 
-/** Where the console is when CONSOLE_DIR is unset: `dist/console` of the checkout, where `npm run build` writes it. */
+/**
+ * Where the console is when CONSOLE_DIR is unset: `dist/console` of the
+ * checkout, where `npm run build` writes it (or of the working directory,
+ * when the service runs without its sources; /console then says whether
+ * it finds a console there).
+ */
 export function defaultConsoleDir(): string {
-  return path.join(sourceRoot(), 'dist', 'console');
+  try {
+    return path.join(sourceRoot(), 'dist', 'console');
+  } catch {
+    return path.resolve('dist', 'console');
+  }
 }
 
 export interface ConsoleRoutesOptions {
