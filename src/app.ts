@@ -18,6 +18,7 @@ import { LastUsedTracker } from './auth/last-used-tracker.ts';
 import type { InstanceMetrics } from './cluster/cluster-metrics.ts';
 import type { Config } from './config.ts';
 import { clientErrorHandler, frameworkErrorHandler, registerErrorHandlers } from './http/error-handler.ts';
+import { consoleRoutes, defaultConsoleDir } from './console/console-routes.ts';
 import { registerConnectionDrain } from './http/connection-drain.ts';
 import { registerJsonBodyParser } from './http/json-body-parser.ts';
 import { nextRequestId } from './http/request-id.ts';
@@ -223,6 +224,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     await management.register(tenantRoutes, { prefix: '/api/v1', deps, policies: rateLimiter.policies });
     await management.register(auditRoutes, { prefix: '/api/v1', deps });
   });
+  // The web console: static files and headers of its own, in its own scope (no /api/v1 route sees its hook).
+  await app.register(consoleRoutes, { dir: config.consoleDir ?? defaultConsoleDir() });
 
   const internals: { -readonly [K in keyof AppInternals]: AppInternals[K] } = {
     validators, keyCache, lastUsed, contextUsage, samples, cacheSync, fastLane: undefined,

@@ -47,6 +47,8 @@ export interface Config {
   readonly shutdownTimeoutMs: number;
   readonly metricsTenantLabels: boolean;
   readonly logLevel: LogLevel;
+  /** The built console's folder (index.html and assets/); undefined: dist/console of the checkout (src/console/console-routes.ts). */
+  readonly consoleDir: string | undefined;
 }
 
 export class ConfigError extends Error {
@@ -127,6 +129,10 @@ export const CONFIG_VARIABLE_BY_NAME = deepFreeze({
     meaning: 'PostgreSQL connection string; unset means the embedded PGlite database in RULES_DATA_DIR',
   },
   RULES_DATA_DIR: { kind: 'text', name: 'RULES_DATA_DIR', default: './data', meaning: 'the embedded PGlite database\'s folder' },
+  CONSOLE_DIR: {
+    kind: 'text', name: 'CONSOLE_DIR', default: undefined,
+    meaning: 'the folder of the built console served at /console; unset means dist/console of the checkout, where npm run build writes it',
+  },
   REDIS_URL: {
     kind: 'url', name: 'REDIS_URL', default: undefined, protocols: ['redis:', 'rediss:'],
     meaning: 'Redis for rate-limit counters shared by every instance; unset means counters in each process\'s memory',
@@ -275,6 +281,7 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownTimeoutMs: integer(vars.SHUTDOWN_TIMEOUT_MS),
     metricsTenantLabels: boolean(vars.METRICS_TENANT_LABELS),
     logLevel,
+    consoleDir: text(vars.CONSOLE_DIR),
   });
 }
 

@@ -269,6 +269,7 @@ export const PROBLEMS = {
 
   // Storage's other refusals, each in the words storage gives it (they name the versions, counts and codes involved).
   storageNotFound: (detail: string): ProblemSpec => ({ code: 'NOT_FOUND', detail }),
+  consoleNotBuilt: (): ProblemSpec => ({ code: 'NOT_FOUND', detail: 'The console was not built: run `npm run build`, then reload this page.' }),
   storageConflict: (detail: string): ProblemSpec => ({ code: 'CONFLICT', detail }),
   storageLimitExceeded: (detail: string): ProblemSpec => ({ code: 'LIMIT_EXCEEDED', detail }),
   storageInvalidInput: (path: string, detail: string): ProblemSpec => ({
