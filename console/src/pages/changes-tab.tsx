@@ -97,9 +97,9 @@ export function ChangesTab({ context }: ContextTabProps) {
       {tests.state === 'done' && <TestRunView run={tests.value} label="Stored tests against the drafts" />}
 
       <div class="publish-row">
-        <form class="publish" onSubmit={(event) => { event.preventDefault(); void publish(false); }}
+        <form class="publish" aria-labelledby="publish-heading" onSubmit={(event) => { event.preventDefault(); void publish(false); }}
           aria-describedby={error === undefined ? undefined : 'publish-problem'}>
-          <h2>Publish</h2>
+          <h2 id="publish-heading">Publish</h2>
           <label for="publish-note">note</label>
           <textarea id="publish-note" maxLength={NOTE_MAX} value={note} onInput={(event) => setNote(event.currentTarget.value)}
             placeholder="Why this goes live (kept with the version)" />

@@ -51,9 +51,9 @@ function RollbackForm({ context, version, onDone }: { context: string; version: 
   };
   const testsFailed = error?.code === 'TESTS_FAILED';
   return (
-    <form class="rollback" onSubmit={(event) => { event.preventDefault(); void rollback(false); }}
+    <form class="rollback" aria-labelledby="rollback-heading" onSubmit={(event) => { event.preventDefault(); void rollback(false); }}
       aria-describedby={error === undefined ? undefined : 'rollback-problem'}>
-      <h3>Roll back to version {version}</h3>
+      <h3 id="rollback-heading">Roll back to version {version}</h3>
       <p class="hint">Makes the rules of version {version} live again, as a new version. Drafts never published are left alone.</p>
       <label for="rollback-note">note</label>
       <textarea id="rollback-note" maxLength={NOTE_MAX} value={note} onInput={(event) => setNote(event.currentTarget.value)} />
