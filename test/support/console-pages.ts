@@ -32,7 +32,7 @@ export async function openSignedIn(browser: Browser, t: TestApp, hash = '#/'): P
  * `limit` presses.
  */
 export async function tabTo(page: Page, name: string, limit = 120): Promise<void> {
-  const focusedName = `(() => { const e = document.activeElement; return e ? (e.getAttribute("aria-label") ?? e.textContent ?? "").trim() : ""; })()`;
+  const focusedName = '(() => { const e = document.activeElement; return e ? (e.getAttribute("aria-label") ?? e.textContent ?? "").trim() : ""; })()';
   for (let i = 0; i < limit; i++) {
     await page.keyboard.press('Tab');
     if (await page.evaluate<string>(focusedName) === name) return;
