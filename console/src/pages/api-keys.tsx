@@ -28,7 +28,7 @@ function NewKey({ created, onDone }: { created: CreatedApiKey; onDone: () => voi
     }
   };
   return (
-    <section class="new-key notice" aria-label="New key">
+    <section class="new-key notice" aria-label="Key created">
       <h2>Key “{created.name}” created</h2>
       <p>This is the only time the key is shown: copy it now and keep it somewhere safe.</p>
       <label for="new-key">New key</label>
