@@ -145,7 +145,7 @@ describe('rules file', () => {
         ...document,
         rules: [
           { ...document.rules[1], expression: '$value <= 1000' },
-          { code: 'ZIP', name: 'Zip code', fieldPath: 'zip', expression: '$value != ""' },
+          { code: 'ZIP', name: 'Zip code', fieldPath: 'zip', expression: '$value != ""', when: '1 > 0' },
         ],
       };
       const editedFile = path.join(files, 'edited.rules.json');
@@ -157,6 +157,7 @@ describe('rules file', () => {
       expect(await group('Create').getByRole('listitem').allTextContents()).toEqual(['ZIP']);
       expect(await group('Update').getByRole('listitem').allTextContents()).toEqual(['TOTAL_MAX']);
       expect(await group('Archive').textContent()).toContain('none');
+      expect(await plan.getByRole('list', { name: 'Warnings of the file' }).textContent()).toMatch(/^rules\[1\]\.when CONSTANT: /);
       // Nothing changed yet.
       expect((await t.request('GET', '/api/v1/rules?context=orders')).body.items).toHaveLength(2);
 

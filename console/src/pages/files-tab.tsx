@@ -14,7 +14,7 @@ import { parseJson } from '../components/json-text.ts';
 import { PageHeading } from '../components/page-heading.tsx';
 import { ProblemMessage } from '../components/problem.tsx';
 import { toApiError } from '../components/use-load.ts';
-import { WarningList } from '../components/warning-list.tsx';
+import { WarningItems } from '../components/warning-list.tsx';
 import type { ContextTabProps } from './context-tabs.tsx';
 
 function ExportForm({ context }: { context: string }) {
@@ -73,7 +73,7 @@ function Plan({ result }: { result: ImportResult }) {
       </div>
       {!result.dryRun && <p>Live version: {result.rulesetVersion ?? 'none'}.</p>}
       <h4>Warnings</h4>
-      <WarningList rules={[{ code: 'file', warnings: result.warnings }]} label="Warnings of the file" />
+      {result.warnings.length === 0 ? <p>No warnings.</p> : <WarningItems warnings={result.warnings} label="Warnings of the file" />}
     </section>
   );
 }
