@@ -21,9 +21,9 @@ export function TraceTable({ trace, caption }: { trace: readonly RuleTraceEntry[
       </thead>
       <tbody>
         {trace.map((entry, index) => (
-          <tr key={index} class={`outcome-${entry.outcome}`}>
+          <tr key={index}>
             <th scope="row"><code>{entry.ruleCode}</code></th>
-            <td>
+            <td class={`outcome-${entry.outcome}`}>
               {entry.outcome}
               {entry.reason !== undefined && ` (${REASONS[entry.reason]})`}
               {entry.elements !== undefined && entry.elements.length > 0 && ` at elements ${entry.elements.join(', ')}`}
