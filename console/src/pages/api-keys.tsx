@@ -4,13 +4,14 @@
  * refuses revoking the last admin key; its words are shown by that key.
  */
 import { useRef, useState } from 'preact/hooks';
-import { type ApiError, segment } from '../api.ts';
+import { segment } from '../api.ts';
 import type { ApiKey, ApiKeyList, CreatedApiKey } from '../api-types.ts';
 import { useApp } from '../app-context.ts';
 import { PageHeading } from '../components/page-heading.tsx';
 import { Pager, pageOf } from '../components/pager.tsx';
 import { FieldProblems, ProblemMessage } from '../components/problem.tsx';
-import { toApiError, useLoad } from '../components/use-load.ts';
+import { useAction } from '../components/use-action.ts';
+import { useLoad } from '../components/use-load.ts';
 import { formatTime } from '../format.ts';
 
 /** The secret of a new key, shown this once; "Copy" puts it on the clipboard. */
@@ -46,20 +47,14 @@ function CreateKeyForm({ onCreated }: { onCreated: (created: CreatedApiKey) => v
   const { call } = useApp();
   const [name, setName] = useState('');
   const [role, setRole] = useState<'admin' | 'validator'>('validator');
-  const [error, setError] = useState<ApiError | undefined>(undefined);
-  const [busy, setBusy] = useState(false);
+  const action = useAction();
+  const { busy, error } = action;
   const submit = async (event: Event): Promise<void> => {
     event.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
-      onCreated(await call<CreatedApiKey>('POST', '/api-keys', { body: { name: name.trim(), role } }));
-      setName('');
-    } catch (caught) {
-      setError(toApiError(caught));
-    } finally {
-      setBusy(false);
-    }
+    const created = await action.run(() => call<CreatedApiKey>('POST', '/api-keys', { body: { name: name.trim(), role } }));
+    if (created === undefined) return;
+    setName('');
+    onCreated(created);
   };
   const nameProblems = (error?.errorsAt('name').length ?? 0) > 0;
   return (
@@ -85,19 +80,12 @@ function CreateKeyForm({ onCreated }: { onCreated: (created: CreatedApiKey) => v
 function KeyRow({ item, onRevoked }: { item: ApiKey; onRevoked: () => void }) {
   const { call } = useApp();
   const [confirming, setConfirming] = useState(false);
-  const [error, setError] = useState<ApiError | undefined>(undefined);
-  const [busy, setBusy] = useState(false);
+  const action = useAction();
+  const { busy, error } = action;
   const revoke = async (): Promise<void> => {
-    setBusy(true);
-    setError(undefined);
-    try {
-      await call('DELETE', `/api-keys/${segment(item.id)}`);
+    if (await action.run(async () => { await call('DELETE', `/api-keys/${segment(item.id)}`); return true; })) {
       setConfirming(false);
       onRevoked();
-    } catch (caught) {
-      setError(toApiError(caught));
-    } finally {
-      setBusy(false);
     }
   };
   return (
@@ -115,7 +103,7 @@ function KeyRow({ item, onRevoked }: { item: ApiKey; onRevoked: () => void }) {
           <div class="confirm" role="group" aria-label={`Confirm revoking ${item.name}`}>
             <p>Revoke “{item.name}”? Requests with it are refused from now on.</p>
             <button type="button" class="danger" disabled={busy} onClick={() => void revoke()}>Revoke key</button>{' '}
-            <button type="button" class="secondary" onClick={() => { setConfirming(false); setError(undefined); }}>Cancel</button>
+            <button type="button" class="secondary" onClick={() => { setConfirming(false); action.clear(); }}>Cancel</button>
           </div>
         )}
         <ProblemMessage error={error} />

@@ -6,14 +6,15 @@
  * offers "Publish anyway", which publishes with ?force=true and the note.
  */
 import { useState } from 'preact/hooks';
-import { ApiError, query, segment } from '../api.ts';
+import { query, segment } from '../api.ts';
 import type { PublishResult, Rule, RulePage, RulesetDiff, TestRunResult } from '../api-types.ts';
 import { useApp } from '../app-context.ts';
 import { PageHeading } from '../components/page-heading.tsx';
 import { ProblemMessage } from '../components/problem.tsx';
 import { RulesetDiffView } from '../components/ruleset-diff.tsx';
 import { TestRunView } from '../components/test-run-view.tsx';
-import { toApiError, useLoad } from '../components/use-load.ts';
+import { useAction } from '../components/use-action.ts';
+import { useLoad } from '../components/use-load.ts';
 import { WarningList, type RuleWarnings } from '../components/warning-list.tsx';
 import { ImpactPanel } from './impact-panel.tsx';
 import type { ContextTabProps } from './context-tabs.tsx';
@@ -49,25 +50,19 @@ export function ChangesTab({ context }: ContextTabProps) {
   const warnings = useDraftWarnings(context, generation);
   const [tests] = useLoad(() => call<TestRunResult>('POST', `/contexts/${segment(context)}/tests/run`, { body: { target: 'draft' } }), [context, generation]);
   const [note, setNote] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<ApiError | undefined>(undefined);
+  const action = useAction();
+  const { busy, error } = action;
   const [published, setPublished] = useState<PublishResult | undefined>(undefined);
 
   const publish = async (force: boolean): Promise<void> => {
-    setBusy(true);
-    setError(undefined);
     setPublished(undefined);
-    try {
-      const body = note.trim() === '' ? {} : { note: note.trim() };
-      const answer = await call<PublishResult>('POST', `/contexts/${segment(context)}/publish${query({ force: force || undefined })}`, { body });
-      setPublished(answer);
-      setNote('');
-      setGeneration((value) => value + 1);
-    } catch (caught) {
-      setError(toApiError(caught));
-    } finally {
-      setBusy(false);
-    }
+    const answer = await action.run(() => call<PublishResult>('POST', `/contexts/${segment(context)}/publish${query({ force: force || undefined })}`, {
+      body: note.trim() === '' ? {} : { note: note.trim() },
+    }));
+    if (answer === undefined) return;
+    setPublished(answer);
+    setNote('');
+    setGeneration((value) => value + 1);
   };
   const testsFailed = error?.code === 'TESTS_FAILED';
 

@@ -7,14 +7,15 @@
  * "Roll back anyway" (?force=true).
  */
 import { useState } from 'preact/hooks';
-import { type ApiError, query, segment } from '../api.ts';
+import { query, segment } from '../api.ts';
 import type { PublishResult, RulesetDiff, RulesetVersionList, RulesetVersionSummary } from '../api-types.ts';
 import { useApp } from '../app-context.ts';
 import { PageHeading } from '../components/page-heading.tsx';
 import { CursorPager, useCursorPages } from '../components/pager.tsx';
 import { ProblemMessage } from '../components/problem.tsx';
 import { RulesetDiffView } from '../components/ruleset-diff.tsx';
-import { toApiError, useLoad } from '../components/use-load.ts';
+import { useAction } from '../components/use-action.ts';
+import { useLoad } from '../components/use-load.ts';
 import { formatTime } from '../format.ts';
 import { changesText, NOTE_MAX } from './changes-tab.tsx';
 import type { ContextTabProps } from './context-tabs.tsx';
@@ -35,19 +36,12 @@ function VersionDiff({ context, version, compare }: { context: string; version: 
 function RollbackForm({ context, version, onDone }: { context: string; version: number; onDone: (result: PublishResult) => void }) {
   const { call } = useApp();
   const [note, setNote] = useState('');
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<ApiError | undefined>(undefined);
+  const action = useAction();
+  const { busy, error } = action;
   const rollback = async (force: boolean): Promise<void> => {
-    setBusy(true);
-    setError(undefined);
-    try {
-      const body = note.trim() === '' ? { rulesetVersion: version } : { rulesetVersion: version, note: note.trim() };
-      onDone(await call<PublishResult>('POST', `/contexts/${segment(context)}/rollback${query({ force: force || undefined })}`, { body }));
-    } catch (caught) {
-      setError(toApiError(caught));
-    } finally {
-      setBusy(false);
-    }
+    const body = note.trim() === '' ? { rulesetVersion: version } : { rulesetVersion: version, note: note.trim() };
+    const answer = await action.run(() => call<PublishResult>('POST', `/contexts/${segment(context)}/rollback${query({ force: force || undefined })}`, { body }));
+    if (answer !== undefined) onDone(answer);
   };
   const testsFailed = error?.code === 'TESTS_FAILED';
   return (

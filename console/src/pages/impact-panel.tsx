@@ -5,12 +5,13 @@
  * samples on the service, so it runs when asked, not on every visit.
  */
 import { useState } from 'preact/hooks';
-import { type ApiError, segment } from '../api.ts';
+import { segment } from '../api.ts';
 import type { Tenant } from '../api-types.ts';
 import { useApp } from '../app-context.ts';
 import { jsonText } from '../components/json-text.ts';
 import { ProblemMessage } from '../components/problem.tsx';
-import { toApiError, useLoad } from '../components/use-load.ts';
+import { useAction } from '../components/use-action.ts';
+import { useLoad } from '../components/use-load.ts';
 import { formatTime } from '../format.ts';
 
 interface Verdict {
@@ -88,20 +89,13 @@ export function ImpactPanel({ context, generation }: { context: string; generati
   const { call } = useApp();
   const [tenant] = useLoad(() => call<Tenant>('GET', '/tenant'), []);
   const [report, setReport] = useState<{ for: number; value: ImpactReport } | undefined>(undefined);
-  const [error, setError] = useState<ApiError | undefined>(undefined);
-  const [busy, setBusy] = useState(false);
+  const action = useAction();
+  const { busy, error } = action;
   if (tenant.state !== 'done' || !(tenant.value.sampling.rate > 0)) return null;
 
   const run = async (): Promise<void> => {
-    setBusy(true);
-    setError(undefined);
-    try {
-      setReport({ for: generation, value: await call<ImpactReport>('POST', `/contexts/${segment(context)}/impact`, { body: { target: 'draft' } }) });
-    } catch (caught) {
-      setError(toApiError(caught));
-    } finally {
-      setBusy(false);
-    }
+    const value = await action.run(() => call<ImpactReport>('POST', `/contexts/${segment(context)}/impact`, { body: { target: 'draft' } }));
+    if (value !== undefined) setReport({ for: generation, value });
   };
   return (
     <section class="impact" aria-label="Impact on recorded traffic">

@@ -5,11 +5,12 @@
  * schema, shown under the text area.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { type ApiError, segment } from '../api.ts';
+import { segment } from '../api.ts';
 import { useApp } from '../app-context.ts';
 import { jsonText, parseJson } from '../components/json-text.ts';
 import { PageHeading } from '../components/page-heading.tsx';
 import { ProblemMessage } from '../components/problem.tsx';
+import { useAction } from '../components/use-action.ts';
 import { toApiError, useLoad } from '../components/use-load.ts';
 import type { ContextTabProps } from './context-tabs.tsx';
 
@@ -31,50 +32,31 @@ export function SchemaTab({ context }: ContextTabProps) {
   const [schema] = useLoad(() => loadSchema(call, path), [context, generation]);
   const [text, setText] = useState('');
   const [parseError, setParseError] = useState<string | undefined>(undefined);
-  const [error, setError] = useState<ApiError | undefined>(undefined);
   const [status, setStatus] = useState<string | undefined>(undefined);
   const [confirming, setConfirming] = useState(false);
-  const [busy, setBusy] = useState(false);
+  const action = useAction();
+  const { busy, error } = action;
 
   useEffect(() => {
     if (schema.state === 'done') setText(schema.value === null ? '' : jsonText(schema.value));
   }, [schema]);
 
-  const save = async (event: Event): Promise<void> => {
-    event.preventDefault();
+  /** Runs a change of the schema; `done` says what happened. */
+  const change = async (send: () => Promise<unknown>, done: string): Promise<void> => {
     setStatus(undefined);
-    setError(undefined);
-    const parsed = parseJson(text);
-    if (!parsed.ok) {
-      setParseError(parsed.message);
-      return;
-    }
-    setParseError(undefined);
-    setBusy(true);
-    try {
-      await call('PUT', path, { body: parsed.value });
-      setStatus('Payload schema saved.');
+    if (await action.run(async () => { await send(); return true; })) {
+      setConfirming(false);
+      setStatus(done);
       setGeneration((value) => value + 1);
-    } catch (caught) {
-      setError(toApiError(caught));
-    } finally {
-      setBusy(false);
     }
   };
 
-  const remove = async (): Promise<void> => {
-    setBusy(true);
-    setError(undefined);
-    try {
-      await call('DELETE', path);
-      setConfirming(false);
-      setStatus('Payload schema deleted.');
-      setGeneration((value) => value + 1);
-    } catch (caught) {
-      setError(toApiError(caught));
-    } finally {
-      setBusy(false);
-    }
+  const save = (event: Event): void => {
+    event.preventDefault();
+    const parsed = parseJson(text);
+    setParseError(parsed.ok ? undefined : parsed.message);
+    if (parsed.ok) void change(() => call('PUT', path, { body: parsed.value }), 'Payload schema saved.');
+    else action.clear();
   };
 
   const has = schema.state === 'done' && schema.value !== null;
@@ -89,7 +71,7 @@ export function SchemaTab({ context }: ContextTabProps) {
       {schema.state === 'loading' && <p role="status">Loading the payload schema…</p>}
       {schema.state === 'failed' && <ProblemMessage error={schema.error} />}
       {schema.state === 'done' && (
-        <form onSubmit={(event) => void save(event)}>
+        <form onSubmit={save}>
           {!has && <p>The context has no payload schema.</p>}
           <label for="payload-schema">Payload schema (JSON)</label>
           <textarea id="payload-schema" class="code" rows={18} spellcheck={false} value={text}
@@ -106,7 +88,7 @@ export function SchemaTab({ context }: ContextTabProps) {
           {confirming && (
             <div class="confirm" role="group" aria-label="Confirm deleting the payload schema">
               <p>Delete the payload schema of {context}? Rules then get no unknown-field or bare-name warnings.</p>
-              <button type="button" class="danger" disabled={busy} onClick={() => void remove()}>Delete</button>{' '}
+              <button type="button" class="danger" disabled={busy} onClick={() => void change(() => call('DELETE', path), 'Payload schema deleted.')}>Delete</button>{' '}
               <button type="button" class="secondary" onClick={() => setConfirming(false)}>Cancel</button>
             </div>
           )}

@@ -6,14 +6,15 @@
  * the API's with the path of the test they are about.
  */
 import { useEffect, useState } from 'preact/hooks';
-import { type ApiError, segment } from '../api.ts';
+import { segment } from '../api.ts';
 import type { StoredTests, TestRunResult } from '../api-types.ts';
 import { useApp } from '../app-context.ts';
 import { jsonText, parseJson } from '../components/json-text.ts';
 import { PageHeading } from '../components/page-heading.tsx';
 import { ProblemMessage } from '../components/problem.tsx';
 import { TestRunView } from '../components/test-run-view.tsx';
-import { toApiError, useLoad } from '../components/use-load.ts';
+import { useAction } from '../components/use-action.ts';
+import { useLoad } from '../components/use-load.ts';
 import type { ContextTabProps } from './context-tabs.tsx';
 
 const EXAMPLE = jsonText([{ name: 'a valid payload passes', payload: {}, expect: { isValid: true } }]);
@@ -25,12 +26,13 @@ export function TestsTab({ context }: ContextTabProps) {
   const [text, setText] = useState('');
   const [saved, setSaved] = useState<StoredTests | undefined>(undefined);
   const [parseError, setParseError] = useState<string | undefined>(undefined);
-  const [saveError, setSaveError] = useState<ApiError | undefined>(undefined);
   const [status, setStatus] = useState<string | undefined>(undefined);
   const [target, setTarget] = useState<'draft' | 'live'>('draft');
   const [run, setRun] = useState<TestRunResult | undefined>(undefined);
-  const [runError, setRunError] = useState<ApiError | undefined>(undefined);
-  const [busy, setBusy] = useState(false);
+  const saving = useAction();
+  const running = useAction();
+  const saveError = saving.error;
+  const busy = saving.busy || running.busy;
 
   useEffect(() => {
     if (stored.state !== 'done') return;
@@ -41,37 +43,21 @@ export function TestsTab({ context }: ContextTabProps) {
   const save = async (event: Event): Promise<void> => {
     event.preventDefault();
     setStatus(undefined);
-    setSaveError(undefined);
     const parsed = parseJson<StoredTests['tests']>(text);
+    setParseError(parsed.ok ? undefined : parsed.message);
     if (!parsed.ok) {
-      setParseError(parsed.message);
+      saving.clear();
       return;
     }
-    setParseError(undefined);
-    setBusy(true);
-    try {
-      const answer = await call<StoredTests>('PUT', path, { body: { tests: parsed.value } });
-      setSaved(answer);
-      setText(jsonText(answer.tests));
-      setStatus(`Saved ${answer.tests.length} test${answer.tests.length === 1 ? '' : 's'}.`);
-    } catch (caught) {
-      setSaveError(toApiError(caught));
-    } finally {
-      setBusy(false);
-    }
+    const answer = await saving.run(() => call<StoredTests>('PUT', path, { body: { tests: parsed.value } }));
+    if (answer === undefined) return;
+    setSaved(answer);
+    setText(jsonText(answer.tests));
+    setStatus(`Saved ${answer.tests.length} test${answer.tests.length === 1 ? '' : 's'}.`);
   };
 
   const runTests = async (): Promise<void> => {
-    setRunError(undefined);
-    setBusy(true);
-    try {
-      setRun(await call<TestRunResult>('POST', `${path}/run`, { body: { target, explain: true } }));
-    } catch (caught) {
-      setRun(undefined);
-      setRunError(toApiError(caught));
-    } finally {
-      setBusy(false);
-    }
+    setRun(await running.run(() => call<TestRunResult>('POST', `${path}/run`, { body: { target, explain: true } })));
   };
 
   const described = [parseError !== undefined && 'tests-parse-problem', saveError !== undefined && 'tests-problems'].filter(Boolean).join(' ');
@@ -108,7 +94,7 @@ export function TestsTab({ context }: ContextTabProps) {
         <button type="button" disabled={busy} onClick={() => void runTests()}>Run tests</button>
       </div>
       <p class="hint">Runs the stored tests as saved, not the text above until it is saved.</p>
-      <ProblemMessage error={runError} />
+      <ProblemMessage error={running.error} />
       {run !== undefined && <TestRunView run={run} tests={saved?.tests} label="Test results" />}
     </section>
   );
