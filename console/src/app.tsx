@@ -6,10 +6,11 @@ import { useCallback, useMemo, useState } from 'preact/hooks';
 import { apiRequest, type RequestOptions } from './api.ts';
 import { AppContext, type AppContextValue } from './app-context.ts';
 import { toApiError } from './components/use-load.ts';
+import { ApiKeysPage } from './pages/api-keys.tsx';
+import { AuditPage } from './pages/audit.tsx';
 import { ContextPage } from './pages/context-page.tsx';
 import { ContextsPage } from './pages/contexts.tsx';
 import { NotFound } from './pages/not-found.tsx';
-import { Placeholder } from './pages/placeholder.tsx';
 import { NewRulePage, RulePage } from './pages/rule-editor.tsx';
 import { SignIn } from './pages/sign-in.tsx';
 import { href, useRoute, type Route } from './router.ts';
@@ -28,8 +29,8 @@ function Page({ route }: { route: Route }) {
     case 'context': return <ContextPage context={route.context} tab={route.tab} />;
     case 'new-rule': return <NewRulePage context={route.context} />;
     case 'rule': return <RulePage id={route.id} />;
-    case 'api-keys': return <Placeholder title="API keys" />;
-    case 'audit': return <Placeholder title="Audit" />;
+    case 'api-keys': return <ApiKeysPage />;
+    case 'audit': return <AuditPage />;
     case 'not-found': return <NotFound path={route.path} />;
   }
 }

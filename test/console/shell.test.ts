@@ -212,7 +212,7 @@ describe('the console in Chromium', () => {
 
       // Every other page of the navigation opens, each with its heading, and passes axe too.
       for (const [navigation, link, heading] of [
-        [tabs, 'History', 'History'], [tabs, 'Tests', 'Tests'], [top, 'API keys', 'API keys'], [top, 'Audit', 'Audit'],
+        [tabs, 'History', 'History of orders'], [tabs, 'Tests', 'Tests of orders'], [top, 'API keys', 'API keys'], [top, 'Audit', 'Audit'],
       ] as const) {
         await navigation.getByRole('link', { name: link, exact: true }).click();
         await page.getByRole('heading', { name: heading, exact: true }).waitFor();

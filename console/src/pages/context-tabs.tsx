@@ -4,8 +4,13 @@
  * (`#/contexts/orders/history`) and a component. Add a page here.
  */
 import type { FunctionComponent } from 'preact';
-import { Placeholder } from './placeholder.tsx';
+import { ChangesTab } from './changes-tab.tsx';
+import { FilesTab } from './files-tab.tsx';
+import { HistoryTab } from './history-tab.tsx';
 import { RulesTab } from './rules-tab.tsx';
+import { SchemaTab } from './schema-tab.tsx';
+import { TestsTab } from './tests-tab.tsx';
+import { ValidatorTab } from './validator-tab.tsx';
 
 export interface ContextTabProps {
   readonly context: string;
@@ -18,12 +23,12 @@ export interface ContextTab {
   readonly component: FunctionComponent<ContextTabProps>;
 }
 
-function placeholder(title: string): FunctionComponent<ContextTabProps> {
-  return () => <Placeholder title={title} />;
-}
-
 export const CONTEXT_TABS: readonly ContextTab[] = [
   { id: 'rules', label: 'Rules', component: RulesTab },
-  { id: 'history', label: 'History', component: placeholder('History') },
-  { id: 'tests', label: 'Tests', component: placeholder('Tests') },
+  { id: 'changes', label: 'Changes', component: ChangesTab },
+  { id: 'history', label: 'History', component: HistoryTab },
+  { id: 'tests', label: 'Tests', component: TestsTab },
+  { id: 'payload-schema', label: 'Payload schema', component: SchemaTab },
+  { id: 'files', label: 'Export and import', component: FilesTab },
+  { id: 'validator', label: 'Validator', component: ValidatorTab },
 ];
