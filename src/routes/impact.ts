@@ -1,0 +1,135 @@
+/**
+ * The impact report and the samples it names (docs/api.md, "Impact on
+ * recorded traffic"): POST /contexts/{context}/impact replays the context's
+ * newest recorded samples against the live ruleset and a target (the draft,
+ * or a numbered ruleset version) and counts what would change;
+ * GET /contexts/{context}/samples/{sampleId} answers one sample's payload.
+ * The replay and the counting are src/rules/impact-report.ts; this plugin
+ * reads, compiles and answers. Admin keys only; another tenant's samples,
+ * or another context's, are unknown (404). Nothing is stored or cached:
+ * the target is compiled for the report and dropped with it.
+ */
+import type { FastifyPluginAsync } from 'fastify';
+import { toRuleDefinition } from '../../compiler/rule-schema.ts';
+import type { AppDeps, CompiledValidator } from '../app-deps.ts';
+import { PROBLEMS, ProblemError } from '../errors.ts';
+import { operation } from '../openapi/operation.ts';
+import { describeCompileError } from '../rules/check-rule-content.ts';
+import { ReplayBudgetExceededError, replayImpactSteps, type ImpactReport } from '../rules/impact-report.ts';
+import type { LiveRuleset } from '../storage/types.ts';
+import { TUNING } from '../tuning.ts';
+import { runInSlices } from '../validators/time-slices.ts';
+import { optionalBody } from './change-info.ts';
+import { contextParamsSchema } from './schemas/context-schemas.ts';
+import { impactBodySchema, sampleParamsSchema } from './schemas/impact-schemas.ts';
+import { contextOf, tenantOf } from './schemas/route-helpers.ts';
+import { sharedRef } from './schemas/shared-schemas.ts';
+
+interface ImpactBody {
+  target?: 'draft' | number;
+  limit?: number;
+}
+
+const adminOnly = { role: 'admin' } as const;
+
+/**
+ * Registers the impact report and the sample route. Mounted by buildApp
+ * under /api/v1 with `{ deps }`.
+ *
+ * @example
+ * await app.register(impactRoutes, { prefix: '/api/v1', deps });
+ */
+// eslint-disable-next-line @typescript-eslint/require-await -- a Fastify plugin without a done parameter must return a promise
+export const impactRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
+  const { storage, validators, config } = deps;
+  const limits = {
+    maxPayloadDepth: config.maxPayloadDepth,
+    evaluationDeadlineMs: TUNING.evaluationDeadlineMs.value,
+    budgetMs: TUNING.impactReplayBudgetMs.value,
+  };
+
+  /** The target's validator: the live one when the target is what is live, else compiled for this report only. */
+  const targetValidator = async (tenantId: string, context: string, target: 'draft' | number, live: CompiledValidator | null) => {
+    if (live !== null && target === live.rulesetVersion) return live;
+    let ruleset: LiveRuleset;
+    if (target === 'draft') {
+      const draft = await storage.rules.draftRuleset(tenantId, context);
+      if (draft === null) throw new ProblemError(PROBLEMS.contextHasNoRules(context));
+      // A draft that changes nothing is the live ruleset itself.
+      if (live !== null && draft.rulesetVersion === live.rulesetVersion) return live;
+      ruleset = draft;
+    } else {
+      const [version] = await storage.history.rulesets(tenantId, context, [target]);
+      ruleset = { tenantId, context, rulesetVersion: target, rules: version.rules.map((rule) => toRuleDefinition(rule.code, rule)) };
+    }
+    const { validator, errors } = await validators.compileUncached(ruleset);
+    if (validator !== undefined && errors.length === 0) return validator;
+    // Rules are checked when saved, so only a compiler change since could get here.
+    const fieldErrors = errors.map((error) => ({ path: error.field, message: `rule ${error.ruleCode}: ${describeCompileError(error)}` }));
+    if (errors.some((error) => error.code === 'LIMIT_EXCEEDED')) throw new ProblemError(PROBLEMS.rulesetOverLimit(fieldErrors, context));
+    throw new ProblemError(PROBLEMS.rulesetDoesNotCompile(fieldErrors, context));
+  };
+
+  app.post<{ Params: { context: string }; Body: ImpactBody | undefined }>('/contexts/:context/impact', {
+    config: adminOnly,
+    schema: {
+      ...operation({
+        id: 'reportImpact',
+        tag: 'Contexts',
+        summary: 'Replay recorded traffic against a draft or a version',
+        description: 'Replays the context\'s newest recorded samples (see PUT /tenant/sampling) against the live ruleset and a target, '
+          + '`draft` (default: what a context publish would make live now) or a ruleset version number, and counts what would change: '
+          + 'samples that became invalid, became valid, or fail other rules; per rule, the samples it would newly fail and no longer '
+          + 'fail; and examples with their sample ids. A context with nothing live counts every sample as valid live. Changes nothing.',
+        answers: {
+          200: 'The report.',
+          400: 'The body is invalid, or replaying took longer than the report may (INVALID_BODY, naming `limit`).',
+          404: 'The context is unknown, has no rules (draft) (CONTEXT_NOT_FOUND), or has no such version (NOT_FOUND).',
+          409: 'The target ruleset is over a limit (LIMIT_EXCEEDED).',
+        },
+      }),
+      params: contextParamsSchema,
+      body: impactBodySchema,
+      response: { 200: sharedRef('ImpactReport') },
+    },
+    // The body is optional: none means the defaults.
+    preValidation: optionalBody,
+  }, async (request): Promise<ImpactReport> => {
+    const tenantId = tenantOf(request);
+    const context = contextOf(request.params);
+    const target = request.body?.target ?? 'draft';
+    const limit = request.body?.limit ?? TUNING.impactDefaultSamples.value;
+    const live = validators.peek(tenantId, context) ?? (await validators.load(tenantId, context));
+    const compiledTarget = await targetValidator(tenantId, context, target, live);
+    const samples = await storage.samples.newest(tenantId, context, limit);
+    try {
+      // In slices of time: a large report gives other requests a turn as a compile does.
+      return await runInSlices(replayImpactSteps(samples, { live, target: compiledTarget }, limits, Date.now()));
+    } catch (error) {
+      if (error instanceof ReplayBudgetExceededError) throw new ProblemError(PROBLEMS.impactReplayTooLong(error.budgetMs));
+      throw error;
+    }
+  });
+
+  app.get<{ Params: { context: string; sampleId: string } }>('/contexts/:context/samples/:sampleId', {
+    config: adminOnly,
+    schema: {
+      ...operation({
+        id: 'getSample',
+        tag: 'Contexts',
+        summary: 'Read one recorded sample',
+        description: 'The payload of a recorded sample of the context, as it was validated, with when it was recorded and the ruleset '
+          + 'version that validated it. Impact reports name samples by these ids.',
+        answers: { 200: 'The sample.', 404: 'The context has no sample with this id (NOT_FOUND).' },
+      }),
+      params: sampleParamsSchema,
+      response: { 200: sharedRef('Sample') },
+    },
+  }, async (request) => {
+    const tenantId = tenantOf(request);
+    const context = contextOf(request.params);
+    const sample = await storage.samples.get(tenantId, context, request.params.sampleId);
+    if (sample === null) throw new ProblemError(PROBLEMS.sampleNotFound());
+    return { sampleId: sample.id, recordedAt: sample.recordedAt.toISOString(), rulesetVersion: sample.rulesetVersion, payload: sample.payload };
+  });
+};
