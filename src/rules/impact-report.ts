@@ -18,7 +18,7 @@ import { TooManyFailuresError } from '../../compiler/index.ts';
 import type { FailureRecord } from '../../compiler/types.ts';
 import type { CompiledValidator } from '../app-deps.ts';
 import { checkPayload, sizeOf, type PayloadSize } from '../http/payload-guard.ts';
-import { costProfileOf, estimateCost, type CostProfile } from '../validators/evaluation-cost.ts';
+import { costProfileOf, estimateCost } from '../validators/evaluation-cost.ts';
 import { EvaluationTimeoutError, runWithDeadline, UNGUARDED_COST_LIMIT } from '../validators/evaluation-deadline.ts';
 
 /** What one ruleset answered for one payload: whether it passed, and the codes of the rules that failed, each once. */
@@ -128,8 +128,12 @@ export function* replayImpactSteps(
     const fits = checkPayload(sample.payload, 'payload', limits.maxPayloadDepth, size) === undefined;
     const clock: Clock = { deadlineMs: limits.evaluationDeadlineMs, budgetMs: limits.budgetMs, remainingMs: limits.budgetMs - spentMs, replayed: tally.samples };
     const steps = sizeOf(size);
-    const liveVerdict = !fits ? REFUSED : live === null ? NOTHING_LIVE : verdictOf(live.validator, estimateCost(live.profile, steps), sample.payload, now, clock);
-    const targetVerdict = !fits ? REFUSED : same ? liveVerdict : verdictOf(target.validator, estimateCost(target.profile, steps), sample.payload, now, clock);
+    let liveVerdict = REFUSED;
+    let targetVerdict = REFUSED;
+    if (fits) {
+      liveVerdict = live === null ? NOTHING_LIVE : verdictOf(live.validator, estimateCost(live.profile, steps), sample.payload, now, clock);
+      targetVerdict = same ? liveVerdict : verdictOf(target.validator, estimateCost(target.profile, steps), sample.payload, now, clock);
+    }
     tally.add(sample, liveVerdict, targetVerdict);
     spentMs += performance.now() - started;
     if (spentMs > limits.budgetMs) throw new ReplayBudgetExceededError(limits.budgetMs, tally.samples);
