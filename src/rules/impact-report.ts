@@ -126,7 +126,9 @@ export function* replayImpactSteps(
     const started = performance.now();
     const size: PayloadSize = { values: 0, characters: 0 };
     const fits = checkPayload(sample.payload, 'payload', limits.maxPayloadDepth, size) === undefined;
-    const clock: Clock = { deadlineMs: limits.evaluationDeadlineMs, budgetMs: limits.budgetMs, remainingMs: limits.budgetMs - spentMs, replayed: tally.samples };
+    const clock: Clock = {
+      deadlineMs: limits.evaluationDeadlineMs, budgetMs: limits.budgetMs, remainingMs: limits.budgetMs - spentMs, replayed: tally.samples,
+    };
     const steps = sizeOf(size);
     let liveVerdict = REFUSED;
     let targetVerdict = REFUSED;
