@@ -10,13 +10,12 @@
  * the target is compiled for the report and dropped with it.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { toRuleDefinition } from '../../compiler/rule-schema.ts';
 import type { AppDeps, CompiledValidator } from '../app-deps.ts';
 import { PROBLEMS, ProblemError } from '../errors.ts';
 import { operation } from '../openapi/operation.ts';
 import { describeCompileError } from '../rules/check-rule-content.ts';
 import { ReplayBudgetExceededError, replayImpactSteps, type ImpactReport } from '../rules/impact-report.ts';
-import type { LiveRuleset } from '../storage/types.ts';
+import { impactTargetRuleset, type ImpactTarget } from '../rules/impact-target.ts';
 import { TUNING } from '../tuning.ts';
 import { runInSlices } from '../validators/time-slices.ts';
 import { optionalBody } from './change-info.ts';
@@ -26,7 +25,7 @@ import { contextOf, tenantOf } from './schemas/route-helpers.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
 
 interface ImpactBody {
-  target?: 'draft' | number;
+  target?: ImpactTarget;
   limit?: number;
 }
 
@@ -49,19 +48,9 @@ export const impactRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, {
   };
 
   /** The target's validator: the live one when the target is what is live, else compiled for this report only. */
-  const targetValidator = async (tenantId: string, context: string, target: 'draft' | number, live: CompiledValidator | null) => {
-    if (live !== null && target === live.rulesetVersion) return live;
-    let ruleset: LiveRuleset;
-    if (target === 'draft') {
-      const draft = await storage.rules.draftRuleset(tenantId, context);
-      if (draft === null) throw new ProblemError(PROBLEMS.contextHasNoRules(context));
-      // A draft that changes nothing is the live ruleset itself.
-      if (live !== null && draft.rulesetVersion === live.rulesetVersion) return live;
-      ruleset = draft;
-    } else {
-      const [version] = await storage.history.rulesets(tenantId, context, [target]);
-      ruleset = { tenantId, context, rulesetVersion: target, rules: version.rules.map((rule) => toRuleDefinition(rule.code, rule)) };
-    }
+  const targetValidator = async (tenantId: string, context: string, target: ImpactTarget, live: CompiledValidator | null) => {
+    const ruleset = await impactTargetRuleset(storage, tenantId, context, target, live?.rulesetVersion ?? null);
+    if (ruleset === null) return live!;
     const { validator, errors } = await validators.compileUncached(ruleset);
     if (validator !== undefined && errors.length === 0) return validator;
     // Rules are checked when saved, so only a compiler change since could get here.
