@@ -89,8 +89,11 @@ export const impactRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, {
     const target = request.body?.target ?? 'draft';
     const limit = request.body?.limit ?? TUNING.impactDefaultSamples.value;
     const live = validators.peek(tenantId, context) ?? (await validators.load(tenantId, context));
-    const compiledTarget = await targetValidator(tenantId, context, target, live);
-    const samples = await storage.samples.newest(tenantId, context, limit);
+    // The samples are read while the target compiles: on PostgreSQL the two overlap.
+    const [compiledTarget, samples] = await Promise.all([
+      targetValidator(tenantId, context, target, live),
+      storage.samples.newest(tenantId, context, limit),
+    ]);
     try {
       // In slices of time: a large report gives other requests a turn as a compile does.
       return await runInSlices(replayImpactSteps(samples, { live, target: compiledTarget }, limits, Date.now()));
