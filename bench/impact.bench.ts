@@ -139,7 +139,9 @@ async function main(): Promise<void> {
     const compile = async (rules: RuleDefinition[], rulesetVersion: number) =>
       (await compileValidator({ tenantId: TENANT, context: CONTEXT, rulesetVersion, rules }, {})).validator!;
     const rulesets = { live: await compile(live, 1), target: await compile(draft, 2) };
-    const limits = { maxPayloadDepth: config.maxPayloadDepth, evaluationDeadlineMs: TUNING.evaluationDeadlineMs.value, budgetMs: TUNING.impactReplayBudgetMs.value };
+    const limits = {
+      maxPayloadDepth: config.maxPayloadDepth, evaluationDeadlineMs: TUNING.evaluationDeadlineMs.value, budgetMs: TUNING.impactReplayBudgetMs.value,
+    };
     const replayAlone = await timed(() => replayImpact(samples, rulesets, limits, Date.now()));
 
     const row = (name: string, times: number[]) => [name, fixed(median(times), 0), fixed(Math.min(...times), 0), fixed(Math.max(...times), 0)];
