@@ -65,6 +65,10 @@ export const TUNING = tunables({
     value: 100_000, unit: 'samples', min: 1,
     why: 'the most samples one impact report replays, which is also the most a context keeps',
   },
+  impactSamplesPerRead: {
+    value: 1000, unit: 'samples', min: 1,
+    why: 'an impact report reads its samples a page at a time, replaying one page while the next is read, so it never holds them all',
+  },
   impactReplayBudgetMs: {
     value: 10_000, unit: 'ms', min: 1,
     why: 'evaluation time one impact report may spend replaying samples; past it the report is refused, so slow samples cannot hold the process',

@@ -6,9 +6,9 @@
  * --key (remote-file-commands.ts), and printed for a person to read.
  */
 import type { Config } from '../config.ts';
-import { replayImpact, type ImpactReport, type Verdict } from '../rules/impact-report.ts';
+import { ImpactReplay, ReplayBudgetExceededError, replayInPages, type ImpactReport, type Verdict } from '../rules/impact-report.ts';
 import { impactTargetRuleset } from '../rules/impact-target.ts';
-import { NotFoundError, type LiveRuleset, type Storage } from '../storage/types.ts';
+import { NotFoundError, type LiveRuleset, type SampleCursor, type Storage } from '../storage/types.ts';
 import { TUNING } from '../tuning.ts';
 import { CommandError } from './cli-errors.ts';
 import { compiled } from './file-commands.ts';
@@ -31,11 +31,18 @@ export async function runImpactCommand(command: ImpactCommand, storage: Storage,
     throw error;
   }
   const target = targetRuleset === null ? live! : await compiled(targetRuleset, config);
-  const samples = await storage.samples.newest(tenantId, context, command.limit);
   const limits = {
     maxPayloadDepth: config.maxPayloadDepth, evaluationDeadlineMs: TUNING.evaluationDeadlineMs.value, budgetMs: TUNING.impactReplayBudgetMs.value,
   };
-  return reported(command, replayImpact(samples, { live, target }, limits, Date.now()));
+  const replay = new ImpactReplay({ live, target }, limits, Date.now());
+  const read = (count: number, before?: SampleCursor) => storage.samples.newestBefore(tenantId, context, count, before);
+  try {
+    await replayInPages(replay, read, command.limit, TUNING.impactSamplesPerRead.value);
+  } catch (error) {
+    if (error instanceof ReplayBudgetExceededError) throw new CommandError(`${error.message}; ask for fewer with --limit`);
+    throw error;
+  }
+  return reported(command, replay.report());
 }
 
 /** What `impact` prints: the counts, the rules that moved, and the examples with their sample ids. */

@@ -14,10 +14,10 @@ import type { AppDeps, CompiledValidator } from '../app-deps.ts';
 import { PROBLEMS, ProblemError } from '../errors.ts';
 import { operation } from '../openapi/operation.ts';
 import { describeCompileError } from '../rules/check-rule-content.ts';
-import { ReplayBudgetExceededError, replayImpactSteps, type ImpactReport } from '../rules/impact-report.ts';
+import { ImpactReplay, ReplayBudgetExceededError, replayInPages, type ImpactReport } from '../rules/impact-report.ts';
 import { impactTargetRuleset, type ImpactTarget } from '../rules/impact-target.ts';
+import type { SampleCursor } from '../storage/types.ts';
 import { TUNING } from '../tuning.ts';
-import { runInSlices } from '../validators/time-slices.ts';
 import { optionalBody } from './change-info.ts';
 import { contextParamsSchema } from './schemas/context-schemas.ts';
 import { impactBodySchema, sampleParamsSchema } from './schemas/impact-schemas.ts';
@@ -89,18 +89,18 @@ export const impactRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, {
     const target = request.body?.target ?? 'draft';
     const limit = request.body?.limit ?? TUNING.impactDefaultSamples.value;
     const live = validators.peek(tenantId, context) ?? (await validators.load(tenantId, context));
-    // The samples are read while the target compiles: on PostgreSQL the two overlap.
-    const [compiledTarget, samples] = await Promise.all([
-      targetValidator(tenantId, context, target, live),
-      storage.samples.newest(tenantId, context, limit),
-    ]);
+    const read = (count: number, before?: SampleCursor) => storage.samples.newestBefore(tenantId, context, count, before);
+    const pageSize = TUNING.impactSamplesPerRead.value;
+    // The first page is read while the target compiles: on PostgreSQL the two overlap.
+    const [compiledTarget, first] = await Promise.all([targetValidator(tenantId, context, target, live), read(Math.min(limit, pageSize))]);
+    const replay = new ImpactReplay({ live, target: compiledTarget }, limits, Date.now());
     try {
-      // In slices of time: a large report gives other requests a turn as a compile does.
-      return await runInSlices(replayImpactSteps(samples, { live, target: compiledTarget }, limits, Date.now()));
+      await replayInPages(replay, read, limit, pageSize, first);
     } catch (error) {
       if (error instanceof ReplayBudgetExceededError) throw new ProblemError(PROBLEMS.impactReplayTooLong(error.budgetMs));
       throw error;
     }
+    return replay.report();
   });
 
   app.get<{ Params: { context: string; sampleId: string } }>('/contexts/:context/samples/:sampleId', {

@@ -18,8 +18,9 @@ import { TooManyFailuresError } from '../../compiler/index.ts';
 import type { FailureRecord } from '../../compiler/types.ts';
 import type { CompiledValidator } from '../app-deps.ts';
 import { checkPayload, sizeOf, type PayloadSize } from '../http/payload-guard.ts';
-import { costProfileOf, estimateCost } from '../validators/evaluation-cost.ts';
+import { costProfileOf, estimateCost, type CostProfile } from '../validators/evaluation-cost.ts';
 import { EvaluationTimeoutError, runWithDeadline, UNGUARDED_COST_LIMIT } from '../validators/evaluation-deadline.ts';
+import { runInSlices } from '../validators/time-slices.ts';
 
 /** What one ruleset answered for one payload: whether it passed, and the codes of the rules that failed, each once. */
 export interface Verdict {
@@ -99,49 +100,97 @@ const REFUSED: Verdict = Object.freeze({ isValid: false, failures: Object.freeze
  * // { samples: 3, unchanged: 2, becameInvalid: 1, ..., byRule: [{ ruleCode: 'MAX_AMOUNT', newFailures: 1, resolvedFailures: 0 }] }
  */
 export function replayImpact(samples: Iterable<ReplaySample>, rulesets: ImpactRulesets, limits: ReplayLimits, now: number): ImpactReport {
-  const steps = replayImpactSteps(samples, rulesets, limits, now);
-  for (;;) {
-    const step = steps.next();
-    if (step.done) return step.value;
+  const replay = new ImpactReplay(rulesets, limits, now);
+  const steps = replay.steps(samples);
+  while (steps.next().done !== true) {
+    // One sample a step.
   }
+  return replay.report();
 }
 
 /**
- * `replayImpact`, one sample a step, so the caller can give the event loop
- * a turn between slices (validators/time-slices.ts `runInSlices`).
+ * A replay fed samples a page at a time, newest first, one sample a step,
+ * so the caller can read the next page meanwhile and give the event loop a
+ * turn between slices (validators/time-slices.ts `runInSlices`).
+ *
+ * @example
+ * const replay = new ImpactReplay({ live, target }, limits, Date.now());
+ * for (const page of pages) await runInSlices(replay.steps(page));
+ * replay.report();
  */
-export function* replayImpactSteps(
-  samples: Iterable<ReplaySample>,
-  rulesets: ImpactRulesets,
-  limits: ReplayLimits,
-  now: number,
-): Generator<void, ImpactReport, void> {
-  const tally = new ImpactTally();
-  const live = rulesets.live === null ? null : { validator: rulesets.live, profile: costProfileOf(rulesets.live) };
-  const target = { validator: rulesets.target, profile: costProfileOf(rulesets.target) };
-  // One ruleset on both sides (the draft is what is live): evaluated once.
-  const same = rulesets.live === rulesets.target;
-  let spentMs = 0;
-  for (const sample of samples) {
-    const started = performance.now();
-    const size: PayloadSize = { values: 0, characters: 0 };
-    const fits = checkPayload(sample.payload, 'payload', limits.maxPayloadDepth, size) === undefined;
-    const clock: Clock = {
-      deadlineMs: limits.evaluationDeadlineMs, budgetMs: limits.budgetMs, remainingMs: limits.budgetMs - spentMs, replayed: tally.samples,
-    };
-    const steps = sizeOf(size);
-    let liveVerdict = REFUSED;
-    let targetVerdict = REFUSED;
-    if (fits) {
-      liveVerdict = live === null ? NOTHING_LIVE : verdictOf(live.validator, estimateCost(live.profile, steps), sample.payload, now, clock);
-      targetVerdict = same ? liveVerdict : verdictOf(target.validator, estimateCost(target.profile, steps), sample.payload, now, clock);
-    }
-    tally.add(sample, liveVerdict, targetVerdict);
-    spentMs += performance.now() - started;
-    if (spentMs > limits.budgetMs) throw new ReplayBudgetExceededError(limits.budgetMs, tally.samples);
-    yield;
+export class ImpactReplay {
+  readonly #tally = new ImpactTally();
+  readonly #live: { validator: CompiledValidator; profile: CostProfile } | null;
+  readonly #target: { validator: CompiledValidator; profile: CostProfile };
+  /** One ruleset on both sides (the target is what is live): evaluated once. */
+  readonly #same: boolean;
+  readonly #limits: ReplayLimits;
+  readonly #now: number;
+  #spentMs = 0;
+
+  constructor(rulesets: ImpactRulesets, limits: ReplayLimits, now: number) {
+    this.#live = rulesets.live === null ? null : { validator: rulesets.live, profile: costProfileOf(rulesets.live) };
+    this.#target = { validator: rulesets.target, profile: costProfileOf(rulesets.target) };
+    this.#same = rulesets.live === rulesets.target;
+    this.#limits = limits;
+    this.#now = now;
   }
-  return tally.report();
+
+  /** Replays the next samples; throws ReplayBudgetExceededError once the replay has spent its budget. */
+  *steps(samples: Iterable<ReplaySample>): Generator<void, void, void> {
+    const limits = this.#limits;
+    for (const sample of samples) {
+      const started = performance.now();
+      const size: PayloadSize = { values: 0, characters: 0 };
+      const fits = checkPayload(sample.payload, 'payload', limits.maxPayloadDepth, size) === undefined;
+      const clock: Clock = {
+        deadlineMs: limits.evaluationDeadlineMs, budgetMs: limits.budgetMs, remainingMs: limits.budgetMs - this.#spentMs, replayed: this.#tally.samples,
+      };
+      const steps = sizeOf(size);
+      let liveVerdict = REFUSED;
+      let targetVerdict = REFUSED;
+      if (fits) {
+        const live = this.#live;
+        liveVerdict = live === null ? NOTHING_LIVE : verdictOf(live.validator, estimateCost(live.profile, steps), sample.payload, this.#now, clock);
+        const target = this.#target;
+        targetVerdict = this.#same ? liveVerdict : verdictOf(target.validator, estimateCost(target.profile, steps), sample.payload, this.#now, clock);
+      }
+      this.#tally.add(sample, liveVerdict, targetVerdict);
+      this.#spentMs += performance.now() - started;
+      if (this.#spentMs > limits.budgetMs) throw new ReplayBudgetExceededError(limits.budgetMs, this.#tally.samples);
+      yield;
+    }
+  }
+
+  /** The report of every sample replayed so far. */
+  report(): ImpactReport {
+    return this.#tally.report();
+  }
+}
+
+/** Reads at most `limit` samples recorded before `before` (all from the newest when absent), newest first. */
+export type SamplePageReader = (limit: number, before?: ReplaySample) => Promise<ReplaySample[]>;
+
+/**
+ * Feeds the replay the newest `limit` samples a page of `pageSize` at a
+ * time, reading the next page while one is replayed, and replaying in
+ * slices of time so other work gets turns; `first` is the first page, read
+ * already. Never holds more than two pages.
+ *
+ * @example
+ * await replayInPages(replay, (limit, before) => storage.samples.newestBefore(tenantId, context, limit, before), 10_000, 1000);
+ */
+export async function replayInPages(replay: ImpactReplay, read: SamplePageReader, limit: number, pageSize: number, first?: ReplaySample[]): Promise<void> {
+  let left = limit;
+  for (let page = first ?? (await read(Math.min(left, pageSize))); page.length > 0;) {
+    left -= page.length;
+    const more = left > 0 && page.length === pageSize;
+    const next = more ? read(Math.min(left, pageSize), page.at(-1)) : Promise.resolve([]);
+    // Its failure is met when it is awaited below, or not at all when the replay fails first.
+    next.catch(() => undefined);
+    await runInSlices(replay.steps(page));
+    page = await next;
+  }
 }
 
 /** The time one evaluation may take: its own deadline, and what is left of the replay's budget. */

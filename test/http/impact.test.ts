@@ -110,6 +110,21 @@ describe('impact report', () => {
     expect(first.payload).toEqual({ amount: -24 });
   });
 
+  it('reads many samples a page at a time, each once, however many share a time', async () => {
+    await createRule('paged', 'EVEN', 'n', 'n % 2 == 0');
+    const many = (count: number, from: number) => Array.from({ length: count }, (_, i) => ({ payload: { n: from + i }, live: [] }));
+    // 1,500 samples recorded in the same millisecond, then 1,000 one a minute after them.
+    await t.storage.samples.insertMany(many(1500, 0).map(({ payload }) => ({
+      tenantId: t.tenantId, context: 'paged', recordedAt: new Date(clock), rulesetVersion: 1, isValid: true, failures: [], payload,
+    })));
+    await record(t.tenantId, 'paged', many(1000, 1500), clock + 60_000);
+    const all = await ok(t.request('POST', '/api/v1/contexts/paged/impact', { body: { limit: 5000 } }));
+    expect(all).toMatchObject({ samples: 2500, unchanged: 1250, becameInvalid: 1250, byRule: [{ ruleCode: 'EVEN', newFailures: 1250, resolvedFailures: 0 }] });
+    // The newest 1,000 are those recorded one by one; 1,100 take 100 more of those that share a time.
+    expect(await ok(t.request('POST', '/api/v1/contexts/paged/impact', { body: { limit: 1000 } }))).toMatchObject({ samples: 1000, becameInvalid: 500 });
+    expect(await ok(t.request('POST', '/api/v1/contexts/paged/impact', { body: { limit: 1100 } }))).toMatchObject({ samples: 1100 });
+  });
+
   it('answers an empty report for a context with rules and no samples', async () => {
     await createRule('quiet', 'ANY', 'a', 'a > 0');
     expect(await ok(t.request('POST', '/api/v1/contexts/quiet/impact'))).toEqual({

@@ -10,7 +10,7 @@ import { describe, expect, it } from 'vitest';
 import type { RuleDefinition } from '../../compiler/types.ts';
 import type { CompiledValidator } from '../../src/app-deps.ts';
 import {
-  EXAMPLES_PER_KIND, ReplayBudgetExceededError, replayImpact, replayImpactSteps, type ReplaySample,
+  EXAMPLES_PER_KIND, ImpactReplay, ReplayBudgetExceededError, replayImpact, type ReplaySample,
 } from '../../src/rules/impact-report.ts';
 import { compileValidator } from '../../src/validators/compile-validator.ts';
 
@@ -121,11 +121,17 @@ describe('replayImpact', () => {
       .toThrow(ReplayBudgetExceededError);
   });
 
-  it('replays one sample a step', async () => {
+  it('takes samples a page at a time, one sample a step, and reports them all as one', async () => {
     const live = await compiled([rule('POSITIVE', 'amount > 0')]);
-    const steps = replayImpactSteps(samplesOf([{ amount: 1 }, { amount: 2 }, { amount: 3 }]), { live, target: live }, limits, NOW);
-    let yielded = 0;
-    for (let step = steps.next(); !step.done; step = steps.next()) yielded++;
-    expect(yielded).toBe(3);
+    const target = await compiled([rule('POSITIVE', 'amount > 1')], 2);
+    const samples = samplesOf([{ amount: 1 }, { amount: 2 }, { amount: 3 }]);
+    const replay = new ImpactReplay({ live, target }, limits, NOW);
+    let steps = 0;
+    for (const page of [samples.slice(0, 2), samples.slice(2)]) {
+      for (const _step of replay.steps(page)) steps++;
+    }
+    expect(steps).toBe(3);
+    expect(replay.report()).toEqual(replayImpact(samples, { live, target }, limits, NOW));
+    expect(replay.report()).toMatchObject({ samples: 3, unchanged: 2, becameInvalid: 1 });
   });
 });
