@@ -23,12 +23,8 @@
  * 1 when it is missed. The load average is printed with the figures, since
  * the machine is shared. `-- --quick` runs fewer rounds.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { loadavg, tmpdir } from 'node:os';
-import path from 'node:path';
+import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import pg from 'pg';
 import type { RuleDefinition } from '../compiler/types.ts';
 import { buildApp } from '../src/app.ts';
 import { generateApiKey, hashApiKey } from '../src/auth/api-key.ts';
@@ -38,7 +34,9 @@ import { createStorage } from '../src/storage/create-storage.ts';
 import type { SampleRecord } from '../src/storage/types.ts';
 import { TUNING } from '../src/tuning.ts';
 import { compileValidator } from '../src/validators/compile-validator.ts';
+import { benchDatabase } from './tools/bench-database.ts';
 import { fixed, median, textTable } from './tools/report-table.ts';
+import { callApi } from './tools/rules-api.ts';
 import { generateRuleset } from './suites/generated-ruleset.ts';
 import { loanApplicationSuite } from './suites/loan-application.ts';
 
@@ -79,37 +77,17 @@ function samplePayloads(): unknown[] {
 }
 
 async function main(): Promise<void> {
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'bench-impact-'));
-  const serverUrl = process.env.DATABASE_URL;
-  let databaseUrl: string | undefined;
-  const dbName = `bench_${randomBytes(6).toString('hex')}`;
-  if (serverUrl !== undefined && serverUrl !== '') {
-    const admin = new pg.Client({ connectionString: serverUrl });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${dbName}`);
-    await admin.end();
-    const url = new URL(serverUrl);
-    url.pathname = `/${dbName}`;
-    databaseUrl = url.toString();
-  }
+  const db = await benchDatabase('bench-impact');
   const config = loadConfig({
-    RULES_DATA_DIR: dataDir, DATABASE_URL: databaseUrl ?? '', LOG_LEVEL: 'silent', PORT: '0', RATE_LIMIT_MAX: '1000000',
+    RULES_DATA_DIR: db.dataDir, DATABASE_URL: db.databaseUrl ?? '', LOG_LEVEL: 'silent', PORT: '0', RATE_LIMIT_MAX: '1000000',
   });
   const storage = await createStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
   await storage.tenants.ensureTenant(TENANT);
   await storage.apiKeys.create(TENANT, 'bench', 'admin', hashApiKey(KEY));
   const app = await buildApp({ config, storage });
   const base = await app.listen({ host: '127.0.0.1', port: 0 });
-  const call = async (method: string, url: string, body?: unknown): Promise<unknown> => {
-    const response = await fetch(`${base}/api/v1${url}`, {
-      method,
-      headers: { 'x-api-key': KEY, 'x-tenant-id': TENANT, ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-    const answer: unknown = await response.json();
-    if (!response.ok) throw new Error(`${method} ${url}: ${response.status} ${JSON.stringify(answer).slice(0, 500)}`);
-    return answer;
-  };
+  const service = { baseUrl: base, adminKey: KEY, tenantId: TENANT };
+  const call = (method: string, url: string, body?: unknown): Promise<unknown> => callApi(service, method, `/api/v1${url}`, body);
   const timed = async (run: () => unknown): Promise<number[]> => {
     await run();
     const times: number[] = [];
@@ -156,13 +134,7 @@ async function main(): Promise<void> {
   } finally {
     await app.close();
     await storage.close();
-    await rm(dataDir, { recursive: true, force: true });
-    if (databaseUrl !== undefined && serverUrl !== undefined) {
-      const admin = new pg.Client({ connectionString: serverUrl });
-      await admin.connect();
-      await admin.query(`DROP DATABASE ${dbName}`);
-      await admin.end();
-    }
+    await db.drop();
   }
 }
 
