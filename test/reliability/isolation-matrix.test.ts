@@ -262,10 +262,6 @@ describe('after every attempt', () => {
       expect(keys.body.items.find((k: { id: string }) => k.id === tenant.keyId)).toMatchObject({ revokedAt: null });
       const validated = await t.request('POST', '/api/v1/validation/validate', { key: tenant.validatorKey, tenant: tenant.tenantId, body: { context: tenant.context, payload: { amount: 1000 } } });
       expect(validated.body.failures.map((f: { ruleCode: string }) => f.ruleCode)).toEqual([tenant.code]);
-      const sample = await t.request('GET', `/api/v1/contexts/${tenant.context}/samples/${tenant.sampleId}`, as);
-      expect(sample.body.payload).toEqual({ amount: 1000, [`secretpayload${tenant.label}`]: 'x' });
-      const impact = await t.request('POST', `/api/v1/contexts/${tenant.context}/impact`, as);
-      expect(impact.body).toMatchObject({ samples: 1, unchanged: 1 });
       // The rule each attacker made with the other's code lives in its own namespace.
       const own = await t.request('GET', '/api/v1/rules?status=all&limit=500', as);
       const other = Object.values(tenants).find((candidate) => candidate !== tenant)!;
