@@ -18,17 +18,13 @@
  *
  * `-- --quick` runs fewer rounds. No target: the figures are reported.
  */
-import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import pg from 'pg';
 import type { RuleDefinition } from '../compiler/types.ts';
 import { buildApp } from '../src/app.ts';
 import { generateApiKey, hashApiKey } from '../src/auth/api-key.ts';
 import { loadConfig } from '../src/config.ts';
 import { createStorage } from '../src/storage/create-storage.ts';
+import { benchDatabase } from './tools/bench-database.ts';
 import { fixed, median, textTable } from './tools/report-table.ts';
 import { generateRuleset } from './suites/generated-ruleset.ts';
 
@@ -44,21 +40,9 @@ function asFileRule(rule: RuleDefinition): Record<string, unknown> {
 }
 
 async function main(): Promise<void> {
-  const dataDir = await mkdtemp(path.join(tmpdir(), 'bench-rules-file-'));
-  const serverUrl = process.env.DATABASE_URL;
-  let databaseUrl: string | undefined;
-  const dbName = `bench_${randomBytes(6).toString('hex')}`;
-  if (serverUrl !== undefined && serverUrl !== '') {
-    const admin = new pg.Client({ connectionString: serverUrl });
-    await admin.connect();
-    await admin.query(`CREATE DATABASE ${dbName}`);
-    await admin.end();
-    const url = new URL(serverUrl);
-    url.pathname = `/${dbName}`;
-    databaseUrl = url.toString();
-  }
+  const db = await benchDatabase('bench-rules-file');
   const config = loadConfig({
-    RULES_DATA_DIR: dataDir, DATABASE_URL: databaseUrl ?? '', LOG_LEVEL: 'silent', PORT: '0',
+    RULES_DATA_DIR: db.dataDir, DATABASE_URL: db.databaseUrl ?? '', LOG_LEVEL: 'silent', PORT: '0',
     MAX_BODY_BYTES: String(16 * 1024 * 1024), RATE_LIMIT_MAX: '1000000',
   });
   const storage = await createStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
@@ -104,13 +88,7 @@ async function main(): Promise<void> {
   } finally {
     await app.close();
     await storage.close();
-    await rm(dataDir, { recursive: true, force: true });
-    if (databaseUrl !== undefined && serverUrl !== undefined) {
-      const admin = new pg.Client({ connectionString: serverUrl });
-      await admin.connect();
-      await admin.query(`DROP DATABASE ${dbName}`);
-      await admin.end();
-    }
+    await db.drop();
   }
 }
 

@@ -50,6 +50,7 @@ import { SampleRecorder, type SampleRecorderOptions } from './sampling/sample-re
 import type { Storage } from './storage/types.ts';
 import { auditRoutes } from './routes/audit.ts';
 import { contextTestsRoutes } from './routes/context-tests.ts';
+import { impactRoutes } from './routes/impact.ts';
 import { tenantRoutes } from './routes/tenant.ts';
 import { registerCacheSync, type CacheSyncHandle } from './sync/register-cache-sync.ts';
 import type { SiblingChannel } from './sync/sibling-channel.ts';
@@ -211,7 +212,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(metricsRoutes, { metrics, instance: instanceMetrics });
   // POST /rules/test screens its rule for text the database cannot store itself: its payload is never stored.
   // POST /rules/check answers such text as one of the rule's errors, not as a 400.
-  for (const routes of [validationRoutes, ruleTestRoutes, ruleCheckRoutes]) await app.register(routes, { prefix: '/api/v1', deps });
+  // The impact report and the sample route store nothing they are sent.
+  for (const routes of [validationRoutes, ruleTestRoutes, ruleCheckRoutes, impactRoutes]) await app.register(routes, { prefix: '/api/v1', deps });
   // Routes that store what they are sent: text PostgreSQL cannot keep is a 400 naming it, not a 500.
   await app.register(async (management) => {
     management.addHook('preValidation', refuseUnstorableText);

@@ -195,6 +195,12 @@ export const PROBLEMS = {
       message: `its failures would take more than ${maxBytes} bytes (MAX_ANSWER_BYTES); send a smaller payload, or fewer items`,
     }],
   }),
+  /** An impact report that used up its evaluation time: fewer samples can still be replayed. */
+  impactReplayTooLong: (budgetMs: number): ProblemSpec => ({
+    code: 'INVALID_BODY',
+    detail: 'Replaying the samples took too long.',
+    errors: [{ path: 'limit', message: `replaying this many samples took longer than ${budgetMs} ms of evaluation; ask for fewer` }],
+  }),
   ruleDoesNotCompile: (errors: FieldError[]): ProblemSpec => ({ code: 'INVALID_BODY', detail: 'The rule does not compile.', errors }),
   /** A ruleset that does not compile; `context` names it when it is a stored context's. */
   rulesetDoesNotCompile: (errors: FieldError[], context?: string): ProblemSpec => ({
@@ -233,6 +239,7 @@ export const PROBLEMS = {
   // 404: what is asked for.
   noSuchRoute: (): ProblemSpec => ({ code: 'NOT_FOUND', detail: 'No such route.' }),
   ruleNotFound: (): ProblemSpec => ({ code: 'NOT_FOUND', detail: 'Rule was not found.' }),
+  sampleNotFound: (): ProblemSpec => ({ code: 'NOT_FOUND', detail: 'Sample was not found.' }),
   apiKeyNotFound: (): ProblemSpec => ({ code: 'NOT_FOUND', detail: 'API key was not found.' }),
   noPayloadSchema: (context: string): ProblemSpec => ({
     code: 'NOT_FOUND', detail: `Context ${quoted([context])} has no payload schema.`,

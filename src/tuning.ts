@@ -57,6 +57,22 @@ export const TUNING = tunables({
     value: 500, unit: 'ms', min: 0, max: 1000,
     why: 'a context without a ruleset is answered from memory this long; at most the 1 s in which instances converge',
   },
+  impactDefaultSamples: {
+    value: 10_000, unit: 'samples', min: 1,
+    why: 'an impact report replays this many of the newest samples when its body names no limit: enough to see rare cases, quick to replay',
+  },
+  impactMaxSamples: {
+    value: 100_000, unit: 'samples', min: 1,
+    why: 'the most samples one impact report replays, which is also the most a context keeps',
+  },
+  impactSamplesPerRead: {
+    value: 1000, unit: 'samples', min: 1,
+    why: 'an impact report reads its samples a page at a time, replaying one page while the next is read, so it never holds them all',
+  },
+  impactReplayBudgetMs: {
+    value: 10_000, unit: 'ms', min: 1,
+    why: 'evaluation time one impact report may spend replaying samples; past it the report is refused, so slow samples cannot hold the process',
+  },
   maxStoredTests: {
     value: 1000, unit: 'tests', min: 1,
     why: 'a context\'s stored tests run before every publish, so their number is bounded as its rules are',

@@ -20,7 +20,7 @@ export interface StoredRule {
  * const rule = await callApi(service, 'GET', `/api/v1/rules/${id}`);
  */
 export async function callApi(
-  service: ServiceProcess, method: string, path: string, body?: unknown, expected = 200,
+  service: Pick<ServiceProcess, 'baseUrl' | 'adminKey' | 'tenantId'>, method: string, path: string, body?: unknown, expected = 200,
 ): Promise<any> {
   const headers: Record<string, string> = { 'x-api-key': service.adminKey, 'x-tenant-id': service.tenantId };
   if (body !== undefined) headers['content-type'] = 'application/json';

@@ -5,7 +5,9 @@
 import { parseArgs } from 'node:util';
 import { CONFIG_VARIABLE_BY_NAME, TENANT_ID_PATTERN } from '../config.ts';
 import { CONTEXT_REGEX } from '../routes/schemas/rule-schemas.ts';
+import type { ImpactTarget } from '../rules/impact-target.ts';
 import type { Role } from '../storage/types.ts';
+import { TUNING } from '../tuning.ts';
 import { UsageError } from './cli-errors.ts';
 
 export interface RateLimit {
@@ -28,10 +30,14 @@ export type Command =
   | { kind: 'export'; tenantId: string; context: string; draft: boolean; out?: string }
   | { kind: 'import'; tenantId: string; context: string; file: string; dryRun: boolean; prune: boolean; publish: boolean; force: boolean }
   /** `file` absent: the stored tests. */
-  | { kind: 'test'; tenantId: string; context: string; file?: string };
+  | { kind: 'test'; tenantId: string; context: string; file?: string }
+  | { kind: 'impact'; tenantId: string; context: string; target: ImpactTarget; limit: number };
 
-/** The commands on rules files, which can also run against a service over HTTP. */
+/** The commands on rules files. */
 export type FileCommand = Extract<Command, { kind: 'export' | 'import' | 'test' }>;
+
+/** The commands that can also run against a service over HTTP. */
+export type RemoteCommand = FileCommand | Extract<Command, { kind: 'impact' }>;
 
 export interface CommandLine {
   command: Command;
@@ -75,15 +81,17 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     }
     return { command: { ...command, role: values.role as Role }, json };
   }
-  const fileFlags = { draft: 'export', out: 'export', 'dry-run': 'import', prune: 'import', publish: 'import', force: 'import' } as const;
+  const fileFlags = {
+    draft: 'export', out: 'export', 'dry-run': 'import', prune: 'import', publish: 'import', force: 'import', target: 'impact', limit: 'impact',
+  } as const;
   for (const [flag, kind] of Object.entries(fileFlags)) {
     if (values[flag as keyof typeof fileFlags] !== undefined && command.kind !== kind) throw new UsageError(`--${flag} applies only to "${kind}"`);
   }
   if ((values.url === undefined) !== (values.key === undefined)) throw new UsageError('--url and --key go together');
   let remote: CommandLine['remote'];
   if (values.url !== undefined && values.key !== undefined) {
-    if (command.kind !== 'export' && command.kind !== 'import' && command.kind !== 'test') {
-      throw new UsageError('--url and --key apply only to export, import and test');
+    if (command.kind !== 'export' && command.kind !== 'import' && command.kind !== 'test' && command.kind !== 'impact') {
+      throw new UsageError('--url and --key apply only to export, import, test and impact');
     }
     if (!/^https?:\/\/[^\s]+$/.test(values.url)) throw new UsageError(`--url must be an http(s) URL, got "${values.url}"`);
     remote = { url: values.url.replace(/\/+$/, ''), key: values.key };
@@ -93,7 +101,19 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     const flags = { dryRun: values['dry-run'] === true, prune: values.prune === true, publish: values.publish === true, force: values.force === true };
     return { command: { ...command, ...flags }, json, remote };
   }
+  if (command.kind === 'impact') {
+    const target = values.target === undefined ? 'draft' : impactTargetOf(values.target);
+    const limit = values.limit === undefined ? TUNING.impactDefaultSamples.value : integer('--limit', values.limit, 1, TUNING.impactMaxSamples.value);
+    return { command: { ...command, target, limit }, json, remote };
+  }
   return { command, json, remote };
+}
+
+/** `--target`: draft, or a ruleset version number. */
+function impactTargetOf(raw: string): ImpactTarget {
+  if (raw === 'draft') return raw;
+  if (!/^\d+$/.test(raw)) throw new UsageError(`--target must be draft or a ruleset version number, got "${raw}"`);
+  return integer('--target', raw, 1);
 }
 
 function parseOptions(argv: readonly string[]) {
@@ -110,6 +130,8 @@ function parseOptions(argv: readonly string[]) {
       prune: { type: 'boolean' },
       publish: { type: 'boolean' },
       force: { type: 'boolean' },
+      target: { type: 'string' },
+      limit: { type: 'string' },
       url: { type: 'string' },
       key: { type: 'string' },
       help: { type: 'boolean', short: 'h' },
@@ -172,6 +194,10 @@ function draftCommand(args: readonly string[]): Draft {
     if (args.length !== 3 && args.length !== 4) throw new UsageError('expected: test <tenant> <context> [FILE]');
     return { kind: 'test', tenantId: tenantOf(second), context: contextOf(rest[0]), file: rest[1] };
   }
+  if (first === 'impact') {
+    expectCount('impact <tenant> <context> [--target draft|N] [--limit N]', args.slice(1), 2);
+    return { kind: 'impact', tenantId: tenantOf(second), context: contextOf(rest[0]), target: 'draft', limit: TUNING.impactDefaultSamples.value };
+  }
   throw new UsageError(`unknown command "${first}"`);
 }
 
@@ -209,9 +235,9 @@ function tenantOf(value: string | undefined): string {
   return value;
 }
 
-function integer(name: string, raw: string, min: number): number {
+function integer(name: string, raw: string, min: number, max = MAX_INT4): number {
   if (!/^\d+$/.test(raw)) throw new UsageError(`${name} must be a whole number, got "${raw}"`);
   const value = Number(raw);
-  if (value < min || value > MAX_INT4) throw new UsageError(`${name} must be between ${min} and ${MAX_INT4}, got ${raw}`);
+  if (value < min || value > max) throw new UsageError(`${name} must be between ${min} and ${max}, got ${raw}`);
   return value;
 }

@@ -4,12 +4,14 @@
  * (as the key) and installs what it imports. The tenant is sent as
  * X-Tenant-Id; the key must be one of its admin keys.
  */
+import type { ImpactReport } from '../rules/impact-report.ts';
 import type { ImportResult } from '../storage/types.ts';
 import type { FileWarning, RulesFile } from '../rules/rules-file.ts';
 import type { TestOutcome } from '../rules/stored-tests.ts';
 import { CommandError } from './cli-errors.ts';
 import { exported, imported, tested } from './file-commands.ts';
-import type { FileCommand } from './parse-command.ts';
+import { reported } from './impact-command.ts';
+import type { RemoteCommand } from './parse-command.ts';
 import { describeErrors, readRulesFile } from './rules-file-io.ts';
 import type { CommandOutput } from './run-command.ts';
 
@@ -25,8 +27,8 @@ interface Problem {
   errors?: Array<{ path: string; message: string }>;
 }
 
-/** Runs export, import or test through the service at `remote.url`. */
-export async function runRemoteFileCommand(command: FileCommand, remote: Remote): Promise<CommandOutput> {
+/** Runs export, import, test or impact through the service at `remote.url`. */
+export async function runRemoteFileCommand(command: RemoteCommand, remote: Remote): Promise<CommandOutput> {
   const base = `/api/v1/contexts/${encodeURIComponent(command.context)}`;
   switch (command.kind) {
     case 'export':
@@ -57,6 +59,8 @@ export async function runRemoteFileCommand(command: FileCommand, remote: Remote)
       }
       return tested(results);
     }
+    case 'impact':
+      return reported(command, await request<ImpactReport>(remote, command.tenantId, 'POST', `${base}/impact`, { target: command.target, limit: command.limit }));
   }
 }
 

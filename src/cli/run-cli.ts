@@ -53,7 +53,7 @@ export async function runCli(argv: readonly string[], env: Record<string, string
 async function execute(line: CommandLine, env: Record<string, string | undefined>): Promise<CommandOutput> {
   const { command, remote } = line;
   // Against a service: its configuration and database are its own.
-  if (remote !== undefined && (command.kind === 'export' || command.kind === 'import' || command.kind === 'test')) {
+  if (remote !== undefined && (command.kind === 'export' || command.kind === 'import' || command.kind === 'test' || command.kind === 'impact')) {
     return runRemoteFileCommand(command, remote);
   }
   const config = loadConfig(env);

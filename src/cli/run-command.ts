@@ -11,6 +11,7 @@ import { ConflictError, NotFoundError, type ApiKeyRecord, type ChangeOrigin, typ
 import { CommandError } from './cli-errors.ts';
 import type { Command } from './parse-command.ts';
 import { runFileCommand } from './file-commands.ts';
+import { runImpactCommand } from './impact-command.ts';
 import { formatTable } from './format-table.ts';
 
 /** What a command prints. */
@@ -117,6 +118,9 @@ export async function runCommand(command: StorageCommand, storage: Storage, conf
     case 'test':
       await requireTenant(storage, command.tenantId);
       return runFileCommand(command, storage, config);
+    case 'impact':
+      await requireTenant(storage, command.tenantId);
+      return runImpactCommand(command, storage, config);
   }
 }
 

@@ -24,11 +24,16 @@ Commands:
                                              unless --force)
   test <tenant> <context> [FILE]             run the stored tests, or the file's, against the
                                              draft; exit status 1 when one fails
+  impact <tenant> <context> [--target draft|N] [--limit N]
+                                             replay the context's newest recorded samples (default
+                                             10000, at most 100000) against the live rules and the
+                                             draft (default) or ruleset version N, and print what
+                                             would change
 
 Options:
   --json      print the result as JSON (for scripts)
   --url URL --key KEY
-              export, import and test against the service at URL with the
+              export, import, test and impact against the service at URL with the
               tenant's admin KEY, instead of on the database
   -h, --help  print this help
 

@@ -7,7 +7,7 @@ import type { Kysely, Selectable } from 'kysely';
 import { writeAudit } from './audit-log.ts';
 import { guard } from './database-errors.ts';
 import type { DatabaseSchema, SamplesTable } from './schema.ts';
-import type { ChangeOrigin, ContextRef, SampleRecord, SampleStore, StoredSample } from './types.ts';
+import type { ChangeOrigin, ContextRef, SampleCursor, SampleRecord, SampleStore, StoredSample } from './types.ts';
 
 /** Rows per insert statement: well under PostgreSQL's 65,535 bind parameters (7 a row). */
 const ROWS_PER_INSERT = 500;
@@ -63,6 +63,20 @@ export class SqlSampleStore implements SampleStore {
         .orderBy('id', 'desc')
         .limit(limit)
         .execute();
+      return rows.map(toStoredSample);
+    });
+  }
+
+  newestBefore(tenantId: string, context: string, limit: number, before?: SampleCursor): Promise<StoredSample[]> {
+    return guard(async () => {
+      let query = this.#db
+        .selectFrom('samples')
+        .selectAll()
+        .where('tenant_id', '=', tenantId)
+        .where('context', '=', context);
+      // The order of `newest`, resumed after the cursor: older time, or the same time and a smaller id.
+      if (before !== undefined) query = query.where((eb) => eb(eb.refTuple('recorded_at', 'id'), '<', eb.tuple(before.recordedAt, before.id)));
+      const rows = await query.orderBy('recorded_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
       return rows.map(toStoredSample);
     });
   }

@@ -522,12 +522,20 @@ export interface StoredSample {
   payload: unknown;
 }
 
+/** Where a page of samples ends: the last sample read. */
+export type SampleCursor = Pick<StoredSample, 'recordedAt' | 'id'>;
+
 /** Sampled traffic, per tenant and context; written in batches off the request path. */
 export interface SampleStore {
   /** Stores these samples (any tenants and contexts) in one statement per few hundred. */
   insertMany(samples: readonly SampleRecord[]): Promise<void>;
   /** The context's newest samples, newest first, at most `limit`. */
   newest(tenantId: string, context: string, limit: number): Promise<StoredSample[]>;
+  /**
+   * The context's samples recorded before `before` (a sample read earlier: its time, then its id), newest first,
+   * at most `limit`; from the newest when `before` is absent. Pages through what `newest` reads at once.
+   */
+  newestBefore(tenantId: string, context: string, limit: number, before?: SampleCursor): Promise<StoredSample[]>;
   /** One sample of the context; null when there is none with this id (or it belongs to another tenant or context). */
   get(tenantId: string, context: string, id: string): Promise<StoredSample | null>;
   /** Drops the context's samples past the newest `maxSamples` and those recorded before `olderThan`; how many went. */

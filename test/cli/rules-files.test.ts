@@ -9,16 +9,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildApp } from '../../src/app.ts';
-import { runCli } from '../../src/cli/run-cli.ts';
 import { loadConfig } from '../../src/config.ts';
 import { createStorage } from '../../src/storage/create-storage.ts';
+import { cliRunner } from '../support/cli.ts';
 import { freshDatabase, type FreshDatabase } from '../support/database.ts';
-
-interface Run {
-  code: number;
-  stdout: string;
-  stderr: string;
-}
 
 let db: FreshDatabase;
 let dir: string;
@@ -26,18 +20,7 @@ let adminKey: string;
 
 const env = () => ({ RULES_DATA_DIR: db.dataDir, DATABASE_URL: db.databaseUrl ?? '' });
 
-async function run(...args: string[]): Promise<Run> {
-  let stdout = '';
-  let stderr = '';
-  const code = await runCli(args, env(), { stdout: (t) => (stdout += t), stderr: (t) => (stderr += t) });
-  return { code, stdout, stderr };
-}
-
-async function runJson(...args: string[]): Promise<any> {
-  const result = await run(...args, '--json');
-  expect(result.code, result.stderr).toBe(0);
-  return JSON.parse(result.stdout);
-}
+const { run, runJson } = cliRunner(env);
 
 const file = {
   format: 'rules/v1',

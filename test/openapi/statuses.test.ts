@@ -210,6 +210,18 @@ describe('every answer is documented for its operation', () => {
     await call('publishContext', '/api/v1/contexts/docs/publish?force=true', 200);
   });
 
+  it('impact report and samples: report, read a sample', async () => {
+    await t.storage.samples.insertMany([{
+      tenantId: t.tenantId, context: 'docs', recordedAt: new Date(), rulesetVersion: 1, isValid: true, failures: [], payload: { amount: 5000 },
+    }]);
+    await call('reportImpact', '/api/v1/contexts/docs/impact', 200, { body: { target: 1 } });
+    const [sample] = await t.storage.samples.newest(t.tenantId, 'docs', 1);
+    await call('reportImpact', '/api/v1/contexts/docs/impact', 404, { body: { target: 99 } });
+    await call('reportImpact', '/api/v1/contexts/no-such-context/impact', 404, { body: {} });
+    await call('getSample', `/api/v1/contexts/docs/samples/${sample.id}`, 200);
+    await call('getSample', `/api/v1/contexts/docs/samples/${randomUUID()}`, 404);
+  });
+
   it('validation: single, batch, transaction', async () => {
     const key = validatorKey;
     await call('validateSingle', '/api/v1/validation/validate', 200, { key, body: { context: 'docs', payload: { amount: 50 } } });

@@ -27,6 +27,7 @@ interface Tenant {
   code: string;
   ruleId: string;
   ruleName: string;
+  sampleId: string;
 }
 
 /** What a request at the victim's resources must get, with the attacker's own tenant id. */
@@ -77,6 +78,9 @@ const MATRIX: Record<string, Expectation> = {
   'GET /api/v1/contexts/:context/export': { statuses: [404], query: () => '?from=draft' },
   // An import writes into the attacker's own context of that name: the victim's stays as it was.
   'POST /api/v1/contexts/:context/import': { statuses: [200], body: () => ({ format: 'rules/v1', rules: [] }), query: () => '?prune=true&publish=true' },
+  // Samples are the tenant's: the victim's context and sample ids are unknown to the attacker.
+  'POST /api/v1/contexts/:context/impact': { statuses: [404], body: () => ({ limit: 10 }) },
+  'GET /api/v1/contexts/:context/samples/:sampleId': { statuses: [404] },
   'POST /api/v1/api-keys': { statuses: [201], body: () => ({ name: 'own key', role: 'validator' }) },
   'GET /api/v1/api-keys': { statuses: [200] },
   'DELETE /api/v1/api-keys/:id': { statuses: [404] },
@@ -114,20 +118,26 @@ async function setUp(label: 'first' | 'second', tenantId: string, adminKey: stri
   const key = await t.request('POST', '/api/v1/api-keys', { ...as, body: { name: tenant.keyName, role: 'validator' } });
   tenant.keyId = key.body.id;
   tenant.validatorKey = key.body.key;
+  // A recorded sample (through the store the sampling writer uses) whose payload holds a secret.
+  await t.storage.samples.insertMany([{
+    tenantId, context: tenant.context, recordedAt: new Date(), rulesetVersion: 1, isValid: false, failures: [tenant.code],
+    payload: { amount: 1000, [`secretpayload${label}`]: 'x' },
+  }]);
+  [{ id: tenant.sampleId }] = await t.storage.samples.newest(tenantId, tenant.context, 1);
   return tenant;
 }
 
 /** The URL of a route aimed at the victim's resources. */
 function urlFor(route: RouteEntry, victim: Tenant, expectation?: Expectation): string {
   const id = route.url.startsWith('/api/v1/api-keys') ? victim.keyId : victim.ruleId;
-  return route.url.replace(':id', id).replace(':context', victim.context).replace(':n', '1') + (expectation?.query?.(victim) ?? '');
+  return route.url.replace(':id', id).replace(':context', victim.context).replace(':n', '1').replace(':sampleId', victim.sampleId) + (expectation?.query?.(victim) ?? '');
 }
 
 /** Strings of the victim that must never appear unless the request itself carried them. */
 function secretsOf(victim: Tenant): string[] {
   return [
     victim.tenantId, victim.ruleId, victim.code, victim.ruleName, victim.keyId, victim.keyName, victim.validatorKey, victim.adminKey,
-    `secret message of ${victim.label}`, victim.context, `secretfield${victim.label}`,
+    `secret message of ${victim.label}`, victim.context, `secretfield${victim.label}`, victim.sampleId, `secretpayload${victim.label}`,
   ];
 }
 

@@ -14,6 +14,7 @@ import { contextSchemas } from './context-schemas.ts';
 import { contextTestSchemas } from './context-test-schemas.ts';
 import { healthStatusSchema } from './health-schemas.ts';
 import { historySchemas } from './history-schemas.ts';
+import { impactSchemas } from './impact-schemas.ts';
 import { fieldErrorSchema, problemSchema } from './problem-schemas.ts';
 import { payloadSchemaSchemas } from './payload-schema-schemas.ts';
 import { resultSchemas } from './result-schemas.ts';
@@ -34,6 +35,7 @@ export const SHARED_SCHEMAS = [
   ...contextTestSchemas,
   ...historySchemas,
   ...contextFileSchemas,
+  ...impactSchemas,
   ...payloadSchemaSchemas,
   ...apiKeySchemas,
   ...tenantSchemas,

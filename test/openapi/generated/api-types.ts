@@ -164,6 +164,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/contexts/{context}/impact": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Replay recorded traffic against a draft or a version
+         * @description Replays the context's newest recorded samples (see PUT /tenant/sampling) against the live ruleset and a target, `draft` (default: what a context publish would make live now) or a ruleset version number, and counts what would change: samples that became invalid, became valid, or fail other rules; per rule, the samples it would newly fail and no longer fail; and examples with their sample ids. A context with nothing live counts every sample as valid live. Changes nothing.
+         */
+        post: operations["reportImpact"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/contexts/{context}/samples/{sampleId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read one recorded sample
+         * @description The payload of a recorded sample of the context, as it was validated, with when it was recorded and the ruleset version that validated it. Impact reports name samples by these ids.
+         */
+        get: operations["getSample"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/rules": {
         parameters: {
             query?: never;
@@ -2001,6 +2041,122 @@ export interface components {
             /** @description Save-time warnings of the file's rules, paths such as `rules[3].expression`. */
             warnings: components["schemas"]["RuleWarning"][];
         };
+        /** @description What would change for recorded traffic if the target ruleset were live. The four counts add up to `samples`. */
+        ImpactReport: {
+            /**
+             * @description Samples replayed: the newest ones, at most `limit`.
+             * @example 10000
+             */
+            samples: number;
+            /**
+             * @description Samples with the same verdict under both: valid under both, or invalid under both failing the same rules.
+             * @example 9950
+             */
+            unchanged: number;
+            /**
+             * @description Samples valid live and invalid under the target.
+             * @example 30
+             */
+            becameInvalid: number;
+            /**
+             * @description Samples invalid live and valid under the target.
+             * @example 15
+             */
+            becameValid: number;
+            /**
+             * @description Samples invalid under both, failing a different set of rules.
+             * @example 5
+             */
+            failuresChanged: number;
+            /** @description Per rule code whose outcome changed for any sample: in how many samples it fails under the target only, and live only. The rules that moved most come first. */
+            byRule: {
+                /**
+                 * @description The rule code.
+                 * @example MAX_AMOUNT
+                 */
+                ruleCode: string;
+                /**
+                 * @description Samples it fails under the target and not live.
+                 * @example 30
+                 */
+                newFailures: number;
+                /**
+                 * @description Samples it fails live and not under the target.
+                 * @example 2
+                 */
+                resolvedFailures: number;
+            }[];
+            /** @description Samples whose verdict changed, newest first within each kind: up to 20 that became invalid, then up to 20 that became valid, then up to 20 whose failures changed. GET /contexts/{context}/samples/{sampleId} answers the payload of each. */
+            examples: {
+                /**
+                 * @description The sample's id.
+                 * @example 5f0c7a5e-2b9d-4c1e-8f3a-6d2e1b0c9a87
+                 */
+                sampleId: string;
+                /**
+                 * Format: date-time
+                 * @description When it was recorded.
+                 * @example 2026-11-27T09:30:00.000Z
+                 */
+                recordedAt: string;
+                /** @description Its verdict under the live ruleset. */
+                live: {
+                    /**
+                     * @description Whether the payload passes.
+                     * @example false
+                     */
+                    isValid: boolean;
+                    /**
+                     * @description Codes of the failing rules, each once, in the order failures are reported.
+                     * @example [
+                     *       "MAX_AMOUNT"
+                     *     ]
+                     */
+                    failures: string[];
+                };
+                /** @description Its verdict under the target. */
+                target: {
+                    /**
+                     * @description Whether the payload passes.
+                     * @example false
+                     */
+                    isValid: boolean;
+                    /**
+                     * @description Codes of the failing rules, each once, in the order failures are reported.
+                     * @example [
+                     *       "MAX_AMOUNT"
+                     *     ]
+                     */
+                    failures: string[];
+                };
+            }[];
+        };
+        /** @description One recorded sample: the payload as it was validated, when, and against which ruleset version. */
+        Sample: {
+            /**
+             * @description The sample's id.
+             * @example 5f0c7a5e-2b9d-4c1e-8f3a-6d2e1b0c9a87
+             */
+            sampleId: string;
+            /**
+             * Format: date-time
+             * @description When it was recorded.
+             * @example 2026-11-27T09:30:00.000Z
+             */
+            recordedAt: string;
+            /**
+             * @description The ruleset version that validated it.
+             * @example 4
+             */
+            rulesetVersion: number;
+            /**
+             * @description The payload, as validated.
+             * @example {
+             *       "amount": 25000
+             *     }
+             */
+            payload: unknown;
+        };
         /**
          * @description The context's payload schema, as it was set.
          * @example {
@@ -3161,6 +3317,270 @@ export interface operations {
             };
             /** @description The body is not sent as Content-Type: application/json, or is compressed. */
             415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; it was logged, and the answer carries none of its details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    reportImpact: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The context name.
+                 * @example loan-application
+                 */
+                context: string;
+            };
+            cookie?: never;
+        };
+        /** @description What to compare the live ruleset with, on how many of the newest samples. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "target": "draft",
+                 *       "limit": 10000
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description `draft` (default): what a context publish would make live now; or a ruleset version number of the context.
+                     * @example draft
+                     */
+                    target?: "draft" | number;
+                    /**
+                     * @description How many of the context's newest samples to replay: 1 to 100000, default 10000.
+                     * @example 10000
+                     */
+                    limit?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The report. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ImpactReport"];
+                };
+            };
+            /** @description The body is invalid, or replaying took longer than the report may (INVALID_BODY, naming `limit`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description X-Api-Key is missing, unknown or revoked, or X-Tenant-Id is not its tenant; the answer is the same in every case. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is a validator key; this operation needs an admin key. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The context is unknown, has no rules (draft) (CONTEXT_NOT_FOUND), or has no such version (NOT_FOUND). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The target ruleset is over a limit (LIMIT_EXCEEDED). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the limit (MAX_BODY_BYTES). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json, or is compressed. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; it was logged, and the answer carries none of its details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable; retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSample: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The context name.
+                 * @example loan-application
+                 */
+                context: string;
+                /**
+                 * @description A sample id from an impact report.
+                 * @example 5f0c7a5e-2b9d-4c1e-8f3a-6d2e1b0c9a87
+                 */
+                sampleId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The sample. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Sample"];
+                };
+            };
+            /** @description The request is invalid: its body, query or parameters (`errors` lists each problem with its path), or its URL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description X-Api-Key is missing, unknown or revoked, or X-Tenant-Id is not its tenant; the answer is the same in every case. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is a validator key; this operation needs an admin key. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The context has no sample with this id (NOT_FOUND). */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
