@@ -31,3 +31,4 @@ export type ImportResult = Schemas['ImportResult'];
 export type ApiKey = Schemas['ApiKey'];
 export type ApiKeyList = Schemas['ApiKeyList'];
 export type CreatedApiKey = Schemas['CreatedApiKey'];
+export type Tenant = Schemas['Tenant'];

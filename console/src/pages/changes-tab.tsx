@@ -16,6 +16,7 @@ import { TestRunView } from '../components/test-run-view.tsx';
 import { useAction } from '../components/use-action.ts';
 import { useLoad } from '../components/use-load.ts';
 import { WarningList, type RuleWarnings } from '../components/warning-list.tsx';
+import { ImpactPanel } from './impact-panel.tsx';
 import type { ContextTabProps } from './context-tabs.tsx';
 
 /** Drafts whose warnings are fetched one by one; past this many the page says how many it left out. */
@@ -115,6 +116,7 @@ export function ChangesTab({ context }: ContextTabProps) {
             </p>
           )}
         </form>
+        <ImpactPanel context={context} generation={generation} />
       </div>
     </section>
   );
