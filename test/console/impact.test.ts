@@ -1,0 +1,79 @@
+/**
+ * The impact report in the console, in Chromium against the real service:
+ * with sampling on and real validations recorded, the changes page shows
+ * what publishing the drafts would do to that traffic (counts, the rules
+ * whose outcome changes, examples whose payload opens on demand), and
+ * recorded payloads are shown as text.
+ */
+import type { Browser } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startTestApp, type TestApp } from '../support/app.ts';
+import { launchBrowser } from '../support/browser.ts';
+import { checkPage, openSignedIn } from '../support/console-pages.ts';
+import { ok } from '../support/expect-response.ts';
+
+let t: TestApp;
+let browser: Browser;
+
+/** A recorded payload that would run script if it were ever treated as markup. */
+const HOSTILE_NOTE = '<img src=x onerror="alert(1)">';
+
+beforeAll(async () => {
+  // The writer stores samples only when the test flushes it: the report sees exactly these.
+  [t, browser] = await Promise.all([startTestApp({ sampling: { flushIntervalMs: 3_600_000, pruneIntervalMs: 3_600_000 } }), launchBrowser()]);
+  const rule = await ok(t.request('POST', '/api/v1/rules', {
+    body: { context: 'loans', code: 'LIMIT', name: 'Loan limit', fieldPath: 'amount', expression: '$value <= 1000' },
+  }), 201);
+  await ok(t.request('POST', '/api/v1/contexts/loans/publish'));
+  await ok(t.request('PUT', '/api/v1/tenant/sampling', { body: { rate: 1 } }));
+  for (const amount of [50, 500, 5000]) {
+    await ok(t.request('POST', '/api/v1/validation/validate', { body: { context: 'loans', payload: { amount, note: HOSTILE_NOTE } } }));
+  }
+  await t.app.internals.samples.flush();
+  // The draft lowers the limit: the 500 payload would become invalid.
+  await ok(t.request('PUT', `/api/v1/rules/${rule.id}`, { body: { ...rule, expression: '$value <= 100' } }));
+});
+afterAll(async () => {
+  await browser?.close();
+  await t?.close();
+});
+
+describe('the impact report beside the publish button', () => {
+  it('replays the recorded payloads against the drafts and shows what would change, and an example\'s payload as text', async () => {
+    const view = await openSignedIn(browser, t, '#/contexts/loans/changes');
+    try {
+      const { page } = view;
+      const impact = page.getByRole('region', { name: 'Impact on recorded traffic' });
+      await impact.getByRole('button', { name: 'Show impact' }).click();
+      await expect.poll(async () => impact.getByRole('status').textContent())
+        .toBe('Of 3 recorded payloads: 2 unchanged, 1 would become invalid, 0 would become valid, 0 would fail other rules.');
+
+      const limitRow = impact.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'LIMIT' }) });
+      expect(await limitRow.getByRole('cell').allTextContents()).toEqual(['1', '0']);
+
+      const examples = impact.getByRole('table', { name: 'Examples' });
+      const [example] = await examples.getByRole('row').all().then((rows) => rows.slice(1));
+      expect((await example.getByRole('cell').allTextContents()).slice(1, 3)).toEqual(['valid', 'invalid (LIMIT)']);
+      await example.getByRole('button').click();
+      const payload = example.locator('pre');
+      await payload.waitFor();
+      expect(JSON.parse((await payload.textContent())!)).toEqual({ amount: 500, note: HOSTILE_NOTE });
+      expect(await page.locator('img').count()).toBe(0);
+      await checkPage(view, 'impact');
+    } finally {
+      await view.close();
+    }
+  });
+
+  it('is not offered once sampling is off', async () => {
+    await ok(t.request('PUT', '/api/v1/tenant/sampling', { body: { rate: 0 } }));
+    const view = await openSignedIn(browser, t, '#/contexts/loans/changes');
+    try {
+      await view.page.getByRole('heading', { name: 'Changes of loans' }).waitFor();
+      await view.page.getByRole('button', { name: 'Publish' }).waitFor();
+      expect(await view.page.getByRole('region', { name: 'Impact on recorded traffic' }).count()).toBe(0);
+    } finally {
+      await view.close();
+    }
+  });
+});
