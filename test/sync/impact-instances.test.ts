@@ -11,7 +11,7 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TUNING } from '../../src/tuning.ts';
 import { freshDatabase, type FreshDatabase } from '../support/database.ts';
-import { startInstance, type Instance } from '../support/instances.ts';
+import { startTwoInstances, type Instance } from '../support/instances.ts';
 
 const TENANT = 'acme';
 const VALIDATE = '/api/v1/validation/validate';
@@ -31,11 +31,7 @@ describe.skipIf(!process.env.DATABASE_URL)('impact report on several instances (
 
   beforeAll(async () => {
     database = await freshDatabase();
-    const env = { RULES_BOOTSTRAP_TENANTS: `${TENANT}:${key}` };
-    [a, b] = await Promise.all([
-      startInstance({ databaseUrl: database.databaseUrl!, dataDir: database.dataDir, env }),
-      startInstance({ databaseUrl: database.databaseUrl!, dataDir: database.dataDir, env }),
-    ]);
+    [a, b] = await startTwoInstances(database, { RULES_BOOTSTRAP_TENANTS: `${TENANT}:${key}` });
     const rule = { context: 'orders', code: 'LIMIT', name: 'Limit', fieldPath: 'amount', expression: 'amount <= 100' };
     const created = await call(a, 'POST', '/api/v1/rules', rule);
     expect(created.status).toBe(201);

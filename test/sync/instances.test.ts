@@ -17,7 +17,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TUNING } from '../../src/tuning.ts';
 import { freshDatabase, type FreshDatabase } from '../support/database.ts';
-import { startInstance, type Instance } from '../support/instances.ts';
+import { startInstance, startTwoInstances, type Instance } from '../support/instances.ts';
 import { sampleOf } from '../support/metrics.ts';
 
 const TENANT = 'acme';
@@ -90,11 +90,7 @@ describe.skipIf(!process.env.DATABASE_URL)('several instances on one PostgreSQL 
     database = await freshDatabase();
     admin = new pg.Client({ connectionString: database.databaseUrl });
     await admin.connect();
-    const env = { RULES_BOOTSTRAP_TENANTS: `${TENANT}:${key}` };
-    [a, b] = await Promise.all([
-      startInstance({ databaseUrl: database.databaseUrl!, dataDir: database.dataDir, env }),
-      startInstance({ databaseUrl: database.databaseUrl!, dataDir: database.dataDir, env }),
-    ]);
+    [a, b] = await startTwoInstances(database, { RULES_BOOTSTRAP_TENANTS: `${TENANT}:${key}` });
     limitId = (await ok(on(a).call('POST', '/api/v1/rules', limitRule('LIMIT', 'amount <= 100')), 201)).id;
     await ok(on(a).call('POST', '/api/v1/contexts/orders/publish'));
   });

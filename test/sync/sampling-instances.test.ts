@@ -12,7 +12,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { TUNING } from '../../src/tuning.ts';
 import { freshDatabase, type FreshDatabase } from '../support/database.ts';
-import { startInstance, type Instance } from '../support/instances.ts';
+import { startTwoInstances, type Instance } from '../support/instances.ts';
 
 const TENANT = 'acme';
 const VALIDATE = '/api/v1/validation/validate';
@@ -57,11 +57,7 @@ describe.skipIf(!process.env.DATABASE_URL)('sampling on several instances (needs
     database = await freshDatabase();
     admin = new pg.Client({ connectionString: database.databaseUrl });
     await admin.connect();
-    const env = { RULES_BOOTSTRAP_TENANTS: `${TENANT}:${key}` };
-    [a, b] = await Promise.all([
-      startInstance({ databaseUrl: database.databaseUrl!, dataDir: database.dataDir, env }),
-      startInstance({ databaseUrl: database.databaseUrl!, dataDir: database.dataDir, env }),
-    ]);
+    [a, b] = await startTwoInstances(database, { RULES_BOOTSTRAP_TENANTS: `${TENANT}:${key}` });
     const rule = { context: 'orders', code: 'LIMIT', name: 'Limit', fieldPath: 'amount', expression: 'amount <= 100' };
     expect((await call(a, 'POST', '/api/v1/rules', rule)).status).toBe(201);
     expect((await call(a, 'POST', '/api/v1/contexts/orders/publish')).status).toBe(200);
