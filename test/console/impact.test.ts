@@ -67,11 +67,16 @@ describe('the impact report beside the publish button', () => {
 
   it('is not offered once sampling is off', async () => {
     await ok(t.request('PUT', '/api/v1/tenant/sampling', { body: { rate: 0 } }));
-    const view = await openSignedIn(browser, t, '#/contexts/loans/changes');
+    const view = await openSignedIn(browser, t);
     try {
-      await view.page.getByRole('heading', { name: 'Changes of loans' }).waitFor();
-      await view.page.getByRole('button', { name: 'Publish' }).waitFor();
-      expect(await view.page.getByRole('region', { name: 'Impact on recorded traffic' }).count()).toBe(0);
+      const { page } = view;
+      // The panel decides on GET /tenant: look only once the page has had that answer and drawn a frame after it.
+      const tenantRead = page.waitForResponse((response) => new URL(response.url()).pathname === '/api/v1/tenant');
+      await page.evaluate('location.hash = "#/contexts/loans/changes"');
+      expect((await (await tenantRead).json()).sampling.rate).toBe(0);
+      await page.getByRole('button', { name: 'Publish' }).waitFor();
+      await page.evaluate('new Promise((drawn) => requestAnimationFrame(() => requestAnimationFrame(drawn)))');
+      expect(await page.getByRole('region', { name: 'Impact on recorded traffic' }).count()).toBe(0);
     } finally {
       await view.close();
     }
