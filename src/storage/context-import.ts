@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { writeAudit } from './audit-log.ts';
-import { advanceRuleset, lockContext, publishDrafts, type AdvancedRuleset } from './context-rulesets.ts';
+import { advanceRuleset, liveRulesetVersion, lockContext, publishDrafts, type AdvancedRuleset } from './context-rulesets.ts';
 import { contentEquals, normalizeContent } from './rule-content.ts';
 import type { DatabaseSchema } from './schema.ts';
 import {
@@ -46,7 +46,7 @@ export async function importIntoContext<T>(
   beforeCommit: BeforeCommit<T>,
   info: ChangeInfo,
 ): Promise<{ result: ImportResult; live?: T }> {
-  const current = options.dryRun ? await liveVersion(trx, tenantId, context) : await lockContext(trx, tenantId, context);
+  const current = options.dryRun ? await liveRulesetVersion(trx, tenantId, context) : await lockContext(trx, tenantId, context);
   let query = trx
     .selectFrom('rules as r')
     .innerJoin('rule_versions as v', (join) =>
@@ -135,17 +135,6 @@ export async function importIntoContext<T>(
   });
   if (advanced === null) return { result };
   return { result, live: await beforeCommit(advanced.next) };
-}
-
-/** The context's live ruleset version, without locking; null when it has none. */
-async function liveVersion(trx: Db, tenantId: string, context: string): Promise<number | null> {
-  const row = await trx
-    .selectFrom('contexts')
-    .select('ruleset_version')
-    .where('tenant_id', '=', tenantId)
-    .where('context', '=', context)
-    .executeTakeFirst();
-  return row?.ruleset_version ?? null;
 }
 
 async function insertDraftVersion(trx: Db, tenantId: string, ruleId: string, version: number, content: RuleContent, now: Date): Promise<void> {

@@ -41,6 +41,17 @@ export async function lockContext(trx: Db, tenantId: string, context: string): P
   return row.ruleset_version;
 }
 
+/** The context's live ruleset version, without locking; null when it has none (or no row yet). */
+export async function liveRulesetVersion(db: Db, tenantId: string, context: string): Promise<number | null> {
+  const row = await db
+    .selectFrom('contexts')
+    .select('ruleset_version')
+    .where('tenant_id', '=', tenantId)
+    .where('context', '=', context)
+    .executeTakeFirst();
+  return row?.ruleset_version ?? null;
+}
+
 /** A ruleset plus the rule versions it is made of. */
 export interface LoadedRuleset {
   rules: LiveRuleset['rules'];

@@ -12,7 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import { advanceRuleset, loadRuleset, lockContext, markVersionsPublished, publishDrafts, rulesetVersionsOf } from './context-rulesets.ts';
+import { advanceRuleset, liveRulesetVersion, loadRuleset, lockContext, markVersionsPublished, publishDrafts, rulesetVersionsOf } from './context-rulesets.ts';
 import { writeAudit } from './audit-log.ts';
 import { importIntoContext } from './context-import.ts';
 import { guard } from './database-errors.ts';
@@ -504,13 +504,7 @@ export class SqlRuleStore implements RuleStore {
         .transaction()
         .setIsolationLevel('repeatable read')
         .execute(async (trx) => {
-          const row = await trx
-            .selectFrom('contexts')
-            .select('ruleset_version')
-            .where('tenant_id', '=', tenantId)
-            .where('context', '=', context)
-            .executeTakeFirst();
-          const current = row?.ruleset_version ?? null;
+          const current = await liveRulesetVersion(trx, tenantId, context);
           if (mode === 'live') {
             if (current === null) return null;
             const { rules } = await loadRuleset(trx, tenantId, context, 'live');
