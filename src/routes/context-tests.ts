@@ -13,6 +13,7 @@ import { PROBLEMS, ProblemError } from '../errors.ts';
 import { operation } from '../openapi/operation.ts';
 import { describeCompileError } from '../rules/check-rule-content.ts';
 import { optionalBody } from './change-info.ts';
+import { rulesetOfVersion } from '../rules/ruleset-version.ts';
 import { runStoredTests, storedTestsProblems } from '../rules/stored-tests.ts';
 import type { LiveRuleset, StoredTest } from '../storage/types.ts';
 import { contextParamsSchema } from './schemas/context-schemas.ts';
@@ -24,7 +25,8 @@ interface ContextParams {
   context: string;
 }
 
-type TestTarget = 'draft' | 'live';
+/** What a test run runs against: the draft, the live rules, or a ruleset version number. */
+type TestTarget = 'draft' | 'live' | number;
 
 const adminOnly = { role: 'admin' } as const;
 
@@ -90,12 +92,12 @@ export const contextTestsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
         id: 'runContextTests',
         tag: 'Contexts',
         summary: 'Run the stored tests of a context',
-        description: 'Runs every stored test against the rules a context publish would make live now (`target: "draft"`, the default) '
-          + 'or against the live rules (`"live"`), and says how each fared. Changes nothing. With `explain: true` each result adds '
+        description: 'Runs every stored test against the rules a context publish would make live now (`target: "draft"`, the default), '
+          + 'against the live rules (`"live"`) or against a ruleset version of the context (its number), and says how each fared. Changes nothing. With `explain: true` each result adds '
           + '`trace`: what became of each rule on that test\'s payload.',
         answers: {
           200: 'Each test\'s outcome.',
-          404: 'The context has no rules (draft) or no published ruleset (live) (CONTEXT_NOT_FOUND).',
+          404: 'The context has no rules (draft) or no published ruleset (live) (CONTEXT_NOT_FOUND), or no such ruleset version (NOT_FOUND).',
           409: 'The context\'s draft ruleset is over a limit (LIMIT_EXCEEDED).',
         },
       }),
@@ -109,9 +111,11 @@ export const contextTestsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
     const tenantId = tenantOf(request);
     const context = contextOf(request.params);
     const target = request.body?.target ?? 'draft';
-    const ruleset = target === 'draft'
-      ? await storage.rules.draftRuleset(tenantId, context)
-      : await storage.rules.liveRuleset(tenantId, context);
+    const ruleset = typeof target === 'number'
+      ? await rulesetOfVersion(storage, tenantId, context, target)
+      : target === 'draft'
+        ? await storage.rules.draftRuleset(tenantId, context)
+        : await storage.rules.liveRuleset(tenantId, context);
     if (ruleset === null) {
       throw new ProblemError(target === 'draft' ? PROBLEMS.contextHasNoRules(context) : PROBLEMS.contextsNotPublished([{ context }]));
     }

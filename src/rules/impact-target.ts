@@ -5,8 +5,8 @@
  * takes it. The route compiles it with the validator service, the CLI with
  * the compiler directly; neither caches it.
  */
-import { toRuleDefinition } from '../../compiler/rule-schema.ts';
 import { ContextNotFoundError, type LiveRuleset, type Storage } from '../storage/types.ts';
+import { rulesetOfVersion } from './ruleset-version.ts';
 
 /** What a report compares the live ruleset with. */
 export type ImpactTarget = 'draft' | number;
@@ -34,6 +34,5 @@ export async function impactTargetRuleset(
     // A draft that changes nothing carries the live version's number.
     return draft.rulesetVersion === liveVersion ? null : draft;
   }
-  const [version] = await storage.history.rulesets(tenantId, context, [target]);
-  return { tenantId, context, rulesetVersion: target, rules: version.rules.map((rule) => toRuleDefinition(rule.code, rule)) };
+  return rulesetOfVersion(storage, tenantId, context, target);
 }

@@ -1,7 +1,7 @@
 /**
  * Stored test cases of a context (docs/api.md), on the real server: an
- * admin stores them, reads them back and runs them against the draft or
- * the live rules; a publish, a rule publish and a rollback run them first
+ * admin stores them, reads them back and runs them against the draft,
+ * the live rules or a numbered ruleset version; a publish, a rule publish and a rollback run them first
  * and are refused with 409 TESTS_FAILED, nothing changed, while one fails,
  * unless forced, and then the version's note says so. Bad test lists are refused with the place at fault; a
  * validator key gets 403, and each tenant's tests are its own.
@@ -90,6 +90,25 @@ describe('stored tests', () => {
     const [latest] = (await ok(t.request('GET', '/api/v1/contexts/loans/versions'))).items;
     expect(latest).toMatchObject({ rulesetVersion: before + 1, action: 'publish' });
     expect(latest.note).toBe('raise the limit\nPublished with ?force=true although 1 stored test(s) failed: tests[1].');
+  });
+
+  it('runs them against a numbered ruleset version, which a later publish leaves as it was', async () => {
+    const live = await liveVersion();
+    // Version 1 has the limit at 100, under which the big loan fails as the test expects.
+    expect(await ok(t.request('POST', `${TESTS}/run`, { body: { target: 1 } }))).toMatchObject({ target: 1, passed: 2, failed: 0 });
+    const latest = await ok(t.request('POST', `${TESTS}/run`, { body: { target: live, explain: true } }));
+    expect(latest).toMatchObject({ target: live, passed: 1, failed: 1 });
+    expect(latest.results[1]).toMatchObject({ name: big.name, ok: false, isValid: true, failures: [] });
+    expect(latest.results[1].trace).toEqual([expect.objectContaining({ ruleCode: 'LIMIT', outcome: 'passed', value: 500 })]);
+    await expectProblem(t.request('POST', `${TESTS}/run`, { body: { target: live + 5 } }), 404, 'NOT_FOUND');
+    await expectProblem(t.request('POST', '/api/v1/contexts/nowhere/tests/run', { body: { target: 1 } }), 404, 'CONTEXT_NOT_FOUND');
+  });
+
+  it.each([
+    ['zero', 0], ['a fraction', 1.5], ['a number in a string', '1'], ['an unknown word', 'published'],
+  ])('refuses a target that is %s with 400 naming it', async (_name, target) => {
+    const problem = await expectProblem(t.request('POST', `${TESTS}/run`, { body: { target } }), 400, 'INVALID_BODY');
+    expect(JSON.stringify(problem.errors)).toContain('target');
   });
 
   it('refuses a rollback that would fail a test, and allows it forced', async () => {

@@ -19,7 +19,7 @@ export function TestRunView({ run, tests, label }: { run: TestRunResult; tests?:
       <p role="status" class={run.failed > 0 ? 'run-failed' : 'run-passed'}>
         {run.results.length === 0
           ? 'The context has no stored tests.'
-          : `${run.passed} passed, ${run.failed} failed against ${run.target === 'draft' ? 'the drafts' : run.target}.`}
+          : `${run.passed} passed, ${run.failed} failed against ${describeTarget(run.target)}.`}
       </p>
       {run.results.length > 0 && (
         <table class="list">
@@ -49,4 +49,11 @@ export function TestRunView({ run, tests, label }: { run: TestRunResult; tests?:
       )}
     </section>
   );
+}
+
+/** What a run ran against, in words: the drafts, the live rules or a numbered version. */
+function describeTarget(target: TestRunResult['target']): string {
+  if (target === 'draft') return 'the drafts';
+  if (target === 'live') return 'the live rules';
+  return `version ${String(target)}`;
 }

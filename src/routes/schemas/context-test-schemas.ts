@@ -80,9 +80,12 @@ export const testRunBodySchema = {
   additionalProperties: false,
   properties: {
     target: {
-      type: 'string',
-      enum: ['draft', 'live'],
-      description: '`draft` (default): what a context publish would make live now; `live`: what validation uses now.',
+      anyOf: [
+        { type: 'string', enum: ['draft', 'live'] },
+        { type: 'integer', minimum: 1, maximum: 2147483647 },
+      ],
+      description: '`draft` (default): what a context publish would make live now; `live`: what validation uses now; '
+        + 'or a ruleset version number of the context (see GET /contexts/{context}/versions).',
       examples: ['draft'],
     },
     explain: {
@@ -100,7 +103,11 @@ export const testRunResultSchema = {
   description: 'How each stored test fared.',
   required: ['target', 'passed', 'failed', 'results'],
   properties: {
-    target: { type: 'string', description: 'The rules the tests ran against (`draft` or `live`).', examples: ['draft'] },
+    target: {
+      anyOf: [{ type: 'string' }, { type: 'integer' }],
+      description: 'The rules the tests ran against (`draft`, `live` or a ruleset version number), as asked.',
+      examples: ['draft'],
+    },
     passed: { type: 'integer', description: 'Tests that got the answer they expect.', examples: [3] },
     failed: { type: 'integer', description: 'Tests that did not.', examples: [1] },
     results: {

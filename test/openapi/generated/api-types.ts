@@ -455,7 +455,7 @@ export interface paths {
         put?: never;
         /**
          * Run the stored tests of a context
-         * @description Runs every stored test against the rules a context publish would make live now (`target: "draft"`, the default) or against the live rules (`"live"`), and says how each fared. Changes nothing. With `explain: true` each result adds `trace`: what became of each rule on that test's payload.
+         * @description Runs every stored test against the rules a context publish would make live now (`target: "draft"`, the default), against the live rules (`"live"`) or against a ruleset version of the context (its number), and says how each fared. Changes nothing. With `explain: true` each result adds `trace`: what became of each rule on that test's payload.
          */
         post: operations["runContextTests"];
         delete?: never;
@@ -1554,10 +1554,10 @@ export interface components {
         /** @description How each stored test fared. */
         TestRunResult: {
             /**
-             * @description The rules the tests ran against (`draft` or `live`).
+             * @description The rules the tests ran against (`draft`, `live` or a ruleset version number), as asked.
              * @example draft
              */
-            target: string;
+            target: string | number;
             /**
              * @description Tests that got the answer they expect.
              * @example 3
@@ -5923,11 +5923,10 @@ export interface operations {
                  */
                 "application/json": {
                     /**
-                     * @description `draft` (default): what a context publish would make live now; `live`: what validation uses now.
+                     * @description `draft` (default): what a context publish would make live now; `live`: what validation uses now; or a ruleset version number of the context (see GET /contexts/{context}/versions).
                      * @example draft
-                     * @enum {string}
                      */
-                    target?: "draft" | "live";
+                    target?: ("draft" | "live") | number;
                     /** @description true: each entry of `results` adds `trace`, what became of each rule on that test's payload. */
                     explain?: boolean;
                 };
@@ -5976,7 +5975,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The context has no rules (draft) or no published ruleset (live) (CONTEXT_NOT_FOUND). */
+            /** @description The context has no rules (draft) or no published ruleset (live) (CONTEXT_NOT_FOUND), or no such ruleset version (NOT_FOUND). */
             404: {
                 headers: {
                     [name: string]: unknown;
