@@ -299,6 +299,11 @@ export const PROBLEMS = {
     detail: `The tenant's budget of ${max} requests per window is spent; retry in ${resetSeconds} s.`,
     headers: retryAfter(resetSeconds),
   }),
+  impactReportRunning: (): ProblemWithHeaders => ({
+    code: 'RATE_LIMITED',
+    detail: `An impact report of this tenant is already running; one runs at a time. Retry in ${TUNING.impactBusyRetryAfterSeconds.value} s.`,
+    headers: retryAfter(TUNING.impactBusyRetryAfterSeconds.value),
+  }),
   addressBudgetSpent: (resetSeconds: number): ProblemWithHeaders => ({
     code: 'RATE_LIMITED',
     detail: `Too many unauthenticated requests from this address; retry in ${resetSeconds} s.`,

@@ -73,6 +73,10 @@ export const TUNING = tunables({
     value: 10_000, unit: 'ms', min: 1,
     why: 'evaluation time one impact report may spend replaying samples; past it the report is refused, so slow samples cannot hold the process',
   },
+  impactBusyRetryAfterSeconds: {
+    value: 1, unit: 's', min: 1,
+    why: 'Retry-After of a report refused while the tenant\'s previous report runs: most reports take well under a second',
+  },
   maxStoredTests: {
     value: 1000, unit: 'tests', min: 1,
     why: 'a context\'s stored tests run before every publish, so their number is bounded as its rules are',

@@ -15,6 +15,7 @@ import { PROBLEMS, ProblemError } from '../errors.ts';
 import { operation } from '../openapi/operation.ts';
 import { describeCompileError } from '../rules/check-rule-content.ts';
 import { ImpactReplay, ReplayBudgetExceededError, replayInPages, type ImpactReport } from '../rules/impact-report.ts';
+import { ImpactSlots } from '../rules/impact-slots.ts';
 import { impactTargetRuleset, type ImpactTarget } from '../rules/impact-target.ts';
 import type { SampleCursor } from '../storage/types.ts';
 import { TUNING } from '../tuning.ts';
@@ -46,6 +47,7 @@ export const impactRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, {
     evaluationDeadlineMs: TUNING.evaluationDeadlineMs.value,
     budgetMs: TUNING.impactReplayBudgetMs.value,
   };
+  const slots = new ImpactSlots();
 
   /** The target's validator: the live one when the target is what is live, else compiled for this report only. */
   const targetValidator = async (tenantId: string, context: string, target: ImpactTarget, live: CompiledValidator | null) => {
@@ -57,6 +59,25 @@ export const impactRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, {
     const fieldErrors = errors.map((error) => ({ path: error.field, message: `rule ${error.ruleCode}: ${describeCompileError(error)}` }));
     if (errors.some((error) => error.code === 'LIMIT_EXCEEDED')) throw new ProblemError(PROBLEMS.rulesetOverLimit(fieldErrors, context));
     throw new ProblemError(PROBLEMS.rulesetDoesNotCompile(fieldErrors, context));
+  };
+
+  /** The report itself, run while the tenant's slot is held. */
+  const report = async (tenantId: string, context: string, body: ImpactBody | undefined): Promise<ImpactReport> => {
+    const target = body?.target ?? 'draft';
+    const limit = body?.limit ?? TUNING.impactDefaultSamples.value;
+    const live = validators.peek(tenantId, context) ?? (await validators.load(tenantId, context));
+    const read = (count: number, before?: SampleCursor) => storage.samples.newestBefore(tenantId, context, count, before);
+    const pageSize = TUNING.impactSamplesPerRead.value;
+    // The first page is read while the target compiles: on PostgreSQL the two overlap.
+    const [compiledTarget, first] = await Promise.all([targetValidator(tenantId, context, target, live), read(Math.min(limit, pageSize))]);
+    const replay = new ImpactReplay({ live, target: compiledTarget }, limits, Date.now());
+    try {
+      await replayInPages(replay, read, limit, pageSize, first);
+    } catch (error) {
+      if (error instanceof ReplayBudgetExceededError) throw new ProblemError(PROBLEMS.impactReplayTooLong(error.budgetMs));
+      throw error;
+    }
+    return replay.report();
   };
 
   app.post<{ Params: { context: string }; Body: ImpactBody | undefined }>('/contexts/:context/impact', {
@@ -75,6 +96,7 @@ export const impactRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, {
           400: 'The body is invalid, or replaying took longer than the report may (INVALID_BODY, naming `limit`).',
           404: 'The context is unknown, has no rules (draft) (CONTEXT_NOT_FOUND), or has no such version (NOT_FOUND).',
           409: 'The target ruleset is over a limit (LIMIT_EXCEEDED).',
+          429: 'An impact report of the tenant is still running on this instance; one runs at a time (RATE_LIMITED, with Retry-After).',
         },
       }),
       params: contextParamsSchema,
@@ -85,22 +107,13 @@ export const impactRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, {
     preValidation: optionalBody,
   }, async (request): Promise<ImpactReport> => {
     const tenantId = tenantOf(request);
-    const context = contextOf(request.params);
-    const target = request.body?.target ?? 'draft';
-    const limit = request.body?.limit ?? TUNING.impactDefaultSamples.value;
-    const live = validators.peek(tenantId, context) ?? (await validators.load(tenantId, context));
-    const read = (count: number, before?: SampleCursor) => storage.samples.newestBefore(tenantId, context, count, before);
-    const pageSize = TUNING.impactSamplesPerRead.value;
-    // The first page is read while the target compiles: on PostgreSQL the two overlap.
-    const [compiledTarget, first] = await Promise.all([targetValidator(tenantId, context, target, live), read(Math.min(limit, pageSize))]);
-    const replay = new ImpactReplay({ live, target: compiledTarget }, limits, Date.now());
+    const release = slots.take(tenantId);
+    if (release === undefined) throw new ProblemError(PROBLEMS.impactReportRunning());
     try {
-      await replayInPages(replay, read, limit, pageSize, first);
-    } catch (error) {
-      if (error instanceof ReplayBudgetExceededError) throw new ProblemError(PROBLEMS.impactReplayTooLong(error.budgetMs));
-      throw error;
+      return await report(tenantId, contextOf(request.params), request.body);
+    } finally {
+      release();
     }
-    return replay.report();
   });
 
   app.get<{ Params: { context: string; sampleId: string } }>('/contexts/:context/samples/:sampleId', {

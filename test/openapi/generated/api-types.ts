@@ -3478,7 +3478,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            /** @description An impact report of the tenant is still running on this instance; one runs at a time (RATE_LIMITED, with Retry-After). */
             429: {
                 headers: {
                     /** @description Whole seconds to wait, at least 1. */
