@@ -4,7 +4,7 @@
  * (`npm run openapi:types`), so a change of the API that the console does
  * not follow fails its type-check.
  */
-import type { components } from '../../test/openapi/generated/api-types.ts';
+import type { components } from '../../src/openapi/generated/api-types.ts';
 
 type Schemas = components['schemas'];
 

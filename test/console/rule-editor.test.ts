@@ -3,12 +3,14 @@
  * context's rules list and its filters, the rule editor (a syntax error
  * underlined before saving, warnings as one types, the API's errors under
  * the field they name, save and edit), the test panel with the explain
- * trace, and hostile rule text shown as text without running anything.
+ * trace, archiving and restoring a rule, and hostile rule text shown as
+ * text without running anything.
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { launchBrowser, openConsole, screenshot, seriousAccessibilityViolations, signIn, type ConsoleView } from '../support/browser.ts';
+import { checkPage, tabTo } from '../support/console-pages.ts';
 
 let t: TestApp;
 let browser: Browser;
@@ -165,7 +167,8 @@ describe('the rule editor', () => {
       await page.getByRole('button', { name: 'Test' }).click();
       await expect.poll(() => page.locator('.verdict').textContent()).toBe('Invalid: 1 failure.');
       const trace = page.getByRole('table', { name: 'Trace' });
-      expect(await trace.getByRole('row').nth(1).getByRole('cell').allTextContents()).toEqual(['TOTAL_MAX', 'failed', '', 'total', '250', '100', '']);
+      const totalMax = trace.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'TOTAL_MAX' }) });
+      expect(await totalMax.getByRole('cell').allTextContents()).toEqual(['failed', 'total', '250', '100']);
       const failures = page.getByRole('table', { name: 'Failures' });
       expect(await failures.getByRole('cell').nth(1).textContent()).toBe('Total 250 exceeds 100');
       expect(await seriousAccessibilityViolations(page)).toEqual([]);
@@ -176,7 +179,13 @@ describe('the rule editor', () => {
       await typeCode(page, 'expression', '$value <= 1000');
       await page.getByRole('button', { name: 'Test' }).click();
       await expect.poll(() => page.locator('.verdict').textContent()).toBe('Valid: the payload passes.');
-      expect(await page.getByRole('table', { name: 'Trace' }).getByRole('row').nth(1).getByRole('cell').nth(1).textContent()).toBe('passed');
+      expect(await page.getByRole('table', { name: 'Trace' }).getByRole('row').nth(1).getByRole('cell').first().textContent()).toBe('passed');
+
+      // A skipped rule says why.
+      await typeCode(page, 'when', 'total > 1000');
+      await page.getByRole('button', { name: 'Test' }).click();
+      await expect.poll(() => page.getByRole('table', { name: 'Trace' }).getByRole('row').nth(1).getByRole('cell').first().textContent())
+        .toBe('skipped (its when did not hold)');
 
       await page.getByLabel('payload', { exact: true }).fill('{"total": ');
       await page.getByRole('button', { name: 'Test' }).click();
@@ -234,6 +243,115 @@ describe('a context\'s rules', () => {
       await page.getByRole('heading', { name: 'New rule' }).waitFor();
       // In a context, the new rule's context is the one it was made from.
       expect(await page.getByLabel('context', { exact: true }).count()).toBe(0);
+    } finally {
+      await view.close();
+    }
+  });
+});
+
+describe('archiving and restoring a rule in the editor', () => {
+  let ruleId: string;
+  beforeAll(async () => {
+    const created = await t.request('POST', '/api/v1/rules', {
+      body: { context: 'shelf', code: 'OLD_LIMIT', name: 'Old limit', fieldPath: 'total', expression: '$value <= 10' },
+    });
+    expect(created.status).toBe(201);
+    ruleId = created.body.id;
+    const other = await t.request('POST', '/api/v1/rules', { body: { context: 'shelf', code: 'KEPT', name: 'Kept', expression: 'true == true' } });
+    expect(other.status).toBe(201);
+    expect((await t.request('POST', '/api/v1/contexts/shelf/publish')).status).toBe(200);
+  });
+
+  async function ruleNow(): Promise<any> {
+    const response = await t.request('GET', `/api/v1/rules/${ruleId}`);
+    expect(response.status).toBe(200);
+    return response.body;
+  }
+
+  /** Opens the context's rules list with the status filter `status` ('' is the default); answers a reader of its rows. */
+  async function listUnder(page: Page, status: string): Promise<() => Promise<string[]>> {
+    await page.evaluate('location.hash = "#/contexts/shelf"');
+    await page.getByLabel('Status').selectOption(status);
+    return async () => (await page.getByRole('table').getByRole('row').allTextContents()).slice(1);
+  }
+
+  it('archives after confirming, with the keyboard; shows it read-only and archived; restores it as a draft', async () => {
+    const view = await signedIn(`/console#/rules/${ruleId}`);
+    try {
+      const { page } = view;
+      await page.getByRole('heading', { name: 'Rule OLD_LIMIT' }).waitFor();
+      await tabTo(page, 'Archive');
+      await page.keyboard.press('Enter');
+      // Nothing happens before the confirmation.
+      const confirm = page.getByRole('group', { name: 'Confirm archiving OLD_LIMIT' });
+      await confirm.waitFor();
+      expect((await ruleNow()).status).toBe('published');
+      await confirm.getByRole('button', { name: 'Archive rule' }).focus();
+      await page.keyboard.press('Enter');
+
+      await expect.poll(() => page.getByRole('status').textContent()).toContain('Archived');
+      expect(await page.getByText('Status archived', { exact: false }).count()).toBe(1);
+      const archived = await ruleNow();
+      expect(archived).toMatchObject({ status: 'archived', version: 1 });
+      // Read-only: no Save or Archive, fields that do not take typing, and Restore offered.
+      const notice = page.getByRole('group', { name: 'Archived rule' });
+      expect(await notice.textContent()).toContain('This rule is archived');
+      expect(await page.getByRole('button', { name: 'Save' }).count()).toBe(0);
+      expect(await page.getByRole('button', { name: 'Archive', exact: true }).count()).toBe(0);
+      expect(await page.getByLabel('name', { exact: true }).getAttribute('readonly')).not.toBeNull();
+      expect(await page.getByLabel('severity', { exact: true }).isDisabled()).toBe(true);
+      await page.getByLabel('name', { exact: true }).press('x');
+      expect(await page.getByLabel('name', { exact: true }).inputValue()).toBe('Old limit');
+      await codeEditor(page, 'expression').click();
+      await page.keyboard.type(' && false');
+      expect(await codeEditor(page, 'expression').textContent()).toBe('$value <= 10');
+      expect(await codeEditor(page, 'expression').getAttribute('aria-readonly')).toBe('true');
+      await checkPage(view, 'rule-archived');
+      await screenshot(page, 'archived-rule', { of: notice });
+
+      // Gone from the default list, listed under the archived filter.
+      await expect.poll(await listUnder(page, '')).toEqual(['KEPTKeptErrorpublished']);
+      await expect.poll(await listUnder(page, 'archived')).toEqual(['OLD_LIMITOld limitErrorarchived']);
+
+      await page.getByRole('table').getByRole('link', { name: 'OLD_LIMIT' }).click();
+      await page.getByRole('heading', { name: 'Rule OLD_LIMIT' }).waitFor();
+      await tabTo(page, 'Restore');
+      await page.keyboard.press('Enter');
+      await expect.poll(() => page.getByRole('status').textContent()).toContain('Restored as version 2');
+      expect(await page.getByText('Status draft · version 2 · live version none').count()).toBe(1);
+      expect(await ruleNow()).toMatchObject({ status: 'draft', version: 2, publishedVersion: null, expression: '$value <= 10' });
+      // Editable again, and saved as a draft from here.
+      await page.getByLabel('name', { exact: true }).fill('Old limit, back');
+      await page.getByRole('button', { name: 'Save' }).click();
+      await expect.poll(() => page.getByRole('status').textContent()).toContain('Saved as version 3');
+      expect(await ruleNow()).toMatchObject({ status: 'draft', version: 3, name: 'Old limit, back' });
+      await expect.poll(await listUnder(page, 'draft')).toEqual(['OLD_LIMITOld limit, backErrordraft']);
+      expect(view.dialogs).toEqual([]);
+      expect(view.pageErrors).toEqual([]);
+    } finally {
+      await view.close();
+    }
+  });
+
+  it('shows the API\'s 409 by Restore when another rule now has the code, and changes nothing', async () => {
+    expect((await t.request('DELETE', `/api/v1/rules/${ruleId}`)).status).toBe(204);
+    const taker = await t.request('POST', '/api/v1/rules', { body: { context: 'shelf', code: 'OLD_LIMIT', name: 'New owner', expression: 'true == true' } });
+    expect(taker.status).toBe(201);
+    const before = await ruleNow();
+    expect(before.status).toBe('archived');
+    const view = await signedIn(`/console#/rules/${ruleId}`);
+    try {
+      const { page } = view;
+      await page.getByRole('heading', { name: 'Rule OLD_LIMIT' }).waitFor();
+      await page.getByRole('button', { name: 'Restore' }).click();
+      const problem = page.locator('#rule-lifecycle-problem');
+      await expect.poll(() => problem.textContent()).toContain('code "OLD_LIMIT" is used by another rule of context "shelf"');
+      // Next to the button, inside the archived notice.
+      expect(await page.getByRole('group', { name: 'Archived rule' }).getByRole('alert').count()).toBe(1);
+      expect(await page.getByText('Status archived', { exact: false }).count()).toBe(1);
+      expect(await ruleNow()).toEqual(before);
+      expect((await rulesOf('shelf')).filter((rule) => rule.code === 'OLD_LIMIT').map((rule) => rule.status).sort()).toEqual(['archived', 'draft']);
+      await checkPage(view, 'rule-restore-refused');
     } finally {
       await view.close();
     }

@@ -1,6 +1,6 @@
 /**
  * A client built on nothing but the types generated from the OpenAPI
- * document (generated/api-types.ts): a tiny typed fetch wrapper that
+ * document (src/openapi/generated/api-types.ts): a tiny typed fetch wrapper that
  * creates a rule, publishes its context and validates a payload. The
  * OpenAPI tests type-check it against freshly generated types and run it
  * against a live server, so it shows what a generated client can rely on.
@@ -11,7 +11,7 @@
  * await client.publishContext(rule.context);
  * const result = await client.validate({ context: 'loan-application', payload: { amount: 60000 } });
  */
-import type { components, operations } from './generated/api-types.ts';
+import type { components, operations } from '../../src/openapi/generated/api-types.ts';
 
 /**
  * The JSON body of a request or response object. Indexed access, not a

@@ -1,6 +1,6 @@
 /**
  * A client generated from the OpenAPI document works: the committed
- * TypeScript types (generated/api-types.ts) equal a fresh generation from
+ * TypeScript types (src/openapi/generated/api-types.ts) equal a fresh generation from
  * the live document, the client example type-checks against freshly
  * generated types, and the example creates a rule, publishes its context
  * and validates a payload against a live server. A change of the document
@@ -31,18 +31,19 @@ afterAll(async () => {
   await t?.close();
 });
 
-/** The type errors of the client example compiled beside `types` as its generated/api-types.ts. */
+/** The type errors of the client example compiled with `types` as its src/openapi/generated/api-types.ts (the same layout as here). */
 function exampleTypeErrors(types: string): string[] {
   const dir = mkdtempSync(join(tmpdir(), 'rules-client-'));
   try {
-    mkdirSync(join(dir, 'generated'));
+    mkdirSync(join(dir, 'src', 'openapi', 'generated'), { recursive: true });
+    mkdirSync(join(dir, 'test', 'openapi'), { recursive: true });
     // ES modules, as in the project (module: NodeNext reads this).
     writeFileSync(join(dir, 'package.json'), JSON.stringify({ type: 'module' }));
-    writeFileSync(join(dir, 'generated', 'api-types.ts'), types);
-    copyFileSync(EXAMPLE_FILE, join(dir, 'client-example.ts'));
+    writeFileSync(join(dir, 'src', 'openapi', 'generated', 'api-types.ts'), types);
+    copyFileSync(EXAMPLE_FILE, join(dir, 'test', 'openapi', 'client-example.ts'));
     const { config } = ts.readConfigFile(join(ROOT, 'tsconfig.json'), (file) => ts.sys.readFile(file));
     const { options } = ts.parseJsonConfigFileContent(config, ts.sys, ROOT);
-    const program = ts.createProgram([join(dir, 'client-example.ts')], { ...options, typeRoots: [join(ROOT, 'node_modules', '@types')] });
+    const program = ts.createProgram([join(dir, 'test', 'openapi', 'client-example.ts')], { ...options, typeRoots: [join(ROOT, 'node_modules', '@types')] });
     return ts.getPreEmitDiagnostics(program).map((diagnostic) => ts.flattenDiagnosticMessageText(diagnostic.messageText, '\n'));
   } finally {
     rmSync(dir, { recursive: true, force: true });

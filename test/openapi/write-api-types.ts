@@ -1,6 +1,6 @@
 /**
  * `npm run openapi:types`: writes the TypeScript types of the OpenAPI
- * document to test/openapi/generated/api-types.ts.
+ * document to src/openapi/generated/api-types.ts.
  */
 import { writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';

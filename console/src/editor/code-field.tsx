@@ -59,15 +59,19 @@ export interface CodeFieldProps {
   onChange: (value: string) => void;
   /** Checks the rule with this editor's text in place. */
   check: (field: string, text: string) => Promise<RuleCheckResult>;
+  /** Shown but not editable (an archived rule); still focusable, so it can be read and selected. */
+  readOnly?: boolean;
 }
 
-export function CodeField({ field, labelledBy, describedBy, value, revision, onChange, check }: CodeFieldProps) {
+export function CodeField({ field, labelledBy, describedBy, value, revision, onChange, check, readOnly = false }: CodeFieldProps) {
   const host = useRef<HTMLDivElement>(null);
   // The accessible name and description: the description changes as findings come and go.
   const attributes = useRef(new Compartment());
-  const contentAttributes = (described: string) => EditorView.contentAttributes.of({
+  const contentAttributes = (described: string, locked: boolean) => EditorView.contentAttributes.of({
     'aria-labelledby': labelledBy, 'aria-multiline': 'true', ...(described === '' ? {} : { 'aria-describedby': described }),
+    ...(locked ? { 'aria-readonly': 'true' } : {}),
   });
+  const editable = useRef(new Compartment());
   const view = useRef<EditorView | undefined>(undefined);
   // The latest callbacks, for an editor made once.
   const latest = useRef({ onChange, check });
@@ -85,7 +89,8 @@ export function CodeField({ field, labelledBy, describedBy, value, revision, onC
           keymap.of([...defaultKeymap, ...historyKeymap]),
           ruleLanguage(),
           EditorView.lineWrapping,
-          attributes.current.of(contentAttributes(describedBy)),
+          attributes.current.of(contentAttributes(describedBy, readOnly)),
+          editable.current.of(EditorState.readOnly.of(readOnly)),
           EditorView.updateListener.of((update) => {
             if (update.docChanged) latest.current.onChange(update.state.doc.toString());
           }),
@@ -109,8 +114,10 @@ export function CodeField({ field, labelledBy, describedBy, value, revision, onC
   }, []);
 
   useEffect(() => {
-    view.current?.dispatch({ effects: attributes.current.reconfigure(contentAttributes(describedBy)) });
-  }, [describedBy]);
+    view.current?.dispatch({
+      effects: [attributes.current.reconfigure(contentAttributes(describedBy, readOnly)), editable.current.reconfigure(EditorState.readOnly.of(readOnly))],
+    });
+  }, [describedBy, readOnly]);
 
   // The editor owns its text while one types: the form's copy may lag a keystroke behind (effects run after
   // paint), and writing it back would undo what was typed. Only a new revision (the rule saved and read

@@ -1,13 +1,14 @@
 /**
  * The rule editor's test panel: a payload, "Test", and what the rule (as
  * it stands in the form, saved or not) makes of it, with the explain
- * trace of POST /rules/test. Values from the payload are shown as JSON
- * text.
+ * trace of POST /rules/test (the TraceTable the stored tests' results use
+ * too). Values from the payload are shown as JSON text.
  */
 import { useState } from 'preact/hooks';
 import { ApiError } from '../api.ts';
 import type { RuleTestResult } from '../api-types.ts';
 import { FieldProblems, ProblemMessage } from '../components/problem.tsx';
+import { TraceTable } from '../components/trace-table.tsx';
 import { toApiError } from '../components/use-load.ts';
 
 function json(value: unknown): string {
@@ -88,27 +89,7 @@ function TestResult({ result }: { result: RuleTestResult }) {
           </tbody>
         </table>
       )}
-      {result.trace !== undefined && (
-        <table class="list trace">
-          <caption>Trace</caption>
-          <thead>
-            <tr><th scope="col">Rule</th><th scope="col">Outcome</th><th scope="col">Reason</th><th scope="col">Field</th><th scope="col">Value</th><th scope="col">Expected</th><th scope="col">Elements</th></tr>
-          </thead>
-          <tbody>
-            {result.trace.map((entry, index) => (
-              <tr key={index}>
-                <td><code>{entry.ruleCode}</code></td>
-                <td class={`outcome-${entry.outcome}`}>{entry.outcome}</td>
-                <td>{entry.reason ?? ''}</td>
-                <td><code>{entry.fieldPath}</code></td>
-                <td><code>{json(entry.value)}</code></td>
-                <td><code>{json(entry.expected)}</code></td>
-                <td>{entry.elements?.join(', ') ?? ''}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      )}
+      {result.trace !== undefined && <TraceTable trace={result.trace} caption="Trace" />}
       {result.warnings.length > 0 && (
         <ul class="field-warnings" aria-label="Warnings">
           {result.warnings.map((warning, index) => <li key={index}><code>{warning.path}</code>: {warning.message}</li>)}

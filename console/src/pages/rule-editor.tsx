@@ -3,7 +3,9 @@
  * code editors checked as one types, "Save" (POST for a new rule, PUT with
  * the version the edit is based on otherwise), and the test panel. The
  * API's errors are shown under the field they name, in its words; each
- * control is labelled by its field's name.
+ * control is labelled by its field's name. "Archive" (after confirming)
+ * archives a rule; an archived rule is shown read-only, as the API refuses
+ * its edits, with "Restore" to make it a draft again.
  */
 import type { ComponentChildren } from 'preact';
 import { useEffect, useMemo, useRef, useState } from 'preact/hooks';
@@ -12,6 +14,7 @@ import type { Rule, RuleCheckResult, RuleTestResult } from '../api-types.ts';
 import { useApp } from '../app-context.ts';
 import { PageHeading } from '../components/page-heading.tsx';
 import { ProblemMessage } from '../components/problem.tsx';
+import { useAction } from '../components/use-action.ts';
 import { toApiError, useLoad } from '../components/use-load.ts';
 import { CHECK_DELAY_MS, CodeField } from '../editor/code-field.tsx';
 import { RuleChecker } from '../editor/rule-checker.ts';
@@ -103,6 +106,9 @@ function RuleEditor({ initial, context }: { initial?: LoadedRule; context?: stri
   // Raised when the form is replaced by a rule read back, so the code editors take the new text.
   const [revision, setRevision] = useState(0);
   const isNew = rule === undefined;
+  const archived = rule?.status === 'archived';
+  const [confirmingArchive, setConfirmingArchive] = useState(false);
+  const lifecycle = useAction();
 
   const formRef = useRef(form);
   formRef.current = form;
@@ -137,6 +143,8 @@ function RuleEditor({ initial, context }: { initial?: LoadedRule; context?: stri
   };
 
   const save = async (): Promise<void> => {
+    // The API refuses edits of an archived rule; its form has no Save button, and Enter does nothing either.
+    if (archived) return;
     setSaved(undefined);
     const body = formToRule(form);
     if (!body.ok) {
@@ -165,6 +173,34 @@ function RuleEditor({ initial, context }: { initial?: LoadedRule; context?: stri
     }
   };
 
+  /** Shows `next`, read back from the API, in place of the form's content. */
+  const showRule = (next: LoadedRule): void => {
+    setRule(next);
+    setForm(ruleToForm(next));
+    setRevision((before) => before + 1);
+    setSaveError(undefined);
+  };
+
+  const archive = async (id: string): Promise<void> => {
+    setSaved(undefined);
+    const after = await lifecycle.run(async () => {
+      await call('DELETE', `/rules/${segment(id)}`);
+      return call<LoadedRule>('GET', `/rules/${segment(id)}`);
+    });
+    if (after === undefined) return;
+    setConfirmingArchive(false);
+    showRule(after);
+    setSaved('Archived: the rule is no longer evaluated, and its code is free for another rule.');
+  };
+
+  const restore = async (id: string): Promise<void> => {
+    setSaved(undefined);
+    const after = await lifecycle.run(() => call<LoadedRule>('POST', `/rules/${segment(id)}/restore`));
+    if (after === undefined) return;
+    showRule(after);
+    setSaved(`Restored as version ${after.version}, a draft: nothing is live until it is published.`);
+  };
+
   const runTest = async (payload: unknown): Promise<RuleTestResult> => {
     const body = formToRule(formRef.current);
     if (!body.ok) throw new ApiError(0, 'CONSOLE', 'Some fields cannot be read.', body.errors);
@@ -185,7 +221,7 @@ function RuleEditor({ initial, context }: { initial?: LoadedRule; context?: stri
   const text = (field: 'code' | 'name' | 'errorCode' | 'fieldPath' | 'forEach' | 'expectedValue' | 'tags' | 'context', hint?: string, readOnly = false) => (
     <Field field={field} {...common} showCheck={shown(field)} hint={hint}>
       {({ id, describedBy }) => (
-        <input id={id} type="text" spellcheck={false} value={form[field]} readOnly={readOnly} aria-describedby={describedBy}
+        <input id={id} type="text" spellcheck={false} value={form[field]} readOnly={readOnly || archived} aria-describedby={describedBy}
           aria-invalid={saveError?.errorsAt(field).length ? 'true' : undefined}
           onInput={(event) => set(field, event.currentTarget.value)} />
       )}
@@ -194,7 +230,7 @@ function RuleEditor({ initial, context }: { initial?: LoadedRule; context?: stri
   const area = (field: 'description' | 'message' | 'schema', hint?: string, rows = 3) => (
     <Field field={field} {...common} showCheck={shown(field)} hint={hint}>
       {({ id, describedBy }) => (
-        <textarea id={id} spellcheck={field === 'description'} rows={rows} value={form[field]} aria-describedby={describedBy}
+        <textarea id={id} spellcheck={field === 'description'} rows={rows} value={form[field]} readOnly={archived} aria-describedby={describedBy}
           aria-invalid={saveError?.errorsAt(field).length ? 'true' : undefined}
           onInput={(event) => set(field, event.currentTarget.value)} />
       )}
@@ -204,14 +240,14 @@ function RuleEditor({ initial, context }: { initial?: LoadedRule; context?: stri
     <Field field={field} {...common} showCheck hint={hint}>
       {({ labelId, describedBy }) => (
         <CodeField field={field} labelledBy={labelId} describedBy={describedBy ?? ''} value={form[field]} revision={revision}
-          onChange={(value) => set(field, value)} check={checkField} />
+          onChange={(value) => set(field, value)} check={checkField} readOnly={archived} />
       )}
     </Field>
   );
   const flag = (field: 'required' | 'enabled', hint: string) => (
     <Field field={field} {...common} showCheck hint={hint}>
       {({ id, describedBy }) => (
-        <input id={id} type="checkbox" checked={form[field]} aria-describedby={describedBy} onChange={(event) => set(field, event.currentTarget.checked)} />
+        <input id={id} type="checkbox" checked={form[field]} disabled={archived} aria-describedby={describedBy} onChange={(event) => set(field, event.currentTarget.checked)} />
       )}
     </Field>
   );
@@ -229,6 +265,19 @@ function RuleEditor({ initial, context }: { initial?: LoadedRule; context?: stri
           Status <strong>{rule.status}</strong> · version {rule.version} · live version {rule.publishedVersion ?? 'none'}
         </p>
       )}
+      {rule !== undefined && archived && (
+        <div class="notice archived-notice" role="group" aria-label="Archived rule">
+          <p>
+            This rule is <strong>archived</strong>: it is not evaluated, and its fields cannot be edited. Restore it to make it
+            a draft again (it goes live only when published).
+          </p>
+          <div class="toolbar">
+            <button type="button" disabled={lifecycle.busy} onClick={() => void restore(rule.id)}>Restore</button>
+            {saved !== undefined && <span role="status">{saved}</span>}
+          </div>
+          <ProblemMessage error={lifecycle.error} id="rule-lifecycle-problem" />
+        </div>
+      )}
       <form class="rule-form" onSubmit={(event) => { event.preventDefault(); void save(); }} noValidate>
         {(isNew && context === undefined) ? text('context', 'The context the rule belongs to; a new name starts a new context.') : null}
         {text('code', isNew ? 'Unique in the context; cannot change later.' : undefined, !isNew)}
@@ -236,7 +285,7 @@ function RuleEditor({ initial, context }: { initial?: LoadedRule; context?: stri
         {area('description')}
         <Field field="severity" {...common} showCheck>
           {({ id, describedBy }) => (
-            <select id={id} value={form.severity} aria-describedby={describedBy} onChange={(event) => set('severity', event.currentTarget.value)}>
+            <select id={id} value={form.severity} disabled={archived} aria-describedby={describedBy} onChange={(event) => set('severity', event.currentTarget.value)}>
               {SEVERITIES.map((severity) => <option key={severity} value={severity}>{severity}</option>)}
             </select>
           )}
@@ -252,15 +301,31 @@ function RuleEditor({ initial, context }: { initial?: LoadedRule; context?: stri
         {text('errorCode')}
         <Field field="priority" {...common} showCheck>
           {({ id, describedBy }) => (
-            <input id={id} type="number" step={1} value={form.priority} aria-describedby={describedBy} onInput={(event) => set('priority', event.currentTarget.value)} />
+            <input id={id} type="number" step={1} value={form.priority} readOnly={archived} aria-describedby={describedBy} onInput={(event) => set('priority', event.currentTarget.value)} />
           )}
         </Field>
         {flag('enabled', 'A disabled rule is never evaluated.')}
         {text('tags', 'Comma-separated.')}
-        <div class="toolbar save-bar">
-          <button type="submit" disabled={saving}>Save</button>
-          {saved !== undefined && <span role="status">{saved}</span>}
-        </div>
+        {!archived && (
+          <div class="toolbar save-bar">
+            <button type="submit" disabled={saving}>Save</button>
+            {rule !== undefined && !confirmingArchive && (
+              <button type="button" class="secondary" onClick={() => { lifecycle.clear(); setConfirmingArchive(true); }}>Archive</button>
+            )}
+            {saved !== undefined && <span role="status">{saved}</span>}
+          </div>
+        )}
+        {rule !== undefined && !archived && confirmingArchive && (
+          <div class="confirm" role="group" aria-label={`Confirm archiving ${rule.code}`}>
+            <p>
+              Archive “{rule.code}”? It leaves evaluation at once (a new ruleset version when it is live) and its code is free
+              for another rule; it stays readable and can be restored as a draft.
+            </p>
+            <button type="button" class="danger" disabled={lifecycle.busy} onClick={() => void archive(rule.id)}>Archive rule</button>{' '}
+            <button type="button" class="secondary" onClick={() => { setConfirmingArchive(false); lifecycle.clear(); }}>Cancel</button>
+          </div>
+        )}
+        {!archived && <ProblemMessage error={lifecycle.error} id="rule-lifecycle-problem" />}
         <ProblemMessage error={saveError} id="rule-save-problem" />
       </form>
       <TestPanel run={runTest} />
