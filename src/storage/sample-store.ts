@@ -9,8 +9,12 @@ import { guard } from './database-errors.ts';
 import type { DatabaseSchema, SamplesTable } from './schema.ts';
 import type { ChangeOrigin, ContextRef, SampleCursor, SampleRecord, SampleStore, StoredSample } from './types.ts';
 
-/** Rows per insert statement: well under PostgreSQL's 65,535 bind parameters (7 a row). */
-const ROWS_PER_INSERT = 500;
+/**
+ * Rows per insert statement: well under PostgreSQL's 65,535 bind parameters
+ * (7 a row). insertMany of at most this many rows is one statement, stored
+ * all or nothing; the sample writer relies on it to isolate a refused row.
+ */
+export const SAMPLES_PER_STATEMENT = 500;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -37,8 +41,8 @@ export class SqlSampleStore implements SampleStore {
   insertMany(samples: readonly SampleRecord[]): Promise<void> {
     if (samples.length === 0) return Promise.resolve();
     return guard(async () => {
-      for (let start = 0; start < samples.length; start += ROWS_PER_INSERT) {
-        const rows = samples.slice(start, start + ROWS_PER_INSERT).map((s) => ({
+      for (let start = 0; start < samples.length; start += SAMPLES_PER_STATEMENT) {
+        const rows = samples.slice(start, start + SAMPLES_PER_STATEMENT).map((s) => ({
           tenant_id: s.tenantId,
           context: s.context,
           recorded_at: s.recordedAt,

@@ -527,7 +527,10 @@ export type SampleCursor = Pick<StoredSample, 'recordedAt' | 'id'>;
 
 /** Sampled traffic, per tenant and context; written in batches off the request path. */
 export interface SampleStore {
-  /** Stores these samples (any tenants and contexts) in one statement per few hundred. */
+  /**
+   * Stores these samples (any tenants and contexts), SAMPLES_PER_STATEMENT
+   * (sample-store.ts) rows per statement: up to that many, all or nothing.
+   */
   insertMany(samples: readonly SampleRecord[]): Promise<void>;
   /** The context's newest samples, newest first, at most `limit`. */
   newest(tenantId: string, context: string, limit: number): Promise<StoredSample[]>;
