@@ -43,11 +43,12 @@ export interface SampleSink {
     failures: readonly FailureRecord[], payload: unknown, size: number,
   ): void;
   /**
-   * Forgets what is queued for the tenant and resolves once a write under
-   * way has ended: its samples are about to be deleted, and none recorded
-   * before may appear after.
+   * Drops what is queued for the tenant recorded at or before `purgedAt`
+   * (ms) and resolves once a write under way has ended: its samples were
+   * just deleted. (The store itself never keeps a sample recorded before a
+   * purge, whenever it is written; this frees the memory.)
    */
-  forget(tenantId: string): Promise<void>;
+  purged(tenantId: string, purgedAt: number): Promise<void>;
 }
 
 /** Counts for /metrics (no tenant, context or payload in them). */
@@ -158,8 +159,8 @@ export class SampleRecorder extends PeriodicFlush implements SampleSink {
     };
   }
 
-  forget(tenantId: string): Promise<void> {
-    this.#queue = this.#queue.filter((sample) => sample.tenantId !== tenantId);
+  purged(tenantId: string, purgedAt: number): Promise<void> {
+    this.#queue = this.#queue.filter((sample) => sample.tenantId !== tenantId || sample.recordedAt > purgedAt);
     this.#queuedSize = this.#queue.reduce((total, sample) => total + sample.size, 0);
     return this.flush();
   }
@@ -200,8 +201,8 @@ export class SampleRecorder extends PeriodicFlush implements SampleSink {
     let rejectedCode: string | undefined;
     for (let piece = pieces.shift(); piece !== undefined; piece = pieces.shift()) {
       try {
-        await this.#samples.insertMany(piece);
-        this.#written += piece.length;
+        // Samples of before their tenant's purge are left out, not stored and not dropped for a fault.
+        this.#written += await this.#samples.insertMany(piece);
         this.#writeFailing = false;
       } catch (err) {
         const code = refusedRow(err);
