@@ -11,6 +11,7 @@ import * as contextTests from './2026-11-28-context-tests.ts';
 import * as rulesetHistory from './2026-11-28-ruleset-history.ts';
 import * as payloadSchemas from './2026-11-28-payload-schemas.ts';
 import * as samples from './2026-11-29-samples.ts';
+import * as samplesPurgedAt from './2026-11-30-samples-purged-at.ts';
 
 /** Migrations keyed by their date-prefixed name. */
 export const migrations: Record<string, Migration> = {
@@ -21,4 +22,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-28-ruleset-history': rulesetHistory,
   '2026-11-28-payload-schemas': payloadSchemas,
   '2026-11-29-samples': samples,
+  '2026-11-30-samples-purged-at': samplesPurgedAt,
 };

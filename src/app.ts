@@ -199,6 +199,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   registerAuth(app, { cache: keyCache, lastUsed });
   const rateLimiter = registerRateLimit(app, { config, tenants: storage.tenants, observer: metrics.rateLimit });
   cacheSync.sync.followTenantSettings(rateLimiter.policies);
+  cacheSync.sync.followSamplesPurges(samples);
   registerMetrics(app, metrics);
   registerSharedSchemas(app);
   await registerOpenApi(app);

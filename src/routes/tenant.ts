@@ -132,16 +132,18 @@ export const tenantRoutes: FastifyPluginAsync<TenantRoutesOptions> = async (app,
         id: 'deleteTenantSamples',
         tag: 'Tenant',
         summary: 'Delete every sample of the tenant',
-        description: 'Deletes the recorded samples of every context of the tenant now, and those this instance has not written yet. '
-          + 'Sampling stays as set: turn it off first to record nothing more.',
+        description: 'Deletes the recorded samples of every context of the tenant now, and those recorded before now that any instance has '
+          + 'not written yet: none of them is stored afterwards. Sampling stays as set: turn it off first to record nothing more.',
         answers: { 200: 'How many samples were deleted.' },
       }),
       response: { 200: samplesDeletedSchema },
     },
   }, async (request) => {
     const tenantId = tenantOf(request);
-    await deps.samples.forget(tenantId);
-    const deleted = await storage.samples.deleteAll(tenantId, originOf(request));
+    // The store records the purge time: no sample recorded before it is stored afterwards by any instance, and
+    // every instance drops what it queues of the tenant on the notice; this one before answering.
+    const { deleted, purgedAt } = await storage.samples.deleteAll(tenantId, originOf(request));
+    await deps.samples.purged(tenantId, purgedAt.getTime());
     return { deleted };
   });
 };

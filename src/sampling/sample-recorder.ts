@@ -7,13 +7,26 @@
  * every sampled context to its tenant's maxSamples and retention.
  *
  * Losing samples is always preferred to slowing or failing validations: a
- * full queue drops the new sample, and a batch the database refuses (an
- * outage) is dropped rather than retried, so memory stays bounded whatever
- * the database does. Both are counted for /metrics; the log says only how
+ * full queue drops the new sample, and a batch the database does not take
+ * (an outage) is dropped rather than retried, so memory stays bounded
+ * whatever the database does. But one row the database refuses while it
+ * answers (a sample of a tenant removed since, which the foreign key
+ * refuses) must not take the rest of the batch, other tenants' samples
+ * included, with it: the writer then splits the statement that failed in
+ * halves, down to single rows, stores every row it can and drops only the
+ * refused ones. All three are counted for /metrics; the log says only how
  * many, never whose or what, since samples are the tenants' data.
+ *
+ * Odd but valid JSON in a payload (a NUL character, a lone surrogate, a
+ * very long key) is no reason to refuse a row: the payload column is
+ * `json`, which keeps the text as sent (JSON.stringify writes those as
+ * `\u0000`, `\ud800` escapes) and gives back exactly that, so the replay
+ * is exact. A `jsonb` column would refuse the first two; keep it `json`.
  */
 import type { FailureRecord } from '../../compiler/types.ts';
+import { isConnectionError } from '../storage/database-errors.ts';
 import { PeriodicFlush } from '../storage/periodic-flush.ts';
+import { SAMPLES_PER_STATEMENT } from '../storage/sample-store.ts';
 import type { SampleRecord, SampleStore, TenantStore } from '../storage/types.ts';
 import { TUNING } from '../tuning.ts';
 
@@ -30,11 +43,12 @@ export interface SampleSink {
     failures: readonly FailureRecord[], payload: unknown, size: number,
   ): void;
   /**
-   * Forgets what is queued for the tenant and resolves once a write under
-   * way has ended: its samples are about to be deleted, and none recorded
-   * before may appear after.
+   * Drops what is queued for the tenant recorded at or before `purgedAt`
+   * (ms) and resolves once a write under way has ended: its samples were
+   * just deleted. (The store itself never keeps a sample recorded before a
+   * purge, whenever it is written; this frees the memory.)
    */
-  forget(tenantId: string): Promise<void>;
+  purged(tenantId: string, purgedAt: number): Promise<void>;
 }
 
 /** Counts for /metrics (no tenant, context or payload in them). */
@@ -43,8 +57,10 @@ export interface SamplerStats {
   readonly written: number;
   /** Samples dropped because the queue was full (in count or in payload size). */
   readonly droppedQueueFull: number;
-  /** Samples dropped because their batch could not be written. */
+  /** Samples dropped because the database could not take their batch (an outage, or a failure that is not about a row). */
   readonly droppedWriteFailed: number;
+  /** Samples dropped because the database refused that very row while it took the others. */
+  readonly droppedRejected: number;
   /** Samples waiting to be written. */
   readonly queued: number;
 }
@@ -105,6 +121,7 @@ export class SampleRecorder extends PeriodicFlush implements SampleSink {
   #written = 0;
   #droppedQueueFull = 0;
   #droppedWriteFailed = 0;
+  #droppedRejected = 0;
   // One warning per outage, not one per batch.
   #writeFailing = false;
   #pruneFailing = false;
@@ -137,12 +154,13 @@ export class SampleRecorder extends PeriodicFlush implements SampleSink {
       written: this.#written,
       droppedQueueFull: this.#droppedQueueFull,
       droppedWriteFailed: this.#droppedWriteFailed,
+      droppedRejected: this.#droppedRejected,
       queued: this.#queue.length,
     };
   }
 
-  forget(tenantId: string): Promise<void> {
-    this.#queue = this.#queue.filter((sample) => sample.tenantId !== tenantId);
+  purged(tenantId: string, purgedAt: number): Promise<void> {
+    this.#queue = this.#queue.filter((sample) => sample.tenantId !== tenantId || sample.recordedAt > purgedAt);
     this.#queuedSize = this.#queue.reduce((total, sample) => total + sample.size, 0);
     return this.flush();
   }
@@ -158,22 +176,58 @@ export class SampleRecorder extends PeriodicFlush implements SampleSink {
     await super.stop();
   }
 
+  /**
+   * Writes the queue one statement (SAMPLES_PER_STATEMENT rows, all or
+   * nothing) at a time. A statement the database refuses for its data
+   * (refusedRow) is split in halves and each written again, down to single
+   * rows: the good rows are stored, a single row still refused is dropped
+   * and counted `rejected`. Any other failure (an outage, or an error not
+   * about a row) drops that statement's rows and the rest of the batch as
+   * `write_failed`, without retrying: a database that is away is not
+   * hammered. Splitting costs at most about two statements per refused
+   * row's share of the batch, and only when rows are refused.
+   */
   protected async write(): Promise<void> {
     if (this.#queue.length === 0) return;
     const batch = this.#queue;
     this.#queue = [];
     this.#queuedSize = 0;
     const records = batch.map(toRecord);
-    try {
-      await this.#samples.insertMany(records);
-      this.#written += records.length;
-      this.#writeFailing = false;
-    } catch (err) {
-      this.#droppedWriteFailed += records.length;
-      if (!this.#writeFailing) {
-        this.#writeFailing = true;
-        this.#log.warn({ err, dropped: records.length }, 'could not store sampled validations; they are dropped until the database answers');
+    const pieces: SampleRecord[][] = [];
+    for (let start = 0; start < records.length; start += SAMPLES_PER_STATEMENT) {
+      pieces.push(records.slice(start, start + SAMPLES_PER_STATEMENT));
+    }
+    let rejected = 0;
+    let rejectedCode: string | undefined;
+    for (let piece = pieces.shift(); piece !== undefined; piece = pieces.shift()) {
+      try {
+        // Samples of before their tenant's purge are left out, not stored and not dropped for a fault.
+        this.#written += await this.#samples.insertMany(piece);
+        this.#writeFailing = false;
+      } catch (err) {
+        const code = refusedRow(err);
+        if (code === undefined) {
+          const dropped = pieces.reduce((total, rest) => total + rest.length, piece.length);
+          this.#droppedWriteFailed += dropped;
+          if (!this.#writeFailing) {
+            this.#writeFailing = true;
+            this.#log.warn({ err, dropped }, 'could not store sampled validations; they are dropped until the database answers');
+          }
+          break;
+        }
+        if (piece.length === 1) {
+          rejected++;
+          rejectedCode ??= code;
+          continue;
+        }
+        const half = Math.ceil(piece.length / 2);
+        pieces.unshift(piece.slice(0, half), piece.slice(half));
       }
+    }
+    if (rejected > 0) {
+      this.#droppedRejected += rejected;
+      // The SQLSTATE only: the driver's message and detail may quote the row (its tenant, its payload).
+      this.#log.warn({ rejected, sqlState: rejectedCode }, 'the database refused some sampled validations; they are dropped, the others stored');
     }
   }
 
@@ -225,4 +279,22 @@ function toRecord(sample: Pending): SampleRecord {
     failures: codes,
     payload: sample.payload,
   };
+}
+
+/**
+ * The SQLSTATE when the database refused a statement for the data in its
+ * rows (class 22, data exception, e.g. a value it cannot take; class 23,
+ * integrity constraint, e.g. the tenant's row is gone): it answered, and
+ * the same statement without the bad row would pass. Undefined for
+ * anything else: an outage (isConnectionError), or a failure that is not
+ * about a row (disk full, read only, a timeout), where splitting would only
+ * send more statements to a database that takes none.
+ */
+function refusedRow(error: unknown): string | undefined {
+  if (isConnectionError(error)) return undefined;
+  for (let at: unknown = error, depth = 0; at !== undefined && at !== null && depth < 5; at = (at as { cause?: unknown }).cause, depth++) {
+    const code = (at as { code?: unknown }).code;
+    if (typeof code === 'string' && /^2[23][0-9A-Z]{3}$/.test(code)) return code;
+  }
+  return undefined;
 }

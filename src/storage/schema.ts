@@ -17,6 +17,8 @@ export interface TenantsTable {
   sampling_rate: Generated<number>;
   sampling_max_samples: number | null;
   sampling_retention_hours: number | null;
+  /** The last DELETE /tenant/samples: samples recorded at or before it are never stored. */
+  samples_purged_at: NullableTimestamp;
   created_at: Generated<Date>;
 }
 

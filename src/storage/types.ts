@@ -522,13 +522,25 @@ export interface StoredSample {
   payload: unknown;
 }
 
+/** What DELETE /tenant/samples did: how many samples went, and the time samples must be recorded after to be kept. */
+export interface SamplesPurge {
+  deleted: number;
+  purgedAt: Date;
+}
+
 /** Where a page of samples ends: the last sample read. */
 export type SampleCursor = Pick<StoredSample, 'recordedAt' | 'id'>;
 
 /** Sampled traffic, per tenant and context; written in batches off the request path. */
 export interface SampleStore {
-  /** Stores these samples (any tenants and contexts) in one statement per few hundred. */
-  insertMany(samples: readonly SampleRecord[]): Promise<void>;
+  /**
+   * Stores these samples (any tenants and contexts), SAMPLES_PER_STATEMENT
+   * (sample-store.ts) rows per transaction: up to that many, all or
+   * nothing. Leaves out the samples recorded at or before their tenant's
+   * last purge (deleteAll), even one that runs meanwhile. Resolves to how
+   * many were stored.
+   */
+  insertMany(samples: readonly SampleRecord[]): Promise<number>;
   /** The context's newest samples, newest first, at most `limit`. */
   newest(tenantId: string, context: string, limit: number): Promise<StoredSample[]>;
   /**
@@ -544,8 +556,14 @@ export interface SampleStore {
   contexts(tenantId: string): Promise<string[]>;
   /** Every tenant and context that holds samples (the periodic pruning walks them). */
   sampled(): Promise<ContextRef[]>;
-  /** Drops every sample of the tenant; how many went. With an origin, the `tenant.samples-delete` audit entry goes in the same transaction. */
-  deleteAll(tenantId: string, origin?: ChangeOrigin): Promise<number>;
+  /**
+   * Drops every sample of the tenant and records the purge time: no sample
+   * recorded at or before it is stored afterwards (insertMany), and a
+   * `samples-purge` change notice tells every instance to drop what it still
+   * queues. With an origin, the `tenant.samples-delete` audit entry goes in
+   * the same transaction.
+   */
+  deleteAll(tenantId: string, origin?: ChangeOrigin): Promise<SamplesPurge>;
 }
 
 export interface Storage {

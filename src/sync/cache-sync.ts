@@ -8,6 +8,8 @@
  *   only once it is ready: requests keep the old version until then (a few
  *   milliseconds) and never pay for the compile. A revoked key is dropped.
  *   A tenant whose settings changed has its rate-limit budget read again.
+ *   A tenant whose samples were purged has its queued samples of before
+ *   the purge dropped.
  * - `reconcile()`: the safety net for notices that never arrived (listener
  *   connection down). Compares every cached context's version with the
  *   database in one query, and every cached key with its stored status in
@@ -46,6 +48,11 @@ export interface TenantSettingsFollower {
   refresh(tenantId: string): Promise<void>;
 }
 
+/** Drops the queued samples of a tenant recorded at or before a purge (SampleRecorder). Never rejects. */
+export interface SamplesPurgeFollower {
+  purged(tenantId: string, purgedAt: number): Promise<void>;
+}
+
 /** What one reconcile pass changed. */
 export interface ReconcileReport {
   /** Contexts reloaded (or dropped) because the database had a newer version. */
@@ -62,6 +69,7 @@ export class CacheSync {
   readonly #log: CacheSyncLogger;
   readonly #reloads = new Map<string, Promise<void>>();
   #tenantSettings: TenantSettingsFollower | undefined;
+  #samplesPurges: SamplesPurgeFollower | undefined;
 
   constructor(options: CacheSyncOptions) {
     this.#rules = options.rules;
@@ -74,6 +82,11 @@ export class CacheSync {
   /** Who reads a tenant's settings again on a tenant notice (the rate limiter, registered after cache sync). */
   followTenantSettings(follower: TenantSettingsFollower): void {
     this.#tenantSettings = follower;
+  }
+
+  /** Who drops queued samples on a samples-purge notice (the sample recorder). */
+  followSamplesPurges(follower: SamplesPurgeFollower): void {
+    this.#samplesPurges = follower;
   }
 
   /**
@@ -90,6 +103,10 @@ export class CacheSync {
     }
     if (notice.kind === 'tenant') {
       await this.#tenantSettings?.refresh(notice.tenantId);
+      return;
+    }
+    if (notice.kind === 'samples-purge') {
+      await this.#samplesPurges?.purged(notice.tenantId, notice.purgedAt);
       return;
     }
     try {

@@ -11,6 +11,8 @@
  * - `{"kind":"ruleset","tenant":"acme","context":"orders","rulesetVersion":7}`
  * - `{"kind":"key","tenant":"acme","keyId":"<uuid>"}` (revoked, or its role changed)
  * - `{"kind":"tenant","tenant":"acme"}` (its settings changed: the rate-limit budget)
+ * - `{"kind":"samples-purge","tenant":"acme","purgedAt":1795000000000}` (its samples were deleted: drop
+ *   what is queued of them recorded at or before that time, in ms since the epoch)
  */
 import { sql, type Kysely } from 'kysely';
 
@@ -38,7 +40,14 @@ export interface TenantChange {
   readonly tenantId: string;
 }
 
-export type ChangeNotice = RulesetChange | KeyChange | TenantChange;
+/** The tenant's samples were deleted (DELETE /tenant/samples): samples recorded at or before `purgedAt` (ms) go. */
+export interface SamplesPurgeChange {
+  readonly kind: 'samples-purge';
+  readonly tenantId: string;
+  readonly purgedAt: number;
+}
+
+export type ChangeNotice = RulesetChange | KeyChange | TenantChange | SamplesPurgeChange;
 
 /**
  * The JSON text of a notice.
@@ -54,6 +63,8 @@ export function encodeChangeNotice(notice: ChangeNotice): string {
       return JSON.stringify({ kind: notice.kind, tenant: notice.tenantId, keyId: notice.keyId });
     case 'tenant':
       return JSON.stringify({ kind: notice.kind, tenant: notice.tenantId });
+    case 'samples-purge':
+      return JSON.stringify({ kind: notice.kind, tenant: notice.tenantId, purgedAt: notice.purgedAt });
   }
 }
 
@@ -70,7 +81,7 @@ export function parseChangeNotice(text: string): ChangeNotice | null {
     return null;
   }
   if (typeof value !== 'object' || value === null) return null;
-  const { kind, tenant, context, rulesetVersion, keyId } = value as Record<string, unknown>;
+  const { kind, tenant, context, rulesetVersion, keyId, purgedAt } = value as Record<string, unknown>;
   if (typeof tenant !== 'string' || tenant === '') return null;
   if (kind === 'ruleset' && typeof context === 'string' && context !== '' && Number.isSafeInteger(rulesetVersion)) {
     return { kind, tenantId: tenant, context, rulesetVersion: rulesetVersion as number };
@@ -79,6 +90,7 @@ export function parseChangeNotice(text: string): ChangeNotice | null {
     return { kind, tenantId: tenant, keyId };
   }
   if (kind === 'tenant') return { kind, tenantId: tenant };
+  if (kind === 'samples-purge' && Number.isSafeInteger(purgedAt)) return { kind, tenantId: tenant, purgedAt: purgedAt as number };
   return null;
 }
 

@@ -8,7 +8,9 @@
  * rate 0 nothing is; old samples go by count and age; DELETE /tenant/samples
  * drops the tenant's samples and no other's; a full queue drops samples and
  * /metrics counts them without naming the tenant or showing the payload
- * (by count, and by payload size); what is queued is written at shutdown.
+ * (by count, and by payload size); what is queued is written at shutdown;
+ * a row the database refuses (a removed tenant) is dropped alone and counted
+ * `rejected`, every other sample of the batch, other tenants' too, stored.
  * (Database outage: test/reliability/sampling-outage.test.ts; two instances:
  * test/sync/sampling-instances.test.ts.)
  */
@@ -243,5 +245,77 @@ describe('sampling with large payloads', () => {
     await t.restart();
     const stored = (await t.storage.samples.newest(t.tenantId, 'orders', 10)).map((s) => s.payload);
     expect(stored).toContainEqual({ amount: 3, last: true });
+  });
+});
+
+describe('sampling writes around a row the database refuses', () => {
+  let t: TestApp;
+
+  beforeAll(async () => {
+    t = await startTestApp({ sampling: { flushIntervalMs: 3_600_000, pruneIntervalMs: 3_600_000 } });
+    await publishOrders(t);
+    await publishOrders(t, { tenant: t.otherTenantId, key: t.otherAdminKey });
+    await ok(t.request('PUT', SAMPLING, { body: { rate: 1 } }));
+    await ok(t.request('PUT', SAMPLING, { tenant: t.otherTenantId, key: t.otherAdminKey, body: { rate: 1 } }));
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('stores every other sample of both tenants, drops and counts only the refused one, and the impact report replays what was stored', async () => {
+    const sampler = t.app.internals.samples;
+    // Odd but valid JSON (a NUL, a lone surrogate, a long key) is stored as sent: `payload` is a `json` column, which keeps the text.
+    const odd = { amount: 50, note: 'a\u0000b', broken: '\ud800', ['k'.repeat(5000)]: true };
+    await ok(t.request('POST', VALIDATE, { body: { context: 'orders', payload: { amount: 1, customer: 'c-1' } } }));
+    await ok(t.request('POST', VALIDATE, { tenant: t.otherTenantId, key: t.otherAdminKey, body: { context: 'orders', payload: { amount: 2, customer: 'o-1' } } }));
+    // A sample whose tenant was removed after it was recorded: the samples table's foreign key refuses that row.
+    sampler.record('removed-tenant', 'orders', 1, Date.now(), true, [], { amount: 3 }, 1);
+    await ok(t.request('POST', VALIDATE, { body: { context: 'orders', payload: odd } }));
+    await ok(t.request('POST', BATCH, {
+      tenant: t.otherTenantId, key: t.otherAdminKey,
+      body: { context: 'orders', items: [{ id: 'a', payload: { amount: 4, customer: 'o-2' } }, { id: 'b', payload: { amount: 40 } }] },
+    }));
+    expect(sampler.stats.queued).toBe(6);
+
+    await sampler.flush();
+    expect(sampler.stats.queued).toBe(0);
+    expect(await metricSample(t, 'rules_samples_written_total')).toBe(5);
+    expect(await metricSample(t, 'rules_samples_dropped_total{reason="rejected"}')).toBe(1);
+    expect(await metricSample(t, 'rules_samples_dropped_total{reason="write_failed"}')).toBe(0);
+
+    const own = await t.storage.samples.newest(t.tenantId, 'orders', 10);
+    expect(own.map((s) => s.payload)).toEqual(expect.arrayContaining([{ amount: 1, customer: 'c-1' }, odd]));
+    expect(own).toHaveLength(2);
+    const stored = own.find((s) => (s.payload as { note?: string }).note !== undefined)!;
+    // Exactly as sent, through the sample route too.
+    expect((await ok(t.request('GET', `/api/v1/contexts/orders/samples/${stored.id}`))).payload).toEqual(odd);
+    const other = await t.storage.samples.newest(t.otherTenantId, 'orders', 10);
+    expect(other.map((s) => s.payload)).toEqual(expect.arrayContaining([{ amount: 2, customer: 'o-1' }, { amount: 4, customer: 'o-2' }, { amount: 40 }]));
+    expect(other).toHaveLength(3);
+
+    // The impact report of each tenant replays its stored samples (the draft is the live rules: nothing changes).
+    expect(await ok(t.request('POST', '/api/v1/contexts/orders/impact'))).toMatchObject({ samples: 2, unchanged: 2 });
+    expect(await ok(t.request('POST', '/api/v1/contexts/orders/impact', { tenant: t.otherTenantId, key: t.otherAdminKey })))
+      .toMatchObject({ samples: 3, unchanged: 3 });
+  });
+
+  it('isolates a refused row in a batch of several statements: every other row of every statement is stored, and the count is exact', async () => {
+    const sampler = t.app.internals.samples;
+    const before = sampler.stats;
+    const now = Date.now();
+    // 1,100 samples (three insert statements of at most 500), the refused one in the second.
+    for (let i = 0; i < 1100; i++) {
+      if (i === 700) sampler.record('removed-tenant', 'archive', 1, now, true, [], { n: i }, 1);
+      sampler.record(i % 2 === 0 ? t.tenantId : t.otherTenantId, 'archive', 1, now, true, [], { n: i }, 1);
+    }
+    await sampler.flush();
+    expect(sampler.stats).toMatchObject({
+      written: before.written + 1100, droppedRejected: before.droppedRejected + 1, droppedWriteFailed: before.droppedWriteFailed, queued: 0,
+    });
+    const own = await t.storage.samples.newest(t.tenantId, 'archive', 2000);
+    const other = await t.storage.samples.newest(t.otherTenantId, 'archive', 2000);
+    expect(own).toHaveLength(550);
+    expect(other).toHaveLength(550);
+    expect(new Set([...own, ...other].map((s) => (s.payload as { n: number }).n)).size).toBe(1100);
   });
 });

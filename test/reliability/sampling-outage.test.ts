@@ -65,8 +65,10 @@ describe.skipIf(!process.env.DATABASE_URL).each<[CutMode]>([['reset'], ['blackho
         expect(Date.now() - started).toBeLessThan(500);
       }
       await s.app.internals.samples.flush();
-      expect(s.app.internals.samples.stats).toMatchObject({ written: 1, droppedWriteFailed: 20, queued: 0 });
+      expect(s.app.internals.samples.stats).toMatchObject({ written: 1, droppedWriteFailed: 20, droppedRejected: 0, queued: 0 });
       expect(await metric('rules_samples_dropped_total{reason="write_failed"}')).toBe(20);
+      // An outage is not a refused row: nothing is split and retried, nothing counted rejected.
+      expect(await metric('rules_samples_dropped_total{reason="rejected"}')).toBe(0);
 
       s.proxy!.restore();
       expect((await validate({ amount: 2, when: 'after' })).status).toBe(200);

@@ -1,7 +1,8 @@
 /**
  * The sample store (sampled traffic for impact reports): newest first per
  * tenant and context, one sample by id only within its tenant and context,
- * pruning by count and age, and dropping a tenant's samples.
+ * pruning by count and age, and dropping a tenant's samples, after which
+ * no sample of the tenant recorded before the purge is stored.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { SampleRecord, Storage } from '../../src/storage/types.ts';
@@ -74,7 +75,9 @@ describe('sample store', () => {
 
   it('drops every sample of one tenant, with its audit entry when an origin is given', async () => {
     const origin = { actor: { cli: true as const } };
-    expect(await storage.samples.deleteAll('acme', origin)).toBe(4);
+    const purge = await storage.samples.deleteAll('acme', origin);
+    expect(purge.deleted).toBe(4);
+    expect(Math.abs(purge.purgedAt.getTime() - Date.now())).toBeLessThan(60_000);
     const { items } = await storage.audit.list('acme', { action: 'tenant.samples-delete', limit: 5 });
     expect(items).toMatchObject([{ action: 'tenant.samples-delete', actor: { cli: true }, after: { deleted: 4 } }]);
     expect(await storage.samples.contexts('acme')).toEqual([]);
@@ -98,5 +101,15 @@ describe('sample store', () => {
   it('stores large batches in several statements', async () => {
     await storage.samples.insertMany(Array.from({ length: 1201 }, (_, n) => sample('globex', 'bulk', n)));
     expect(await storage.samples.newest('globex', 'bulk', 5000)).toHaveLength(1201);
+  });
+
+  it('never stores a sample recorded before its tenant\'s last purge, written however late; later ones and other tenants\' are stored', async () => {
+    const { purgedAt } = await storage.samples.deleteAll('acme');
+    const at = (ms: number, n: number, tenantId = 'acme') => sample(tenantId, 'late', n, { recordedAt: new Date(purgedAt.getTime() + ms) });
+    // Recorded before (or at) the purge, written after it, as a slow instance's writer would.
+    const stored = await storage.samples.insertMany([at(-1000, 1), at(0, 2), at(1, 3), at(-1000, 4, 'globex')]);
+    expect(stored).toBe(2);
+    expect((await storage.samples.newest('acme', 'late', 10)).map((s) => (s.payload as { n: number }).n)).toEqual([3]);
+    expect(await storage.samples.newest('globex', 'late', 10)).toHaveLength(1);
   });
 });

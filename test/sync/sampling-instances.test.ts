@@ -3,7 +3,9 @@
  * sampling turned on with PUT /tenant/sampling on instance A applies on B
  * within one second, both record into the one samples table (each
  * sample with its own payload and verdict), and turning it off on A stops
- * B within one second too.
+ * B within one second too. DELETE /tenant/samples on A while B samples
+ * the tenant's traffic: no sample recorded before the purge is stored
+ * afterwards, not even those B still queued, and B keeps sampling after it.
  *
  * PostgreSQL only: PGlite belongs to one process. Set DATABASE_URL to run it.
  */
@@ -99,5 +101,41 @@ describe.skipIf(!process.env.DATABASE_URL)('sampling on several instances (needs
     await validateFor(b, 'b', 'off', since, FOLLOW_BOUND_MS + 500);
     const late = (await storedOf('b', 'off')).filter((row) => row.payload.sentAfterMs >= FOLLOW_BOUND_MS);
     expect(late).toEqual([]);
+  });
+
+  it('DELETE /tenant/samples on A drops the samples B recorded before it and had not written yet; later ones are kept', async () => {
+    expect((await call(a, 'PUT', '/api/v1/tenant/sampling', { rate: 1 })).status).toBe(200);
+    await sleep(FOLLOW_BOUND_MS + 200);
+    const sentToB: number[] = [];
+    let deleteSentAt = 0;
+    let deleteAnsweredAt = 0;
+    const since = Date.now();
+    // B validates every few ms for 2.5 s (its writer stores its queue every second); A purges 1.2 s in, mid-stream.
+    const traffic = (async () => {
+      for (let i = 0; Date.now() - since < 2500; i++) {
+        const sentAt = Date.now();
+        const response = await call(b, 'POST', VALIDATE, { context: 'orders', payload: { amount: 1, name: 'b', phase: 'purge', sentAfterMs: sentAt - since, i } });
+        expect(response.status).toBe(200);
+        sentToB.push(sentAt - since);
+        await sleep(5);
+      }
+    })();
+    await sleep(1200);
+    deleteSentAt = Date.now() - since;
+    const purge = await call(a, 'DELETE', '/api/v1/tenant/samples');
+    deleteAnsweredAt = Date.now() - since;
+    expect(purge.status).toBe(200);
+    await traffic;
+
+    const stored = (await storedOf('b', 'purge')).map((row) => row.payload.sentAfterMs);
+    // Not vacuous: B was sampling in the second before the purge, which its writer had not all written yet.
+    expect(sentToB.filter((ms) => ms < deleteSentAt && ms >= deleteSentAt - TUNING.samplingFlushMs.value).length).toBeGreaterThan(10);
+    // Nothing sent to B before the DELETE was sent survives it.
+    expect(stored.filter((ms) => ms < deleteSentAt)).toEqual([]);
+    // Everything sent to B after A answered the DELETE is stored.
+    const after = sentToB.filter((ms) => ms > deleteAnsweredAt);
+    expect(after.length).toBeGreaterThan(10);
+    expect(after.filter((ms) => !stored.includes(ms))).toEqual([]);
+    expect((await call(a, 'PUT', '/api/v1/tenant/sampling', { rate: 0 })).status).toBe(200);
   });
 });

@@ -708,7 +708,7 @@ export interface paths {
         post?: never;
         /**
          * Delete every sample of the tenant
-         * @description Deletes the recorded samples of every context of the tenant now, and those this instance has not written yet. Sampling stays as set: turn it off first to record nothing more.
+         * @description Deletes the recorded samples of every context of the tenant now, and those recorded before now that any instance has not written yet: none of them is stored afterwards. Sampling stays as set: turn it off first to record nothing more.
          */
         delete: operations["deleteTenantSamples"];
         options?: never;
