@@ -338,6 +338,24 @@ describe('docs/api.md and the OpenAPI document the service serves', () => {
   });
 });
 
+describe('npm scripts', () => {
+  const scripts = Object.keys((JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts);
+
+  it('every `npm run` command of the user documentation is a script of package.json', () => {
+    const named = [...userDocuments(), 'bench/README.md'].flatMap((path) =>
+      [...read(path).matchAll(/\bnpm run (?:-s |--silent )?([a-z][\w:-]*)/g)].map((match) => ({ path, script: match[1] })));
+    expect(named.length).toBeGreaterThan(10);
+    expect(named.filter(({ script }) => !scripts.includes(script)).map(({ path, script }) => `${path}: npm run ${script}`)).toEqual([]);
+  });
+
+  it('bench/README.md has a row of its Running them table for every benchmark script', () => {
+    const rows = tableRows(section(read('bench/README.md'), 'Running them')).map((cells) => cells[0]);
+    const benchmarks = scripts.filter((script) => script === 'bench' || script.startsWith('bench:'));
+    expect(benchmarks.length).toBeGreaterThan(5);
+    expect(benchmarks.filter((script) => !rows.includes(`npm run ${script}`))).toEqual([]);
+  });
+});
+
 describe('README.md', () => {
   it(`is at most ${README_MAX_LINES} lines`, () => {
     expect(read('README.md').split('\n').length).toBeLessThanOrEqual(README_MAX_LINES);
