@@ -292,12 +292,17 @@ describe('docs/api.md and the OpenAPI document the service serves', () => {
   const api = read('docs/api.md');
   let t: TestApp;
   let operations: Array<{ method: string; path: string; statuses: string[] }>;
+  let warningCodes: string[];
 
   beforeAll(async () => {
     t = await startTestApp();
     const response = await fetch(`${t.baseUrl}/docs/json`);
     expect(response.status).toBe(200);
-    const document = await response.json() as { paths: Record<string, Record<string, { responses: Record<string, unknown> }>> };
+    const document = await response.json() as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+      components: { schemas: { RuleWarning: { properties: { code: { enum: string[] } } } } };
+    };
+    warningCodes = document.components.schemas.RuleWarning.properties.code.enum;
     operations = Object.entries(document.paths).flatMap(([path, item]) => Object.entries(item)
       .filter(([method]) => HTTP_METHODS.includes(method))
       .map(([method, operation]) => ({ method: method.toUpperCase(), path, statuses: Object.keys(operation.responses) })));
@@ -318,6 +323,14 @@ describe('docs/api.md and the OpenAPI document the service serves', () => {
       .filter((route) => !/ \/(docs|console)\b/.test(route));
     expect(named.length).toBeGreaterThan(50);
     expect([...new Set(named)].filter((route) => !served.has(route))).toEqual([]);
+  });
+
+  it('names every warning code a rule can get, and rule-language.md explains each in a section of its own', () => {
+    expect(warningCodes.length).toBeGreaterThan(3);
+    const listed = section(api, 'Rules').match(/`code` is one of ([^(]*)\(/)?.[1] ?? '';
+    expect([...listed.matchAll(/`([A-Z_]+)`/g)].map((match) => match[1]).sort()).toEqual([...warningCodes].sort());
+    const warnings = section(read('docs/rule-language.md'), '15. Warnings');
+    expect([...warnings.matchAll(/^### ([A-Z_]+)$/gm)].map((match) => match[1]).sort()).toEqual([...warningCodes].sort());
   });
 
   it('gives, in the section of each operation that has one, its success status and its 409', () => {
