@@ -293,16 +293,18 @@ describe('docs/api.md and the OpenAPI document the service serves', () => {
   let t: TestApp;
   let operations: Array<{ method: string; path: string; statuses: string[] }>;
   let warningCodes: string[];
+  let auditActions: string[];
 
   beforeAll(async () => {
     t = await startTestApp();
     const response = await fetch(`${t.baseUrl}/docs/json`);
     expect(response.status).toBe(200);
     const document = await response.json() as {
-      paths: Record<string, Record<string, { responses: Record<string, unknown> }>>;
+      paths: Record<string, Record<string, { responses: Record<string, unknown>; parameters?: Array<{ name: string; schema: { enum?: string[] } }> }>>;
       components: { schemas: { RuleWarning: { properties: { code: { enum: string[] } } } } };
     };
     warningCodes = document.components.schemas.RuleWarning.properties.code.enum;
+    auditActions = document.paths['/api/v1/audit'].get.parameters?.find((parameter) => parameter.name === 'action')?.schema.enum ?? [];
     operations = Object.entries(document.paths).flatMap(([path, item]) => Object.entries(item)
       .filter(([method]) => HTTP_METHODS.includes(method))
       .map(([method, operation]) => ({ method: method.toUpperCase(), path, statuses: Object.keys(operation.responses) })));
@@ -331,6 +333,13 @@ describe('docs/api.md and the OpenAPI document the service serves', () => {
     expect([...listed.matchAll(/`([A-Z_]+)`/g)].map((match) => match[1]).sort()).toEqual([...warningCodes].sort());
     const warnings = section(read('docs/rule-language.md'), '15. Warnings');
     expect([...warnings.matchAll(/^### ([A-Z_]+)$/gm)].map((match) => match[1]).sort()).toEqual([...warningCodes].sort());
+  });
+
+  it('lists every audit action, those GET /api/v1/audit filters by', () => {
+    expect(auditActions.length).toBeGreaterThan(10);
+    const audit = sectionsByHeading(api).get('### GET /api/v1/audit') ?? '';
+    const bullet = /^- `action`:([\s\S]*?)^- /m.exec(audit)?.[1] ?? '';
+    expect([...new Set([...bullet.matchAll(/`([a-z]+\.[a-z-]+)`/g)].map((match) => match[1]))].sort()).toEqual([...auditActions].sort());
   });
 
   it('gives, in the section of each operation that has one, its success status and its 409', () => {
