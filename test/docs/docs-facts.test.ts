@@ -6,17 +6,22 @@
  * sends readers to planning documents that are not part of the repository.
  *
  * Facts come from the code itself (the configuration module, the error
- * registry, the metric registries), never from lists kept in this file, so
- * adding a variable, a code or a metric without documenting it fails here.
+ * registry, the metric registries, the CLI's parser and usage, the OpenAPI
+ * document the service serves), never from lists kept in this file, so
+ * adding a variable, a code, a metric, a command or a route without
+ * documenting it fails here, and so does documenting one that is not there.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { describe, expect, it } from 'vitest';
-import { loadConfig } from '../../src/config.ts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { parseCommandLine } from '../../src/cli/parse-command.ts';
+import { USAGE } from '../../src/cli/usage.ts';
+import { CONFIG_VARIABLES, type ConfigVariable, loadConfig } from '../../src/config.ts';
 import { ERRORS } from '../../src/errors.ts';
 import { ServiceMetrics } from '../../src/metrics/service-metrics.ts';
+import { startTestApp, type TestApp } from '../support/app.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const THIS_FILE = relative(ROOT, fileURLToPath(import.meta.url));
@@ -122,6 +127,83 @@ function brokenLink({ from, target }: Link): string | undefined {
   return undefined;
 }
 
+/** What the bounds cell of a variable's row must say (its start, for integers: more may follow a `;`). */
+function documentedBounds(variable: ConfigVariable): string[] {
+  switch (variable.kind) {
+    case 'integer': return [variable.max === undefined ? `at least ${variable.min}` : `${variable.min}-${variable.max}`];
+    case 'choice': return [...variable.choices];
+    case 'url': return variable.protocols.map((protocol) => `${protocol}//`);
+    default: return [];
+  }
+}
+
+/** What is wrong with one row of the configuration table, or undefined. */
+function configurationRowProblem([name, fallback, bounds]: string[]): string | undefined {
+  const variable = CONFIG_VARIABLES.find((candidate) => candidate.name === name);
+  if (variable === undefined) return `${name}: not a variable of src/config.ts`;
+  const expectedDefault = variable.default === undefined ? 'unset' : String(variable.default);
+  if (fallback !== expectedDefault) return `${name}: default "${fallback}", the code has "${expectedDefault}"`;
+  const expectedBounds = documentedBounds(variable);
+  if (variable.kind === 'integer') {
+    if (bounds !== expectedBounds[0] && !bounds.startsWith(`${expectedBounds[0]};`)) return `${name}: bounds "${bounds}", the code has "${expectedBounds[0]}"`;
+  } else {
+    const missing = expectedBounds.filter((bound) => !bounds.includes(bound));
+    if (missing.length > 0) return `${name}: bounds "${bounds}" leave out ${missing.join(', ')}`;
+  }
+  return undefined;
+}
+
+/** The command syntaxes of the CLI's usage text: the first column of its Commands. */
+function usageCommands(): string[] {
+  const commands = USAGE.slice(USAGE.indexOf('Commands:\n'), USAGE.indexOf('\nOptions:'));
+  return commands
+    .split('\n')
+    .filter((line) => /^ {2}\S/.test(line))
+    .map((line) => line.trim().split(/\s{2,}/)[0]);
+}
+
+/** Sample values for the placeholders of a command syntax. */
+const SAMPLE_ARGUMENTS: Record<string, string> = {
+  '<tenant>': 'acme', '<context>': 'orders', '<name>': 'ci', '<keyId>': '880ea52c-55dc-41cd-8c5d-f58055598eaf',
+  '<max>': '100', '<windowMs>': '60000', FILE: 'rules.json', N: '5',
+};
+
+/**
+ * A command line for a syntax: placeholders get sample values, every
+ * optional part is given, and of alternatives (`admin|validator`) the first.
+ *
+ * @example
+ * sampleCommandLine('impact <tenant> <context> [--target draft|N]'); // ['impact', 'acme', 'orders', '--target', 'draft']
+ */
+function sampleCommandLine(syntax: string): string[] {
+  return syntax
+    .replace(/[[\]]/g, ' ')
+    .replace(/\|\S+/g, '')
+    .split(/\s+/)
+    .filter((word) => word !== '')
+    .map((word) => SAMPLE_ARGUMENTS[word] ?? word);
+}
+
+/** The `--flags` a text names. */
+function flagsIn(text: string): Set<string> {
+  return new Set([...text.matchAll(/(?<![\w-])--[a-z][a-z-]*/g)].map((match) => match[0]));
+}
+
+/** The sections of a markdown document by heading line (`### POST /api/v1/rules`), each with its text up to the next heading of its level or higher. */
+function sectionsByHeading(markdown: string): Map<string, string> {
+  const lines = withoutCodeBlocks(markdown).split('\n');
+  const sections = new Map<string, string>();
+  lines.forEach((line, start) => {
+    const level = /^(#{1,6}) /.exec(line)?.[1].length;
+    if (level === undefined) return;
+    const end = lines.findIndex((other, i) => i > start && new RegExp(`^#{1,${level}} `).test(other));
+    sections.set(line, lines.slice(start + 1, end < 0 ? undefined : end).join('\n'));
+  });
+  return sections;
+}
+
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'patch'];
+
 const userDocuments = (): string[] => [
   'README.md',
   ...readdirSync(join(ROOT, 'docs'))
@@ -139,12 +221,60 @@ describe('docs/operations.md', () => {
     expect(variables.filter((name) => !documented.has(name))).toEqual([]);
   });
 
+  it('gives each variable of the configuration table the default and bounds the configuration has, and names no other', () => {
+    const rows = tableRows(section(operations, 'Configuration')).filter((cells) => cells[0] !== 'variable');
+    expect(rows.length).toBe(CONFIG_VARIABLES.length);
+    expect(rows.map(configurationRowProblem).filter((problem) => problem !== undefined)).toEqual([]);
+  });
+
   it('names every metric the service exports', () => {
     const metricsSection = section(operations, 'Metrics');
     const registries = new ServiceMetrics({ tenantLabels: false }).registries;
     const names = registries.flatMap((registry) => registry.getMetricsAsArray().map((metric) => metric.name));
     expect(names).toContain('http_request_duration_seconds');
     expect(names.filter((name) => !metricsSection.includes(`\`${name}\``))).toEqual([]);
+  });
+
+  it('lists no metric the service does not export', () => {
+    const registries = new ServiceMetrics({ tenantLabels: false }).registries;
+    const exported = new Set(registries.flatMap((registry) => registry.getMetricsAsArray().map((metric) => metric.name)));
+    const listed = tableRows(section(operations, 'Metrics'))
+      .filter((cells) => cells[0] !== 'metric')
+      .flatMap((cells) => cells[0].split(/,\s*/));
+    expect(listed.length).toBeGreaterThan(20);
+    expect(listed.filter((name) => !exported.has(name))).toEqual([]);
+  });
+
+  describe('CLI', () => {
+    const cli = section(operations, 'CLI');
+    const documented = tableRows(cli)
+      .filter((cells) => cells[0] !== 'command')
+      .flatMap((cells) => cells[0].replaceAll('\\|', '|').split(/,\s*/));
+
+    it('has a row for every command of the usage text (--help), and no other', () => {
+      const help = ['--help', '-h', 'help'];
+      expect(documented.filter((syntax) => !help.includes(syntax)).sort()).toEqual(usageCommands().sort());
+      expect(documented).toEqual(expect.arrayContaining(help));
+    });
+
+    it('shows commands the CLI accepts, with every option written', () => {
+      const refused: string[] = [];
+      for (const syntax of documented) {
+        const argv = sampleCommandLine(syntax);
+        for (const line of [argv, [...argv, '--json']]) {
+          try {
+            parseCommandLine(line);
+          } catch (error) {
+            refused.push(`${line.join(' ')}: ${(error as Error).message}`);
+          }
+        }
+      }
+      expect(refused).toEqual([]);
+    });
+
+    it('names the same options as the usage text', () => {
+      expect([...flagsIn(cli)].sort()).toEqual([...flagsIn(USAGE)].sort());
+    });
   });
 });
 
@@ -155,6 +285,96 @@ describe('docs/api.md', () => {
     const registry = Object.fromEntries(Object.entries(ERRORS).map(([code, { status }]) => [code, status]));
     expect(rows.length).toBe(Object.keys(documented).length);
     expect(documented).toEqual(registry);
+  });
+});
+
+describe('docs/api.md and the OpenAPI document the service serves', () => {
+  const api = read('docs/api.md');
+  let t: TestApp;
+  let operations: Array<{ method: string; path: string; statuses: string[] }>;
+  let warningCodes: string[];
+  let auditActions: string[];
+
+  beforeAll(async () => {
+    t = await startTestApp();
+    const response = await fetch(`${t.baseUrl}/docs/json`);
+    expect(response.status).toBe(200);
+    const document = await response.json() as {
+      paths: Record<string, Record<string, { responses: Record<string, unknown>; parameters?: Array<{ name: string; schema: { enum?: string[] } }> }>>;
+      components: { schemas: { RuleWarning: { properties: { code: { enum: string[] } } } } };
+    };
+    warningCodes = document.components.schemas.RuleWarning.properties.code.enum;
+    auditActions = document.paths['/api/v1/audit'].get.parameters?.find((parameter) => parameter.name === 'action')?.schema.enum ?? [];
+    operations = Object.entries(document.paths).flatMap(([path, item]) => Object.entries(item)
+      .filter(([method]) => HTTP_METHODS.includes(method))
+      .map(([method, operation]) => ({ method: method.toUpperCase(), path, statuses: Object.keys(operation.responses) })));
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('names every operation, as METHOD and path', () => {
+    expect(operations.length).toBeGreaterThan(30);
+    expect(operations.map(({ method, path }) => `${method} ${path}`).filter((route) => !api.includes(route))).toEqual([]);
+  });
+
+  it('names no operation the service does not have (`/rules` standing for `/api/v1/rules`)', () => {
+    const served = new Set(operations.map(({ method, path }) => `${method} ${path}`));
+    const named = [...withoutCodeBlocks(api).matchAll(/\b(GET|POST|PUT|PATCH|DELETE) (\/[\w{}/.-]*\w[}]?)/g)]
+      .map(([, method, path]) => `${method} ${/^\/(rules|contexts|api-keys|tenant|audit|validation)\b/.test(path) ? `/api/v1${path}` : path}`)
+      .filter((route) => !/ \/(docs|console)\b/.test(route));
+    expect(named.length).toBeGreaterThan(50);
+    expect([...new Set(named)].filter((route) => !served.has(route))).toEqual([]);
+  });
+
+  it('names every warning code a rule can get, and rule-language.md explains each in a section of its own', () => {
+    expect(warningCodes.length).toBeGreaterThan(3);
+    const listed = section(api, 'Rules').match(/`code` is one of ([^(]*)\(/)?.[1] ?? '';
+    expect([...listed.matchAll(/`([A-Z_]+)`/g)].map((match) => match[1]).sort()).toEqual([...warningCodes].sort());
+    const warnings = section(read('docs/rule-language.md'), '15. Warnings');
+    expect([...warnings.matchAll(/^### ([A-Z_]+)$/gm)].map((match) => match[1]).sort()).toEqual([...warningCodes].sort());
+  });
+
+  it('lists every audit action, those GET /api/v1/audit filters by', () => {
+    expect(auditActions.length).toBeGreaterThan(10);
+    const audit = sectionsByHeading(api).get('### GET /api/v1/audit') ?? '';
+    const bullet = /^- `action`:([\s\S]*?)^- /m.exec(audit)?.[1] ?? '';
+    expect([...new Set([...bullet.matchAll(/`([a-z]+\.[a-z-]+)`/g)].map((match) => match[1]))].sort()).toEqual([...auditActions].sort());
+  });
+
+  it('gives, in the section of each operation that has one, its success status and its 409', () => {
+    const sections = sectionsByHeading(api);
+    const missing: string[] = [];
+    for (const { method, path, statuses } of operations) {
+      const heading = [...sections.keys()].find((line) => / (GET|POST|PUT|PATCH|DELETE) /.test(line) && line.endsWith(` ${method} ${path}`));
+      if (heading === undefined) continue;
+      const text = sections.get(heading) ?? '';
+      // The statuses every call of a group shares are said once, above the group's first operation.
+      const group = [...sections.entries()].find(([line, body]) => line.startsWith('## ') && body.includes(heading))?.[1] ?? '';
+      const intro = group.slice(0, group.search(/^###/m));
+      for (const status of statuses.filter((code) => ['201', '204', '409'].includes(code))) {
+        if (!text.includes(status) && !intro.includes(status)) missing.push(`${method} ${path}: ${status}`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+});
+
+describe('npm scripts', () => {
+  const scripts = Object.keys((JSON.parse(read('package.json')) as { scripts: Record<string, string> }).scripts);
+
+  it('every `npm run` command of the user documentation is a script of package.json', () => {
+    const named = [...userDocuments(), 'bench/README.md'].flatMap((path) =>
+      [...read(path).matchAll(/\bnpm run (?:-s |--silent )?([a-z][\w:-]*)/g)].map((match) => ({ path, script: match[1] })));
+    expect(named.length).toBeGreaterThan(10);
+    expect(named.filter(({ script }) => !scripts.includes(script)).map(({ path, script }) => `${path}: npm run ${script}`)).toEqual([]);
+  });
+
+  it('bench/README.md has a row of its Running them table for every benchmark script', () => {
+    const rows = tableRows(section(read('bench/README.md'), 'Running them')).map((cells) => cells[0]);
+    const benchmarks = scripts.filter((script) => script === 'bench' || script.startsWith('bench:'));
+    expect(benchmarks.length).toBeGreaterThan(5);
+    expect(benchmarks.filter((script) => !rows.includes(`npm run ${script}`))).toEqual([]);
   });
 });
 

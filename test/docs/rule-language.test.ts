@@ -45,6 +45,29 @@ describe('what the document names', () => {
     expect(missing).toEqual([]);
   });
 
+  it('lists in its operators table exactly the operators the compiler takes', () => {
+    const start = markdown.indexOf('\n### Operators\n');
+    const table = markdown.slice(start, markdown.indexOf('\n### ', start + 1)).split('\n').filter((line) => line.startsWith('| `'));
+    const rows = table.map((line) => {
+      const operators = line.split(/(?<!\\)\|/)[1];
+      return { operators, tokens: [...operators.matchAll(/`([^`]+)`/g)].map((match) => match[1].replaceAll('\\|', '|')) };
+    });
+    const prefix = new Set(rows.filter((row) => row.operators.includes('(prefix)')).flatMap((row) => row.tokens));
+    const infix = new Set(rows.filter((row) => !row.operators.includes('(prefix)') && !row.operators.includes('calls')).flatMap((row) => row.tokens));
+    expect(prefix.size).toBeGreaterThan(0);
+    expect(infix.size).toBeGreaterThan(10);
+    // Every operator JavaScript has that an expression could use.
+    const jsInfix = ['==', '!=', '===', '!==', '<', '<=', '>', '>=', '<<', '>>', '>>>', '+', '-', '*', '/', '%', '**', '|', '^', '&', 'in', 'instanceof', '&&', '||', '??'];
+    const jsPrefix = ['!', '-', '+', '~', 'typeof', 'void', 'delete'];
+    const wrong = [
+      ...jsInfix.map((op) => ({ expression: `a ${op} b`, listed: infix.has(op) })),
+      ...jsPrefix.map((op) => ({ expression: `${op} a`, listed: prefix.has(op) })),
+      { expression: 'a ? b : c', listed: infix.has('? :') },
+    ].filter(({ expression, listed }) => compileExpressionFunction(expression).ok !== listed)
+      .map(({ expression, listed }) => `${expression}: ${listed ? 'listed but refused' : 'compiles but not listed'}`);
+    expect(wrong).toEqual([]);
+  });
+
   it('states every limit with the value the code has', () => {
     const config = loadConfig({});
     const body = createRuleBodySchema.properties;
