@@ -24,7 +24,7 @@
  * is exact. A `jsonb` column would refuse the first two; keep it `json`.
  */
 import type { FailureRecord } from '../../compiler/types.ts';
-import { isConnectionError } from '../storage/database-errors.ts';
+import { refusedRowState } from '../storage/database-errors.ts';
 import { PeriodicFlush } from '../storage/periodic-flush.ts';
 import { SAMPLES_PER_STATEMENT } from '../storage/sample-store.ts';
 import type { SampleRecord, SampleStore, TenantStore } from '../storage/types.ts';
@@ -179,7 +179,7 @@ export class SampleRecorder extends PeriodicFlush implements SampleSink {
   /**
    * Writes the queue one statement (SAMPLES_PER_STATEMENT rows, all or
    * nothing) at a time. A statement the database refuses for its data
-   * (refusedRow) is split in halves and each written again, down to single
+   * (refusedRowState) is split in halves and each written again, down to single
    * rows: the good rows are stored, a single row still refused is dropped
    * and counted `rejected`. Any other failure (an outage, or an error not
    * about a row) drops that statement's rows and the rest of the batch as
@@ -205,7 +205,7 @@ export class SampleRecorder extends PeriodicFlush implements SampleSink {
         this.#written += await this.#samples.insertMany(piece);
         this.#writeFailing = false;
       } catch (err) {
-        const code = refusedRow(err);
+        const code = refusedRowState(err);
         if (code === undefined) {
           const dropped = pieces.reduce((total, rest) => total + rest.length, piece.length);
           this.#droppedWriteFailed += dropped;
@@ -279,22 +279,4 @@ function toRecord(sample: Pending): SampleRecord {
     failures: codes,
     payload: sample.payload,
   };
-}
-
-/**
- * The SQLSTATE when the database refused a statement for the data in its
- * rows (class 22, data exception, e.g. a value it cannot take; class 23,
- * integrity constraint, e.g. the tenant's row is gone): it answered, and
- * the same statement without the bad row would pass. Undefined for
- * anything else: an outage (isConnectionError), or a failure that is not
- * about a row (disk full, read only, a timeout), where splitting would only
- * send more statements to a database that takes none.
- */
-function refusedRow(error: unknown): string | undefined {
-  if (isConnectionError(error)) return undefined;
-  for (let at: unknown = error, depth = 0; at !== undefined && at !== null && depth < 5; at = (at as { cause?: unknown }).cause, depth++) {
-    const code = (at as { code?: unknown }).code;
-    if (typeof code === 'string' && /^2[23][0-9A-Z]{3}$/.test(code)) return code;
-  }
-  return undefined;
 }

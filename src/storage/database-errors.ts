@@ -47,6 +47,27 @@ export function isConnectionError(error: unknown, depth = 0): boolean {
   return UNAVAILABLE_MESSAGES.some((m) => message.includes(m));
 }
 
+/**
+ * The SQLSTATE when the database refused a statement for the data in its
+ * rows (class 22, data exception, e.g. a value it cannot take; class 23,
+ * integrity constraint, e.g. a foreign key's row is gone), looking through
+ * `cause` as guard() wraps a unique violation: it answered, and the same
+ * statement without the bad row would pass. Undefined for anything else:
+ * an outage (isConnectionError), or a failure that is not about a row
+ * (disk full, read only, a timeout).
+ *
+ * @example
+ * refusedRowState(error); // '23503' for a sample whose tenant was removed
+ */
+export function refusedRowState(error: unknown): string | undefined {
+  if (isConnectionError(error)) return undefined;
+  for (let at: unknown = error, depth = 0; at !== undefined && at !== null && depth < 5; at = (at as { cause?: unknown }).cause, depth++) {
+    const code = codeOf(at);
+    if (code !== undefined && /^2[23][0-9A-Z]{3}$/.test(code)) return code;
+  }
+  return undefined;
+}
+
 /** True for a unique-constraint violation (SQLSTATE 23505). */
 export function isUniqueViolation(error: unknown): boolean {
   return codeOf(error) === '23505';
