@@ -142,6 +142,14 @@ function RuleEditor({ initial, context }: { initial?: LoadedRule; context?: stri
     setForm((before) => ({ ...before, [field]: value }));
   };
 
+  /** Shows `next`, read back from the API, in place of the form's content. */
+  const showRule = (next: LoadedRule): void => {
+    setRule(next);
+    setForm(ruleToForm(next));
+    setRevision((before) => before + 1);
+    setSaveError(undefined);
+  };
+
   const save = async (): Promise<void> => {
     // The API refuses edits of an archived rule; its form has no Save button, and Enter does nothing either.
     if (archived) return;
@@ -162,23 +170,13 @@ function RuleEditor({ initial, context }: { initial?: LoadedRule; context?: stri
       const updated = await call<LoadedRule>('PUT', `/rules/${segment(rule.id)}`, {
         body: { ...body.rule, context: rule.context, code: rule.code, version: rule.version },
       });
-      setRule(updated);
-      setForm(ruleToForm(updated));
-      setRevision((before) => before + 1);
+      showRule(updated);
       setSaved(updated.version === rule.version ? 'Nothing changed.' : `Saved as version ${updated.version} (a draft until published).`);
     } catch (caught) {
       setSaveError(toApiError(caught));
     } finally {
       setSaving(false);
     }
-  };
-
-  /** Shows `next`, read back from the API, in place of the form's content. */
-  const showRule = (next: LoadedRule): void => {
-    setRule(next);
-    setForm(ruleToForm(next));
-    setRevision((before) => before + 1);
-    setSaveError(undefined);
   };
 
   const archive = async (id: string): Promise<void> => {
