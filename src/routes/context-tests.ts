@@ -11,11 +11,11 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { AppDeps } from '../app-deps.ts';
 import { PROBLEMS, ProblemError } from '../errors.ts';
 import { operation } from '../openapi/operation.ts';
-import { describeCompileError } from '../rules/check-rule-content.ts';
+import { compileUncachedOrRefuse } from '../rules/compile-uncached.ts';
 import { optionalBody } from './change-info.ts';
 import { rulesetOfVersion } from '../rules/ruleset-version.ts';
 import { runStoredTests, storedTestsProblems } from '../rules/stored-tests.ts';
-import type { LiveRuleset, StoredTest } from '../storage/types.ts';
+import type { StoredTest } from '../storage/types.ts';
 import { contextParamsSchema } from './schemas/context-schemas.ts';
 import { storedTestsBodySchema, testRunBodySchema } from './schemas/context-test-schemas.ts';
 import { originOf, contextOf, tenantOf } from './schemas/route-helpers.ts';
@@ -121,18 +121,9 @@ export const contextTestsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
     }
     const tests = await storage.tests.list(tenantId, context);
     const explaining = request.body?.explain === true;
-    const { validator, explain } = await compiled(ruleset, explaining);
+    const { validator, explain } = await compileUncachedOrRefuse(validators, ruleset, { explain: explaining, context });
     const results = runStoredTests(validator, tests, config, explain);
     const passed = results.filter((result) => result.ok).length;
     return { target, passed, failed: results.length - passed, results };
   });
-
-  /** A validator of the ruleset, never cached: a test run must not change what validation sees. */
-  const compiled = async (ruleset: LiveRuleset, explaining: boolean) => {
-    const { validator, errors, explain } = await validators.compileUncached(ruleset, { explain: explaining });
-    if (validator !== undefined && errors.length === 0) return { validator, explain };
-    const fieldErrors = errors.map((error) => ({ path: error.field, message: `rule ${error.ruleCode}: ${describeCompileError(error)}` }));
-    if (errors.some((error) => error.code === 'LIMIT_EXCEEDED')) throw new ProblemError(PROBLEMS.rulesetOverLimit(fieldErrors, ruleset.context));
-    throw new ProblemError(PROBLEMS.rulesetDoesNotCompile(fieldErrors, ruleset.context));
-  };
 };

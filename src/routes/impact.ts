@@ -13,7 +13,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { AppDeps, CompiledValidator } from '../app-deps.ts';
 import { PROBLEMS, ProblemError } from '../errors.ts';
 import { operation } from '../openapi/operation.ts';
-import { describeCompileError } from '../rules/check-rule-content.ts';
+import { compileUncachedOrRefuse } from '../rules/compile-uncached.ts';
 import { ImpactReplay, ReplayBudgetExceededError, replayInPages, type ImpactReport } from '../rules/impact-report.ts';
 import { ImpactSlots } from '../rules/impact-slots.ts';
 import { impactTargetRuleset, type ImpactTarget } from '../rules/impact-target.ts';
@@ -53,12 +53,7 @@ export const impactRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, {
   const targetValidator = async (tenantId: string, context: string, target: ImpactTarget, live: CompiledValidator | null) => {
     const ruleset = await impactTargetRuleset(storage, tenantId, context, target, live?.rulesetVersion ?? null);
     if (ruleset === null) return live!;
-    const { validator, errors } = await validators.compileUncached(ruleset);
-    if (validator !== undefined && errors.length === 0) return validator;
-    // Rules are checked when saved, so only a compiler change since could get here.
-    const fieldErrors = errors.map((error) => ({ path: error.field, message: `rule ${error.ruleCode}: ${describeCompileError(error)}` }));
-    if (errors.some((error) => error.code === 'LIMIT_EXCEEDED')) throw new ProblemError(PROBLEMS.rulesetOverLimit(fieldErrors, context));
-    throw new ProblemError(PROBLEMS.rulesetDoesNotCompile(fieldErrors, context));
+    return (await compileUncachedOrRefuse(validators, ruleset, { context })).validator;
   };
 
   /** The report itself, run while the tenant's slot is held. */

@@ -14,7 +14,8 @@ import { PROBLEMS, ProblemError } from '../errors.ts';
 import { checkPayload, sizeOf, type PayloadSize } from '../http/payload-guard.ts';
 import { assertStorableText } from '../http/storable-text.ts';
 import type { LiveRuleset } from '../storage/types.ts';
-import { assertRuleCompiles, describeCompileError } from '../rules/check-rule-content.ts';
+import { assertRuleCompiles } from '../rules/check-rule-content.ts';
+import { compileUncachedOrRefuse } from '../rules/compile-uncached.ts';
 import { warningsFor, type RuleWarning } from '../rules/rule-warnings.ts';
 import { assertAnswerFits, assertExplainedAnswerFits } from '../validators/answer-size.ts';
 import { evaluateBounded } from '../validators/bounded-evaluation.ts';
@@ -114,20 +115,10 @@ export const ruleTestRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
     }
 
     const explaining = body.explain === true;
-    const { validator, errors, explain } = await validators.compileUncached(ruleset, { explain: explaining });
-    if (validator === undefined || errors.length > 0) {
-      // Rules are checked when saved, so only a compiler change could get
-      // here; a publish would refuse the same ruleset, so the test does too.
-      const fieldErrors = errors.map((error) => ({
-        path: body.rule !== undefined ? `rule.${error.field}` : error.field,
-        message: `rule ${error.ruleCode}: ${describeCompileError(error)}`,
-      }));
-      // The draft of a context can be over a ruleset-wide limit, as its publish would be.
-      if (errors.some((error) => error.code === 'LIMIT_EXCEEDED')) {
-        throw new ProblemError(PROBLEMS.rulesetOverLimit(fieldErrors));
-      }
-      throw new ProblemError(PROBLEMS.rulesetDoesNotCompile(fieldErrors));
-    }
+    // A publish would refuse a ruleset that does not compile, or a draft over a ruleset-wide limit; so does the test.
+    const { validator, explain } = await compileUncachedOrRefuse(validators, ruleset, {
+      explain: explaining, pathPrefix: body.rule !== undefined ? 'rule.' : '',
+    });
     // Under the same deadline as the validation operations: a test runs
     // caller-supplied rules on a caller-supplied payload just the same.
     const now = Date.now();

@@ -260,8 +260,15 @@ describe('regex programs are bounded in size (memory)', () => {
       path: 'expression',
       message: expect.stringMatching(/^rule P6: .*weigh \d+ together; the limit is 500000/),
     }]);
+    // What compiles the draft for one request refuses it the same way: a rule test, a stored-test run, an impact report.
     const tested = await t.request('POST', '/api/v1/rules/test', { body: { context: 'programs', draft: true, payload: { s: 'x' } } });
     expect(tested.status, tested.text).toBe(409);
+    expect(tested.body).toMatchObject({ code: 'LIMIT_EXCEEDED', detail: 'The ruleset is over a limit.', errors: published.body.errors });
+    for (const path of ['/api/v1/contexts/programs/tests/run', '/api/v1/contexts/programs/impact']) {
+      const refused = await t.request('POST', path);
+      expect(refused.status, refused.text).toBe(409);
+      expect(refused.body).toMatchObject({ code: 'LIMIT_EXCEEDED', detail: 'The ruleset of context "programs" is over a limit.', errors: published.body.errors });
+    }
     expect((await t.request('POST', VALIDATE, { body: { context: 'programs', payload: { s: 'x' } } })).status).toBe(404);
   });
 
