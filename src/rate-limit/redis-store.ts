@@ -81,7 +81,7 @@ export class RedisRateLimitStore implements RateLimitStore {
   readonly #client: ScriptedRedis;
   readonly #log: RateLimitStoreLogger;
   readonly #now: () => number;
-  readonly #local = new MemoryRateLimitStore();
+  readonly #local: MemoryRateLimitStore;
   readonly #unshared = new Map<string, UnsharedHits>();
   #mode: RateLimitStoreMode = 'shared';
   #fallbacks = 0;
@@ -93,6 +93,7 @@ export class RedisRateLimitStore implements RateLimitStore {
   constructor(options: RedisRateLimitStoreOptions) {
     this.#log = options.log;
     this.#now = options.now ?? Date.now;
+    this.#local = new MemoryRateLimitStore({ now: this.#now });
     this.#client = new Redis(options.url, {
       // Fail fast instead of queueing: a request must never wait for a
       // reconnect. No commandTimeout: ioredis's would fire after an event-
