@@ -96,6 +96,8 @@ export interface IsolationBenchResult {
   quick: boolean;
   rate: number;
   sizes: NoisySizes;
+  /** Items per recorded sample (the largest payload the service sampled, up to `sizes.quadraticItems`). */
+  sampledItems: number;
   targets: IsolationTargets;
   runs: IsolationRun[];
   /** Why there is no WORKERS=2 run; null when there is one. */
@@ -327,7 +329,7 @@ export function isolationSetting(r: IsolationBenchResult): string {
   const s = r.sizes;
   return `${r.database}${r.redis ? ' and Redis' : ''}; B ${r.rate} validations/s; A: explain over ${s.storedTests} stored tests of a`
     + ` ${int(s.largeRules)}-rule context, ${s.quadraticTests} tests of a rule quadratic in ${int(s.quadraticItems)} items, an impact report over`
-    + ` ${s.impactSamples} such samples, ${IMPORT_LOOPS} loops of a ${int(s.largeRules)}-rule import dry run, a ${int(s.largeRules)}-rule publish`
+    + ` ${s.impactSamples} samples of ${int(r.sampledItems)} items, ${IMPORT_LOOPS} loops of a ${int(s.largeRules)}-rule import dry run, a ${int(s.largeRules)}-rule publish`
     + `${r.quick ? '; --quick (short phases)' : ''}`;
 }
 
@@ -350,9 +352,9 @@ export async function runIsolationBench(options: IsolationBenchOptions = {}): Pr
   const runs: IsolationRun[] = [];
   let workers2Skipped: string | null = null;
   const started = performance.now();
+  let tenant: NoisyTenant | undefined;
   try {
     const first = await startIsolationService({ keys, databaseUrl: db.databaseUrl, redisUrl, publishQuiet: true });
-    let tenant: NoisyTenant | undefined;
     try {
       log(`\nIsolation benchmark: setting up tenant A on ${db.databaseUrl === undefined ? 'PGlite' : 'PostgreSQL'}`);
       tenant = await setUpNoisyTenant(first.noisy, sizes, noisyValidation(first.service), log);
@@ -377,7 +379,7 @@ export async function runIsolationBench(options: IsolationBenchOptions = {}): Pr
   }
   const result: IsolationBenchResult = {
     database: db.databaseUrl === undefined ? 'PGlite' : 'PostgreSQL', redis: redisUrl !== undefined && redisUrl !== '', quick, rate: QUIET_RATE,
-    sizes, targets: isolationTargets, runs, workers2Skipped, loadAverage: os.loadavg(),
+    sizes, sampledItems: tenant?.sampledItems ?? 0, targets: isolationTargets, runs, workers2Skipped, loadAverage: os.loadavg(),
     met: runs.every((run) => run.phases.every((p) => p.verdict.met)),
   };
   log(`\nIsolation (${isolationSetting(result)}); ${fixed((performance.now() - started) / 1000, 0)} s;`

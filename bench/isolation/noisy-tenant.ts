@@ -11,7 +11,8 @@
  *   on a rule whose cost is quadratic in an array (every element compared
  *   with every other), 17 tests of 11,000 items;
  * - `impact`: `POST /contexts/sampled/impact` over 60 recorded samples of
- *   11,000 items, the draft being that quadratic rule;
+ *   11,000 items (fewer when the service does not sample payloads that
+ *   large: the largest it samples), the draft being that quadratic rule;
  * - `import dry run`: `POST /contexts/imported/import?dryRun=true` of a
  *   5,000-rule file into a context that has none of them (every rule
  *   checked and compiled);
@@ -52,6 +53,12 @@ const IMPORTED = 'imported';
 
 /** Every element compared with every other: quadratic in the array's length, well within the rule language. */
 const QUADRATIC_EXPRESSION = 'items.every(a => items.filter(b => b == a).length == 1)';
+/** The large context is imported this many rules at a time (drafts), then published once. */
+const IMPORT_CHUNK = 1000;
+/** The smallest payload tried for the samples: any service samples that much. */
+const MIN_SAMPLED_ITEMS = 500;
+/** How long the background sampler gets to write a round of samples. */
+const SAMPLES_WRITTEN_MS = 15_000;
 
 /** What A's operations need between calls. */
 export interface NoisyTenant {
@@ -61,6 +68,8 @@ export interface NoisyTenant {
   readonly importFile: string;
   /** The rule whose description each publish edits, at its current version. */
   editedRule: { id: string; version: number };
+  /** Items per recorded sample: `sizes.quadraticItems`, or less when the service samples no payload that large. */
+  readonly sampledItems: number;
   publishes: number;
 }
 
@@ -114,7 +123,12 @@ export async function setUpNoisyTenant(
   const importFile = JSON.stringify({ format: 'rules/v1', rules: generateRuleset(sizes.largeRules).map(asFileRule) });
   let editedRule = { id: '', version: 0 };
   if (operations.includes('explain') || operations.includes('publish')) {
-    await callApi(target, 'POST', `${path(LARGE, 'import')}?publish=true`, JSON.parse(importFile));
+    // In parts, each well within any budget a single call may get; the publish compiles the whole ruleset once.
+    const rules = generateRuleset(sizes.largeRules).map(asFileRule);
+    for (let from = 0; from < rules.length; from += IMPORT_CHUNK) {
+      await callApi(target, 'POST', path(LARGE, 'import'), { format: 'rules/v1', rules: rules.slice(from, from + IMPORT_CHUNK) });
+    }
+    await callApi(target, 'POST', path(LARGE, 'publish'));
     const payloads = Array.from({ length: sizes.storedTests }, (_, i) => testPayload(i, sizes.testPayloadBytes));
     await storePassingTests(target, LARGE, payloads);
     const first = await callApi(target, 'GET', `/api/v1/rules?context=${LARGE}&limit=1`) as { items: { id: string; version: number }[] };
@@ -130,30 +144,49 @@ export async function setUpNoisyTenant(
     });
     log(`tenant A: context "${QUADRATIC}", ${sizes.quadraticTests} tests of ${sizes.quadraticItems} items`);
   }
-  if (operations.includes('impact')) await recordSamples(target, sizes, validate, log);
-  return { target, sizes, importFile, editedRule, publishes: 0 };
+  const sampledItems = operations.includes('impact') ? await recordSamples(target, sizes, validate, log) : 0;
+  return { target, sizes, importFile, editedRule, publishes: 0, sampledItems };
 }
 
-/** The sampled context: a cheap rule live, the quadratic one as its draft, and samples recorded from A's validations. */
+/**
+ * The sampled context: a cheap rule live, the quadratic one as its draft,
+ * and samples recorded from A's validations. A service may leave payloads
+ * above a size unsampled: then the items per payload are halved until
+ * every payload of a round is sampled. Returns the items per sample.
+ */
 async function recordSamples(
   target: CallTarget, sizes: NoisySizes, validate: (body: string) => Promise<void>, log: (line: string) => void,
-): Promise<void> {
+): Promise<number> {
   await callApi(target, 'POST', `${path(SAMPLED, 'import')}?publish=true`, { format: 'rules/v1', rules: [asFileRule(cheapRule)] });
   await callApi(target, 'POST', path(SAMPLED, 'import'), { format: 'rules/v1', rules: [asFileRule(quadraticRule)] });
   await callApi(target, 'PUT', '/api/v1/tenant/sampling', { rate: 1 });
-  for (let i = 0; i < sizes.impactSamples; i++) {
-    await validate(JSON.stringify({ context: SAMPLED, payload: { items: items(sizes.quadraticItems, i) } }));
-  }
-  // The sampler writes in the background, about once a second; a report against the live version is cheap and counts them.
-  const deadline = Date.now() + 30_000;
-  let recorded = 0;
-  while (recorded < sizes.impactSamples) {
-    if (Date.now() > deadline) throw new Error(`only ${recorded} of ${sizes.impactSamples} samples were recorded within 30 s`);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    recorded = (await callApi(target, 'POST', path(SAMPLED, 'impact'), { target: 1 }) as { samples: number }).samples;
+  let itemCount = sizes.quadraticItems;
+  let recorded = await samplesRecorded(target);
+  for (;;) {
+    const goal = recorded + sizes.impactSamples;
+    for (let i = 0; i < sizes.impactSamples; i++) {
+      await validate(JSON.stringify({ context: SAMPLED, payload: { items: items(itemCount, i) } }));
+    }
+    // The sampler writes in the background, about once a second.
+    const deadline = Date.now() + SAMPLES_WRITTEN_MS;
+    while (recorded < goal && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      recorded = await samplesRecorded(target);
+    }
+    if (recorded >= goal) break;
+    const missing = goal - recorded;
+    if (itemCount / 2 < MIN_SAMPLED_ITEMS) throw new Error(`${missing} of ${sizes.impactSamples} payloads of ${itemCount} items were not sampled`);
+    log(`tenant A: ${missing} of ${sizes.impactSamples} payloads of ${itemCount} items were not sampled; trying ${Math.floor(itemCount / 2)} items`);
+    itemCount = Math.floor(itemCount / 2);
   }
   await callApi(target, 'PUT', '/api/v1/tenant/sampling', { rate: 0 });
-  log(`tenant A: context "${SAMPLED}", ${recorded} samples of ${sizes.quadraticItems} items, a quadratic draft`);
+  log(`tenant A: context "${SAMPLED}", ${sizes.impactSamples} samples of ${itemCount} items, a quadratic draft`);
+  return itemCount;
+}
+
+/** The sampled context's samples: an impact report against its live version (1, the cheap rule) counts them. */
+async function samplesRecorded(target: CallTarget): Promise<number> {
+  return (await callApi(target, 'POST', path(SAMPLED, 'impact'), { target: 1 }) as { samples: number }).samples;
 }
 
 const testRunSummary = (json: any): string =>

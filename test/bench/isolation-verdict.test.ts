@@ -134,7 +134,7 @@ function phase(name: string, workers: number, q: Partial<QuietFigures>, noisy: M
 
 describe('the results table\'s isolation rows', () => {
   const isolation: IsolationBenchResult = {
-    database: 'PGlite', redis: false, quick: false, rate: 100, sizes: FULL_SIZES, targets: isolationTargets,
+    database: 'PGlite', redis: false, quick: false, rate: 100, sizes: FULL_SIZES, sampledItems: 11_000, targets: isolationTargets,
     runs: [{
       workers: 1, idleP99Ms: 4,
       phases: [
