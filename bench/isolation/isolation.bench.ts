@@ -44,7 +44,7 @@ import {
 } from './isolation-verdict.ts';
 import type { CallTarget, ManagementAnswer } from './management-call.ts';
 import {
-  FULL_SIZES, OPERATIONS, runOperation, setUpNoisyTenant, type NoisySizes, type NoisyTenant, type OperationName,
+  FULL_SIZES, OPERATION_LABELS, OPERATIONS, runOperation, setUpNoisyTenant, type NoisySizes, type NoisyTenant, type OperationName,
 } from './noisy-tenant.ts';
 
 /** B's offered rate: one validation every 10 ms. */
@@ -252,10 +252,10 @@ interface PhasePlan {
 
 /** The phases after the idle one, for WORKERS=1 and for WORKERS=2. */
 function phasePlans(workers: number): PhasePlan[] {
-  const together: PhasePlan = { name: 'all together', operations: OPERATIONS };
+  const together: PhasePlan = { name: 'all of them at once', operations: OPERATIONS };
   if (workers > 1) return [together];
   return [
-    ...OPERATIONS.map((op) => ({ name: op === 'import dry run' ? `import dry run x${IMPORT_LOOPS}` : op, operations: [op] })),
+    ...OPERATIONS.map((op) => ({ name: op === 'import dry run' ? `${IMPORT_LOOPS} loops of ${OPERATION_LABELS[op]}` : OPERATION_LABELS[op], operations: [op] })),
     together,
   ];
 }

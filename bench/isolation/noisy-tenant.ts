@@ -44,6 +44,14 @@ export const FULL_SIZES: NoisySizes = {
 
 export type OperationName = 'explain' | 'quadratic' | 'impact' | 'import dry run' | 'publish';
 export const OPERATIONS: readonly OperationName[] = ['explain', 'quadratic', 'impact', 'import dry run', 'publish'];
+/** What each operation is, in the words of the results. */
+export const OPERATION_LABELS: Record<OperationName, string> = {
+  explain: 'a stored-test run with explain',
+  quadratic: 'a stored-test run of a quadratic rule',
+  impact: 'an impact report of a quadratic draft',
+  'import dry run': 'import dry runs',
+  publish: 'a publish',
+};
 
 /** The contexts, by what they are for. */
 const LARGE = 'large';

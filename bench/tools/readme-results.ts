@@ -141,6 +141,11 @@ function workersRow(r: WorkersBenchResult): Row {
   return ['WORKERS=2 throughput (PostgreSQL)', `WORKERS=1, ${int(r.workers1Rps)} req/s`, `${fixed(r.ratio, 2)} of it`, '', ''];
 }
 
+/** Milliseconds as `12.3 ms`, or `4.6 s` from a second up. */
+function duration(ms: number): string {
+  return ms >= 1000 ? `${fixed(ms / 1000, 1)} s` : `${fixed(ms, 1)} ms`;
+}
+
 /**
  * A row per phase for B's latency against its idle p99, then one each for
  * the targets that hold over every phase: no 5xx, nothing uncounted, A's
@@ -152,8 +157,8 @@ function isolationRows(r: IsolationBenchResult): Row[] {
   const t = r.targets;
   const setting = `${r.database}${r.redis ? ' and Redis' : ''}, B at ${r.rate}/s`;
   const rows: Row[] = phases.map(({ p, idle }) => [
-    `isolation: B's validations while A runs ${phaseName(p)} (${setting})`, `B idle: p99 ${fixed(idle, 1)} ms`,
-    `p99 ${fixed(p.quiet.p99Ms, 1)} ms (${fixed(p.verdict.p99Ratio, 1)}x), worst ${fixed(p.quiet.maxMs, 0)} ms`,
+    `isolation: B's validations while A runs ${phaseName(p)} (${setting})`, `B idle: p99 ${duration(idle)}`,
+    `p99 ${duration(p.quiet.p99Ms)} (${fixed(p.verdict.p99Ratio, 1)}x), worst ${duration(p.quiet.maxMs)}`,
     `p99 <= ${t.maxP99ToIdle}x idle, worst < ${t.maxWorstMs} ms`, verdict(p.verdict.latencyMet),
   ]);
   const count = (of: (p: (typeof all)[number]) => number): number => all.reduce((sum, p) => sum + of(p), 0);
