@@ -1,0 +1,369 @@
+/**
+ * The run-time half of decision tables: the index of one table, built once
+ * when its validator is instantiated (runtime.ts `table`), and the search
+ * that generated code calls per evaluation.
+ *
+ * The index follows the strategy the compiler chose (table-strategy.ts): a
+ * tree of Maps over the hash columns, whose leaves hold their rows in row
+ * order, each leaf optionally indexing the range column by its sorted
+ * boundaries. A lookup follows the value's branch and the any-value branch
+ * at each level, so it reaches a few leaves whatever the table's size; in
+ * a leaf it binary-searches the range column's boundaries, then checks the
+ * other cells of the candidate rows in order. So the candidate sets of the
+ * columns are intersected without visiting the rows that differ in an
+ * indexed column.
+ *
+ * Like the rest of the runtime it is total: any JSON value, undefined and
+ * NaN are valid inputs, and a search never throws (expression cells are
+ * generated code, which does not throw either).
+ *
+ * Pure and self-contained (only types imported) so that standalone modules
+ * bundle it with runtime.ts.
+ */
+import type { CellTest, PlainTest } from './cell-test.ts';
+import type { HitPolicy } from './table-definition.ts';
+import type { TableStrategy } from './table-strategy.ts';
+
+/** What generated code hands to `rt.table`, as JSON. */
+export interface TableSpec {
+  hitPolicy: HitPolicy;
+  /** Per row, one test per input. */
+  cells: CellTest[][];
+  outputs: string[];
+  /** Per row, one value per output. */
+  then: unknown[][];
+  /** The outputs of `noMatch: { then }`, else null. */
+  otherwise: unknown[] | null;
+  strategy: TableStrategy;
+}
+
+/** The table's expression cells, generated as one function: `(id, $cell, payload, now) => boolean`. */
+export type ExpressionCells = (id: number, cell: unknown, payload: unknown, now: number) => boolean;
+
+interface RangeIndex {
+  /** Distinct boundaries, ascending: segment 2i+1 is the point bounds[i], 2i the open interval before it. */
+  bounds: Float64Array;
+  /** Per segment, the rows whose range cell covers it, ascending. */
+  segments: Int32Array[];
+  /** The rows whose range cell is `-`, ascending. */
+  any: Int32Array;
+}
+
+interface Leaf {
+  leaf: true;
+  rows: Int32Array;
+  range: RangeIndex | null;
+}
+
+interface Branch {
+  leaf: false;
+  byValue: Map<unknown, Node>;
+  any: Node | null;
+}
+
+type Node = Leaf | Branch;
+
+const NONE = 0x7fffffff;
+/** A leaf's range index may hold this many row entries per row before it is dropped for a scan (wide, overlapping ranges). */
+const RANGE_ENTRIES_PER_ROW = 16;
+const freeze = Object.freeze;
+const isArray = Array.isArray;
+
+/** Does `test` (not an expression) hold for a present value `v`? */
+function plainMatches(test: PlainTest, v: unknown): boolean {
+  switch (test.kind) {
+    case 'equal':
+      return v === test.value;
+    case 'oneOf':
+      return test.values.includes(v as string);
+    case 'notEqual':
+      // `!=` of the language: deep inequality, and a value is never equal to a literal unless identical.
+      return v !== test.value;
+    case 'compare': {
+      // Two numbers or two strings compare (typed like the language's `<`); the casts only silence the union.
+      const x = test.value as number;
+      if (typeof v !== typeof x) return false;
+      switch (test.op) {
+        case '<':
+          return (v as number) < x;
+        case '<=':
+          return (v as number) <= x;
+        case '>':
+          return (v as number) > x;
+        case '>=':
+          return (v as number) >= x;
+      }
+      return false;
+    }
+    case 'range': {
+      const low = test.low as number;
+      const high = test.high as number;
+      if (typeof v !== typeof low) return false;
+      return (test.lowIncluded ? (v as number) >= low : (v as number) > low) &&
+        (test.highIncluded ? (v as number) <= high : (v as number) < high);
+    }
+  }
+}
+
+/** Does a cell match `v`? A missing value (undefined or null) matches only `-` and null. */
+export function cellMatches(test: CellTest, v: unknown, cells: ExpressionCells | null, payload: unknown, now: number): boolean {
+  if (test.kind === 'any') return true;
+  if (v === undefined || v === null) {
+    return (test.kind === 'equal' && test.value === null) || (test.kind === 'oneOf' && test.values.includes(null));
+  }
+  if (test.kind === 'not') return !plainMatches(test.test, v);
+  if (test.kind === 'expression') return cells !== null && cells(test.id, v, payload, now);
+  return plainMatches(test, v);
+}
+
+function deepFreeze<T>(value: T): T {
+  const stack: unknown[] = [value];
+  while (stack.length > 0) {
+    const v = stack.pop();
+    if (v === null || typeof v !== 'object' || Object.isFrozen(v)) continue;
+    freeze(v);
+    for (const key of Object.keys(v)) stack.push((v as Record<string, unknown>)[key]);
+  }
+  return value;
+}
+
+/** One table's index. `values` is filled by generated code, one input a slot, before each search. */
+export class TableIndex {
+  /** The inputs of the search being made; cleared after it, so that no payload is kept. */
+  readonly values: unknown[];
+  /** `$row` of each row: its outputs by name, frozen. */
+  readonly rows: readonly Readonly<Record<string, unknown>>[];
+  /** `$row` of `noMatch: { then }`, else null. */
+  readonly otherwise: Readonly<Record<string, unknown>> | null;
+  readonly #cells: CellTest[][];
+  readonly #expressions: ExpressionCells | null;
+  readonly #hashColumns: number[];
+  readonly #rangeColumn: number;
+  /** Per row, the columns a candidate still has to be checked on (not `-`, not indexed). */
+  readonly #residual: Int32Array[];
+  /** Per row, a key its outputs share with every row of equal outputs (hit policy `any`). */
+  readonly #outputKey: Int32Array;
+  readonly #root: Node;
+
+  constructor(spec: TableSpec, expressions: ExpressionCells | null) {
+    const { cells, strategy } = spec;
+    this.#cells = cells;
+    this.#expressions = expressions;
+    this.#hashColumns = strategy.hashColumns;
+    this.#rangeColumn = strategy.rangeColumn;
+    const width = strategy.columns.length;
+    this.values = new Array<unknown>(width).fill(undefined);
+    const indexed = new Set([...strategy.hashColumns, strategy.rangeColumn]);
+    this.#residual = cells.map((row) => Int32Array.from(row.flatMap((test, c) => (test.kind === 'any' || indexed.has(c) ? [] : [c]))));
+    const outputsOf = (then: unknown[]): Record<string, unknown> => {
+      const row: Record<string, unknown> = {};
+      spec.outputs.forEach((name, i) => {
+        row[name] = then[i];
+      });
+      return deepFreeze(row);
+    };
+    this.rows = freeze(spec.then.map(outputsOf));
+    this.otherwise = spec.otherwise === null ? null : outputsOf(spec.otherwise);
+    const keys = new Map<string, number>();
+    this.#outputKey = Int32Array.from(spec.then.map((then) => {
+      const json = JSON.stringify(then);
+      let key = keys.get(json);
+      if (key === undefined) keys.set(json, (key = keys.size));
+      return key;
+    }));
+    const all: number[] = [];
+    for (let r = 0; r < cells.length; r++) all.push(r);
+    this.#root = this.#build(all, 0);
+  }
+
+  #build(rows: number[], level: number): Node {
+    if (level === this.#hashColumns.length) {
+      return { leaf: true, rows: Int32Array.from(rows), range: this.#rangeIndex(rows) };
+    }
+    const c = this.#hashColumns[level];
+    const byKey = new Map<unknown, number[]>();
+    const any: number[] = [];
+    const add = (key: unknown, r: number): void => {
+      const list = byKey.get(key);
+      if (list === undefined) byKey.set(key, [r]);
+      else list.push(r);
+    };
+    for (const r of rows) {
+      const test = this.#cells[r][c];
+      if (test.kind === 'equal') add(test.value, r);
+      else if (test.kind === 'oneOf') for (const v of test.values) add(v, r);
+      else any.push(r);
+    }
+    const byValue = new Map<unknown, Node>();
+    for (const [key, list] of byKey) byValue.set(key, this.#build(list, level + 1));
+    return { leaf: false, byValue, any: any.length === 0 ? null : this.#build(any, level + 1) };
+  }
+
+  /** The range column's index of one leaf, or null where a scan of the leaf is as good (few rows, wide ranges). */
+  #rangeIndex(rows: number[]): RangeIndex | null {
+    const c = this.#rangeColumn;
+    if (c < 0 || rows.length <= 8) return null;
+    const distinct = new Set<number>();
+    for (const r of rows) {
+      const test = this.#cells[r][c];
+      if (test.kind === 'compare' || test.kind === 'equal') distinct.add(test.value as number);
+      else if (test.kind === 'range') distinct.add(test.low as number).add(test.high as number);
+    }
+    const bounds = Float64Array.from([...distinct].sort((a, b) => a - b));
+    const at = (x: unknown): number => {
+      let lo = 0;
+      let hi = bounds.length;
+      while (lo < hi) {
+        const mid = (lo + hi) >>> 1;
+        if (bounds[mid] < (x as number)) lo = mid + 1;
+        else hi = mid;
+      }
+      return lo;
+    };
+    const last = 2 * bounds.length;
+    const segments: number[][] = [];
+    for (let s = 0; s <= last; s++) segments.push([]);
+    const any: number[] = [];
+    let budget = rows.length * RANGE_ENTRIES_PER_ROW;
+    for (const r of rows) {
+      const test = this.#cells[r][c];
+      let from: number;
+      let to: number;
+      switch (test.kind) {
+        case 'equal':
+          from = to = 2 * at(test.value) + 1;
+          break;
+        case 'compare': {
+          const i = at(test.value);
+          if (test.op === '<') [from, to] = [0, 2 * i];
+          else if (test.op === '<=') [from, to] = [0, 2 * i + 1];
+          else if (test.op === '>') [from, to] = [2 * i + 2, last];
+          else [from, to] = [2 * i + 1, last];
+          break;
+        }
+        case 'range':
+          from = test.lowIncluded ? 2 * at(test.low) + 1 : 2 * at(test.low) + 2;
+          to = test.highIncluded ? 2 * at(test.high) + 1 : 2 * at(test.high);
+          break;
+        default:
+          any.push(r);
+          continue;
+      }
+      budget -= to - from + 1;
+      if (budget < 0) return null;
+      for (let s = from; s <= to; s++) segments[s].push(r);
+    }
+    return { bounds, segments: segments.map((list) => Int32Array.from(list)), any: Int32Array.from(any) };
+  }
+
+  /** Do row r's cells outside the index (and the range cell, where the leaf does not index it) match? */
+  #check(r: number, rangeChecked: boolean, payload: unknown, now: number): boolean {
+    const row = this.#cells[r];
+    const residual = this.#residual[r];
+    const values = this.values;
+    for (let k = 0; k < residual.length; k++) {
+      const c = residual[k];
+      if (!cellMatches(row[c], values[c], this.#expressions, payload, now)) return false;
+    }
+    const c = this.#rangeColumn;
+    return rangeChecked || c < 0 || cellMatches(row[c], values[c], null, payload, now);
+  }
+
+  /** The lists of candidate rows of a leaf for the current values, and whether they satisfy the range column already. */
+  #candidates(leaf: Leaf): { lists: Int32Array[]; rangeChecked: boolean } {
+    const range = leaf.range;
+    if (range === null) return { lists: [leaf.rows], rangeChecked: false };
+    const v = this.values[this.#rangeColumn];
+    // Only numbers fall in a range; anything else (missing, a string, NaN) only in `-`.
+    if (typeof v !== 'number' || v !== v) return { lists: [range.any], rangeChecked: true };
+    const bounds = range.bounds;
+    let lo = 0;
+    let hi = bounds.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (bounds[mid] < v) lo = mid + 1;
+      else hi = mid;
+    }
+    const segment = lo < bounds.length && bounds[lo] === v ? 2 * lo + 1 : 2 * lo;
+    return { lists: [range.any, range.segments[segment]], rangeChecked: true };
+  }
+
+  /** The leaves the current values reach. */
+  #leaves(node: Node, level: number, into: Leaf[]): void {
+    if (node.leaf) {
+      into.push(node);
+      return;
+    }
+    const v = this.values[this.#hashColumns[level]];
+    const child = node.byValue.get(v === undefined ? null : v);
+    if (child !== undefined) this.#leaves(child, level + 1, into);
+    if (node.any !== null) this.#leaves(node.any, level + 1, into);
+  }
+
+  #first(node: Node, level: number, best: number, payload: unknown, now: number): number {
+    if (!node.leaf) {
+      const v = this.values[this.#hashColumns[level]];
+      const child = node.byValue.get(v === undefined ? null : v);
+      if (child !== undefined) best = this.#first(child, level + 1, best, payload, now);
+      return node.any === null ? best : this.#first(node.any, level + 1, best, payload, now);
+    }
+    const { lists, rangeChecked } = this.#candidates(node);
+    for (const list of lists) {
+      for (let i = 0; i < list.length; i++) {
+        const r = list[i];
+        if (r >= best) break;
+        if (this.#check(r, rangeChecked, payload, now)) {
+          best = r;
+          break;
+        }
+      }
+    }
+    return best;
+  }
+
+  /**
+   * The first matching row in row order for the current `values`, or -1.
+   *
+   * @example
+   * t.values[0] = 'auto'; t.values[1] = 'US'; t.first(payload, now); // 0
+   */
+  first(payload: unknown, now: number): number {
+    const best = this.#first(this.#root, 0, NONE, payload, now);
+    this.values.fill(undefined);
+    return best === NONE ? -1 : best;
+  }
+
+  /** Every matching row for the current `values`, in row order. */
+  all(payload: unknown, now: number): number[] {
+    const leaves: Leaf[] = [];
+    this.#leaves(this.#root, 0, leaves);
+    const found: number[] = [];
+    for (const leaf of leaves) {
+      const { lists, rangeChecked } = this.#candidates(leaf);
+      for (const list of lists) {
+        for (let i = 0; i < list.length; i++) if (this.#check(list[i], rangeChecked, payload, now)) found.push(list[i]);
+      }
+    }
+    this.values.fill(undefined);
+    // A row sits in one leaf and one list of it, so there are no duplicates to remove.
+    if (leaves.length > 1 || found.length > 1) found.sort((a, b) => a - b);
+    return found;
+  }
+
+  /** The first of `matches` whose outputs differ from the first's, or -1 (hit policy `any`). */
+  differing(matches: readonly number[]): number {
+    const key = this.#outputKey[matches[0]];
+    for (let i = 1; i < matches.length; i++) if (this.#outputKey[matches[i]] !== key) return matches[i];
+    return -1;
+  }
+}
+
+/**
+ * The index of one table, from its spec's JSON (a string literal in the
+ * generated code) and its expression cells.
+ */
+export function table(json: string, expressions: ExpressionCells | null): TableIndex {
+  const spec = JSON.parse(json) as TableSpec;
+  if (!isArray(spec.cells)) throw new TypeError('table: a spec has cells');
+  return new TableIndex(spec, expressions);
+}
