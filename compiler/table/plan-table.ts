@@ -90,6 +90,8 @@ class TablePlanner {
   readonly #options: TablePlanOptions;
   readonly #fail: Fail;
   readonly #expressionCells: Expr[] = [];
+  /** Cells already read, by text: tables repeat a few texts in many rows, and a text reads the same everywhere. */
+  readonly #read = new Map<string, CellTest>();
 
   constructor(options: TablePlanOptions, fail: Fail) {
     this.#options = options;
@@ -292,6 +294,12 @@ class TablePlanner {
       this.#fail(at, 'INVALID_TABLE', `${value.length} output values; the table has ${outputs.length} outputs${outputs.length > 0 ? ` (${outputs.join(', ')})` : ''}`);
       return undefined;
     }
+    // Most outputs are numbers and short strings: those need no JSON round trip.
+    const values = value as unknown[];
+    if (values.every((v) => v === null || typeof v === 'string' || typeof v === 'boolean' || (typeof v === 'number' && Number.isFinite(v)))) {
+      const text = values.reduce<number>((sum, v) => sum + (typeof v === 'string' ? v.length : 8), 0);
+      if (text <= this.#options.limits.maxExpectedValueBytes / 6) return values.map((v) => (Object.is(v, -0) ? 0 : v));
+    }
     const json = jsonOf(value);
     if (json === undefined) {
       this.#fail(at, 'INVALID_TABLE', 'output values must be JSON values with finite numbers');
@@ -315,6 +323,15 @@ class TablePlanner {
       this.#fail(at, 'TOO_LONG', `a cell is at most ${limits.maxTableCellLength} characters`);
       return undefined;
     }
+    const known = this.#read.get(cell);
+    if (known !== undefined) return known;
+    const test = this.#readCell(cell, at);
+    if (test !== undefined) this.#read.set(cell, test);
+    return test;
+  }
+
+  #readCell(cell: string, at: string): CellTest | undefined {
+    const limits = this.#options.limits;
     const parsed = parseCell(cell);
     if (!parsed.ok) {
       this.#fail(at, 'SYNTAX_ERROR', parsed.message, { line: 1, column: parsed.column });

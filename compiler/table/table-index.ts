@@ -27,8 +27,11 @@ import type { TableStrategy } from './table-strategy.ts';
 /** What generated code hands to `rt.table`, as JSON. */
 export interface TableSpec {
   hitPolicy: HitPolicy;
-  /** Per row, one test per input. */
-  cells: CellTest[][];
+  /** The table's distinct tests; cells name them by position. */
+  tests: CellTest[];
+  /** Row after row, one test number per input: the cell of row r and input c is tests[cells[r * width + c]]. */
+  cells: number[];
+  width: number;
   outputs: string[];
   /** Per row, one value per output. */
   then: unknown[][];
@@ -40,11 +43,17 @@ export interface TableSpec {
 /** The table's expression cells, generated as one function: `(id, $cell, payload, now) => boolean`. */
 export type ExpressionCells = (id: number, cell: unknown, payload: unknown, now: number) => boolean;
 
+/** Lists of rows packed in one array: list i is entries[start[i]] up to entries[start[i + 1]], ascending. */
+interface PackedLists {
+  start: Int32Array;
+  entries: Int32Array;
+}
+
 interface RangeIndex {
   /** Distinct boundaries, ascending: segment 2i+1 is the point bounds[i], 2i the open interval before it. */
   bounds: Float64Array;
-  /** Per segment, the rows whose range cell covers it, ascending. */
-  segments: Int32Array[];
+  /** Per segment, the rows whose range cell covers it. */
+  segments: PackedLists;
   /** The rows whose range cell is `-`, ascending. */
   any: Int32Array;
 }
@@ -62,6 +71,19 @@ interface Branch {
 }
 
 type Node = Leaf | Branch;
+
+function pack(lists: readonly number[][]): PackedLists {
+  const start = new Int32Array(lists.length + 1);
+  let total = 0;
+  lists.forEach((list, i) => {
+    start[i] = total;
+    total += list.length;
+  });
+  start[lists.length] = total;
+  const entries = new Int32Array(total);
+  lists.forEach((list, i) => entries.set(list, start[i]));
+  return { start, entries };
+}
 
 const NONE = 0x7fffffff;
 /** A leaf's range index may hold this many row entries per row before it is dropped for a scan (wide, overlapping ranges). */
@@ -135,26 +157,36 @@ export class TableIndex {
   readonly rows: readonly Readonly<Record<string, unknown>>[];
   /** `$row` of `noMatch: { then }`, else null. */
   readonly otherwise: Readonly<Record<string, unknown>> | null;
-  readonly #cells: CellTest[][];
+  readonly #tests: CellTest[];
+  readonly #cells: Int32Array;
+  readonly #width: number;
   readonly #expressions: ExpressionCells | null;
   readonly #hashColumns: number[];
   readonly #rangeColumn: number;
   /** Per row, the columns a candidate still has to be checked on (not `-`, not indexed). */
-  readonly #residual: Int32Array[];
+  readonly #residual: PackedLists;
   /** Per row, a key its outputs share with every row of equal outputs (hit policy `any`). */
   readonly #outputKey: Int32Array;
   readonly #root: Node;
 
   constructor(spec: TableSpec, expressions: ExpressionCells | null) {
-    const { cells, strategy } = spec;
-    this.#cells = cells;
+    const { strategy, width } = spec;
+    this.#tests = spec.tests;
+    this.#cells = Int32Array.from(spec.cells);
+    this.#width = width;
     this.#expressions = expressions;
     this.#hashColumns = strategy.hashColumns;
     this.#rangeColumn = strategy.rangeColumn;
-    const width = strategy.columns.length;
     this.values = new Array<unknown>(width).fill(undefined);
+    const rowCount = spec.then.length;
     const indexed = new Set([...strategy.hashColumns, strategy.rangeColumn]);
-    this.#residual = cells.map((row) => Int32Array.from(row.flatMap((test, c) => (test.kind === 'any' || indexed.has(c) ? [] : [c]))));
+    const residual: number[][] = [];
+    for (let r = 0; r < rowCount; r++) {
+      const columns: number[] = [];
+      for (let c = 0; c < width; c++) if (!indexed.has(c) && this.#test(r, c).kind !== 'any') columns.push(c);
+      residual.push(columns);
+    }
+    this.#residual = pack(residual);
     const outputsOf = (then: unknown[]): Record<string, unknown> => {
       const row: Record<string, unknown> = {};
       spec.outputs.forEach((name, i) => {
@@ -172,8 +204,12 @@ export class TableIndex {
       return key;
     }));
     const all: number[] = [];
-    for (let r = 0; r < cells.length; r++) all.push(r);
+    for (let r = 0; r < rowCount; r++) all.push(r);
     this.#root = this.#build(all, 0);
+  }
+
+  #test(r: number, c: number): CellTest {
+    return this.#tests[this.#cells[r * this.#width + c]];
   }
 
   #build(rows: number[], level: number): Node {
@@ -189,7 +225,7 @@ export class TableIndex {
       else list.push(r);
     };
     for (const r of rows) {
-      const test = this.#cells[r][c];
+      const test = this.#test(r, c);
       if (test.kind === 'equal') add(test.value, r);
       else if (test.kind === 'oneOf') for (const v of test.values) add(v, r);
       else any.push(r);
@@ -205,28 +241,19 @@ export class TableIndex {
     if (c < 0 || rows.length <= 8) return null;
     const distinct = new Set<number>();
     for (const r of rows) {
-      const test = this.#cells[r][c];
+      const test = this.#test(r, c);
       if (test.kind === 'compare' || test.kind === 'equal') distinct.add(test.value as number);
       else if (test.kind === 'range') distinct.add(test.low as number).add(test.high as number);
     }
     const bounds = Float64Array.from([...distinct].sort((a, b) => a - b));
-    const at = (x: unknown): number => {
-      let lo = 0;
-      let hi = bounds.length;
-      while (lo < hi) {
-        const mid = (lo + hi) >>> 1;
-        if (bounds[mid] < (x as number)) lo = mid + 1;
-        else hi = mid;
-      }
-      return lo;
-    };
+    const at = (x: unknown): number => boundAt(bounds, x as number);
     const last = 2 * bounds.length;
     const segments: number[][] = [];
     for (let s = 0; s <= last; s++) segments.push([]);
     const any: number[] = [];
     let budget = rows.length * RANGE_ENTRIES_PER_ROW;
     for (const r of rows) {
-      const test = this.#cells[r][c];
+      const test = this.#test(r, c);
       let from: number;
       let to: number;
       switch (test.kind) {
@@ -253,51 +280,37 @@ export class TableIndex {
       if (budget < 0) return null;
       for (let s = from; s <= to; s++) segments[s].push(r);
     }
-    return { bounds, segments: segments.map((list) => Int32Array.from(list)), any: Int32Array.from(any) };
+    return { bounds, segments: pack(segments), any: Int32Array.from(any) };
   }
 
   /** Do row r's cells outside the index (and the range cell, where the leaf does not index it) match? */
   #check(r: number, rangeChecked: boolean, payload: unknown, now: number): boolean {
-    const row = this.#cells[r];
-    const residual = this.#residual[r];
+    const { start, entries } = this.#residual;
     const values = this.values;
-    for (let k = 0; k < residual.length; k++) {
-      const c = residual[k];
-      if (!cellMatches(row[c], values[c], this.#expressions, payload, now)) return false;
+    for (let k = start[r], end = start[r + 1]; k < end; k++) {
+      const c = entries[k];
+      if (!cellMatches(this.#test(r, c), values[c], this.#expressions, payload, now)) return false;
     }
     const c = this.#rangeColumn;
-    return rangeChecked || c < 0 || cellMatches(row[c], values[c], null, payload, now);
+    return rangeChecked || c < 0 || cellMatches(this.#test(r, c), values[c], null, payload, now);
   }
 
-  /** The lists of candidate rows of a leaf for the current values, and whether they satisfy the range column already. */
-  #candidates(leaf: Leaf): { lists: Int32Array[]; rangeChecked: boolean } {
-    const range = leaf.range;
-    if (range === null) return { lists: [leaf.rows], rangeChecked: false };
+  /** The first row of list[from..to) below `best` that matches, else `best`. */
+  #firstIn(list: Int32Array, from: number, to: number, rangeChecked: boolean, best: number, payload: unknown, now: number): number {
+    for (let i = from; i < to; i++) {
+      const r = list[i];
+      if (r >= best) return best;
+      if (this.#check(r, rangeChecked, payload, now)) return r;
+    }
+    return best;
+  }
+
+  /** The segment of the range column's value in a leaf, or -1 when only its `-` rows can match (not a number). */
+  #segment(range: RangeIndex): number {
     const v = this.values[this.#rangeColumn];
-    // Only numbers fall in a range; anything else (missing, a string, NaN) only in `-`.
-    if (typeof v !== 'number' || v !== v) return { lists: [range.any], rangeChecked: true };
-    const bounds = range.bounds;
-    let lo = 0;
-    let hi = bounds.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (bounds[mid] < v) lo = mid + 1;
-      else hi = mid;
-    }
-    const segment = lo < bounds.length && bounds[lo] === v ? 2 * lo + 1 : 2 * lo;
-    return { lists: [range.any, range.segments[segment]], rangeChecked: true };
-  }
-
-  /** The leaves the current values reach. */
-  #leaves(node: Node, level: number, into: Leaf[]): void {
-    if (node.leaf) {
-      into.push(node);
-      return;
-    }
-    const v = this.values[this.#hashColumns[level]];
-    const child = node.byValue.get(v === undefined ? null : v);
-    if (child !== undefined) this.#leaves(child, level + 1, into);
-    if (node.any !== null) this.#leaves(node.any, level + 1, into);
+    if (typeof v !== 'number' || v !== v) return -1;
+    const i = boundAt(range.bounds, v);
+    return i < range.bounds.length && range.bounds[i] === v ? 2 * i + 1 : 2 * i;
   }
 
   #first(node: Node, level: number, best: number, payload: unknown, now: number): number {
@@ -307,18 +320,34 @@ export class TableIndex {
       if (child !== undefined) best = this.#first(child, level + 1, best, payload, now);
       return node.any === null ? best : this.#first(node.any, level + 1, best, payload, now);
     }
-    const { lists, rangeChecked } = this.#candidates(node);
-    for (const list of lists) {
-      for (let i = 0; i < list.length; i++) {
-        const r = list[i];
-        if (r >= best) break;
-        if (this.#check(r, rangeChecked, payload, now)) {
-          best = r;
-          break;
-        }
-      }
+    const range = node.range;
+    if (range === null) return this.#firstIn(node.rows, 0, node.rows.length, false, best, payload, now);
+    best = this.#firstIn(range.any, 0, range.any.length, true, best, payload, now);
+    const segment = this.#segment(range);
+    if (segment < 0) return best;
+    const { start, entries } = range.segments;
+    return this.#firstIn(entries, start[segment], start[segment + 1], true, best, payload, now);
+  }
+
+  #all(node: Node, level: number, found: number[], payload: unknown, now: number): void {
+    if (!node.leaf) {
+      const v = this.values[this.#hashColumns[level]];
+      const child = node.byValue.get(v === undefined ? null : v);
+      if (child !== undefined) this.#all(child, level + 1, found, payload, now);
+      if (node.any !== null) this.#all(node.any, level + 1, found, payload, now);
+      return;
     }
-    return best;
+    const collect = (list: Int32Array, from: number, to: number, rangeChecked: boolean): void => {
+      for (let i = from; i < to; i++) if (this.#check(list[i], rangeChecked, payload, now)) found.push(list[i]);
+    };
+    const range = node.range;
+    if (range === null) {
+      collect(node.rows, 0, node.rows.length, false);
+      return;
+    }
+    collect(range.any, 0, range.any.length, true);
+    const segment = this.#segment(range);
+    if (segment >= 0) collect(range.segments.entries, range.segments.start[segment], range.segments.start[segment + 1], true);
   }
 
   /**
@@ -335,18 +364,11 @@ export class TableIndex {
 
   /** Every matching row for the current `values`, in row order. */
   all(payload: unknown, now: number): number[] {
-    const leaves: Leaf[] = [];
-    this.#leaves(this.#root, 0, leaves);
     const found: number[] = [];
-    for (const leaf of leaves) {
-      const { lists, rangeChecked } = this.#candidates(leaf);
-      for (const list of lists) {
-        for (let i = 0; i < list.length; i++) if (this.#check(list[i], rangeChecked, payload, now)) found.push(list[i]);
-      }
-    }
+    this.#all(this.#root, 0, found, payload, now);
     this.values.fill(undefined);
-    // A row sits in one leaf and one list of it, so there are no duplicates to remove.
-    if (leaves.length > 1 || found.length > 1) found.sort((a, b) => a - b);
+    // A row sits in one leaf and one list of it: sorting merges the lists, there are no duplicates to remove.
+    if (found.length > 1) found.sort((a, b) => a - b);
     return found;
   }
 
@@ -358,12 +380,24 @@ export class TableIndex {
   }
 }
 
+/** How many of the ascending `bounds` are below `x`. */
+function boundAt(bounds: Float64Array, x: number): number {
+  let lo = 0;
+  let hi = bounds.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1;
+    if (bounds[mid] < x) lo = mid + 1;
+    else hi = mid;
+  }
+  return lo;
+}
+
 /**
  * The index of one table, from its spec's JSON (a string literal in the
  * generated code) and its expression cells.
  */
 export function table(json: string, expressions: ExpressionCells | null): TableIndex {
   const spec = JSON.parse(json) as TableSpec;
-  if (!isArray(spec.cells)) throw new TypeError('table: a spec has cells');
+  if (!isArray(spec.cells) || !isArray(spec.tests)) throw new TypeError('table: a spec has tests and cells');
   return new TableIndex(spec, expressions);
 }

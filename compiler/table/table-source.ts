@@ -8,14 +8,31 @@
 import { _, CodeWriter, join, type Name } from '../codegen/index.ts';
 import { generateIsTrue, type Env, type FixedNames, type Hoist } from '../expression/generate.ts';
 import { isBoolean } from '../expression/ir.ts';
+import type { CellTest } from './cell-test.ts';
 import type { TablePlan } from './plan-table.ts';
 import type { TableSpec } from './table-index.ts';
 
 /** What `rt.table` is given, as JSON text (a string literal in the source). */
 export function tableSpecJson(plan: TablePlan): string {
+  // Cells read from the same text share one test object (plan-table.ts); each distinct test is written once.
+  const ids = new Map<CellTest, number>();
+  const tests: CellTest[] = [];
+  const cells: number[] = [];
+  for (const row of plan.cells) {
+    for (const test of row) {
+      let id = ids.get(test);
+      if (id === undefined) {
+        ids.set(test, (id = tests.length));
+        tests.push(test);
+      }
+      cells.push(id);
+    }
+  }
   const spec: TableSpec = {
     hitPolicy: plan.hitPolicy,
-    cells: plan.cells,
+    tests,
+    cells,
+    width: plan.inputs.length,
     outputs: plan.outputs,
     then: plan.then,
     otherwise: typeof plan.noMatch === 'object' ? plan.noMatch.then : null,

@@ -2,7 +2,8 @@
  * How a table is searched, chosen at compile time by the shape of its
  * columns (table-index.ts builds and runs it):
  *
- * - `hash`: every cell is `-`, a literal or a list. Up to MAX_HASH_COLUMNS
+ * - `hash`: every cell is `-`, a literal or a list, and no value leaves
+ *   more than half of the rows as candidates. Up to MAX_HASH_COLUMNS
  *   of them, the ones with the most distinct values first, become the
  *   levels of a tree of `Map`s from value to rows, with one branch for the
  *   rows that take any value: a lookup follows at most two branches a level.
@@ -44,16 +45,25 @@ export function chooseStrategy(cells: readonly CellTest[][], forceScan = false):
   const keys: number[] = [];
   const boundaries: number[] = [];
   for (let c = 0; c < width; c++) {
-    const kind = columnKind(cells, c);
-    columns.push(kind);
+    let kind = columnKind(cells, c);
     const distinct = new Set<unknown>();
+    const rowsPerKey = new Map<unknown, number>();
+    let anyRows = 0;
     for (const row of cells) {
       const test = row[c];
       if (test.kind === 'equal') distinct.add(test.value);
       else if (test.kind === 'oneOf') for (const v of test.values) distinct.add(v);
       else if (test.kind === 'compare') distinct.add(test.value);
       else if (test.kind === 'range') distinct.add(test.low).add(test.high);
+      else if (test.kind === 'any') anyRows++;
+      if (test.kind === 'equal') rowsPerKey.set(test.value, (rowsPerKey.get(test.value) ?? 0) + 1);
+      if (test.kind === 'oneOf') for (const v of test.values) rowsPerKey.set(v, (rowsPerKey.get(v) ?? 0) + 1);
     }
+    // A value that leaves more than half of the rows as candidates does not narrow the search enough to pay for a level.
+    let largest = 0;
+    for (const count of rowsPerKey.values()) largest = Math.max(largest, count);
+    if (kind === 'hash' && anyRows + largest > cells.length / 2) kind = 'scan';
+    columns.push(kind);
     keys.push(kind === 'hash' ? distinct.size : 0);
     boundaries.push(kind === 'range' ? distinct.size : 0);
   }
