@@ -177,7 +177,8 @@ class CellReader {
         this.#pos++;
         continue;
       }
-      this.#expect(']');
+      if (this.text[this.#pos] !== ']') throw this.#error('expected `,` or `]` in the list');
+      this.#pos++;
       return values;
     }
   }

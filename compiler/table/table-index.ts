@@ -198,7 +198,8 @@ export class TableIndex {
     this.otherwise = spec.otherwise === null ? null : outputsOf(spec.otherwise);
     const keys = new Map<string, number>();
     this.#outputKey = Int32Array.from(spec.then.map((then) => {
-      const json = JSON.stringify(then);
+      // Equal outputs are equal values: objects whatever the order of their keys.
+      const json = JSON.stringify(then, sortedKeys);
       let key = keys.get(json);
       if (key === undefined) keys.set(json, (key = keys.size));
       return key;
@@ -378,6 +379,13 @@ export class TableIndex {
     for (let i = 1; i < matches.length; i++) if (this.#outputKey[matches[i]] !== key) return matches[i];
     return -1;
   }
+}
+
+/** A JSON.stringify replacer that writes an object's keys in sorted order. */
+function sortedKeys(_key: string, value: unknown): unknown {
+  if (value === null || typeof value !== 'object' || isArray(value)) return value;
+  const record = value as Record<string, unknown>;
+  return Object.fromEntries(Object.keys(record).sort().map((key) => [key, record[key]]));
 }
 
 /** How many of the ascending `bounds` are below `x`. */
