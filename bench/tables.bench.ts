@@ -111,6 +111,7 @@ export interface TablePositionFigure {
 
 export interface TablesBenchResult {
   quick: boolean;
+  generatedAt: string;
   rows: number;
   positions: TablePositionFigure[];
   compile: { medianMs: number; minMs: number; runs: number };
@@ -213,6 +214,7 @@ export async function runTablesBench(options: { quick?: boolean } = {}): Promise
   const compileMs = median(times);
   return {
     quick,
+    generatedAt: new Date().toISOString(),
     rows: 10_000,
     positions,
     compile: { medianMs: compileMs, minMs: Math.min(...times), runs },

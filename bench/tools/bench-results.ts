@@ -6,9 +6,10 @@ import type { CompilerBenchResult } from '../compiler.bench.ts';
 import type { HttpBenchResult } from '../http/http.bench.ts';
 import type { WorkersBenchResult } from '../http/workers.bench.ts';
 import type { ScalingBenchResult } from '../scaling.bench.ts';
+import type { TablesBenchResult } from '../tables.bench.ts';
 
 /** The suites of `npm run bench`, in the order they run. */
-export const SUITES = ['compiler', 'http', 'scaling', 'workers'] as const;
+export const SUITES = ['compiler', 'tables', 'http', 'scaling', 'workers'] as const;
 export type SuiteName = (typeof SUITES)[number];
 
 /** Everything one `npm run bench` measured; a suite left out by `--only` is absent. */
@@ -18,6 +19,7 @@ export interface BenchResults {
   environment: { node: string; platform: string; arch: string; cpu: string; cores: number; loadAverage: number[]; memoryMonitor?: string };
   durationS: number;
   compiler?: CompilerBenchResult;
+  tables?: TablesBenchResult;
   http?: HttpBenchResult;
   scaling?: ScalingBenchResult;
   workers?: WorkersBenchResult;
