@@ -133,10 +133,11 @@ function median(values: readonly number[]): number {
 function indexesOf(rule: RuleDefinition): { index: TableIndex; scan: TableIndex } {
   const planned = planRule(rule, DEFAULT_LIMITS);
   if (!planned.ok || planned.plan.table === undefined) throw new Error('the table rule does not plan');
-  const spec = JSON.parse(tableSpecJson(planned.plan.table)) as TableSpec;
+  const table = planned.plan.table;
+  const spec = JSON.parse(tableSpecJson(table)) as TableSpec;
   return {
     index: new TableIndex(spec, null),
-    scan: new TableIndex({ ...spec, strategy: chooseStrategy(spec.cells, true) }, null),
+    scan: new TableIndex({ ...spec, strategy: chooseStrategy(table.cells, true) }, null),
   };
 }
 

@@ -28,7 +28,7 @@
  * for long; the ruleset's source is the parts laid out in one factory.
  */
 import { _, CodeWriter, commentOf, join, layout, lit, Scope, type Code, type Name } from './codegen/index.ts';
-import { generateExpression, generateIsTrue, payloadReads, type Env, type FixedNames, type HelperName, type Hoist, type RefOrigin } from './expression/generate.ts';
+import { generateExpression, generateIsTrue, payloadReads, rootsOf, type Env, type FixedNames, type HelperName, type Hoist, type RefOrigin } from './expression/generate.ts';
 import { constantValue, isBoolean, type Expr } from './expression/ir.ts';
 import type { TemplatePart } from './expression/template.ts';
 import type { PathSegment } from './paths.ts';
@@ -36,7 +36,7 @@ import type { RulePlan } from './rule-plan.ts';
 import { MAX_FAILURES_PER_VALIDATION, MAX_MESSAGE_LENGTH, runtime, text } from './runtime.ts';
 import { schemaFailures } from './schema/index.ts';
 import { runSteps, type Steps } from './steps.ts';
-import { rootsOf, type TablePlan } from './table/plan-table.ts';
+import type { TablePlan } from './table/plan-table.ts';
 import { declareExpressionCells, tableSpecJson, tableSummary } from './table/table-source.ts';
 
 /** The error codes of a table rule's own failures (docs: decision tables). */

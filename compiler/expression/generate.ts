@@ -13,7 +13,7 @@
  */
 import { _, CodeWriter, join, lit, Name, type Code, type Scope } from '../codegen/index.ts';
 import type { Runtime, Matcher } from '../runtime.ts';
-import { constantValue, type CallbackMethod, type Expr, type Primitive } from './ir.ts';
+import { constantValue, type CallbackMethod, type Expr, type Primitive, type RootName } from './ir.ts';
 
 /**
  * How a value in `refs` was made, so that a bundler can make it again
@@ -470,6 +470,18 @@ export function patternsIn(e: Expr, into: Map<string, number>): void {
   if (e.kind === 'matches') into.set(e.pattern, e.weight);
   if (e.kind === 'callback') patternsIn(e.body, into);
   for (const child of childrenOf(e)) patternsIn(child, into);
+}
+
+/** The root names an expression reads (`value`, `cell`, `row`...), callback bodies included. */
+export function rootsOf(e: Expr): Set<RootName> {
+  const roots = new Set<RootName>();
+  const stack: Expr[] = [e];
+  for (let x = stack.pop(); x !== undefined; x = stack.pop()) {
+    if (x.kind === 'root') roots.add(x.name);
+    if (x.kind === 'callback') stack.push(x.body);
+    stack.push(...childrenOf(x));
+  }
+  return roots;
 }
 
 function childrenOf(x: Expr): Expr[] {

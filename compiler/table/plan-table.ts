@@ -9,6 +9,7 @@
 import type { CompileError, CompileErrorCode, CompilerLimits } from '../types.ts';
 import { compileExpression } from '../expression/compile-expression.ts';
 import { identity, type ExpressionError } from '../expression/errors.ts';
+import { rootsOf } from '../expression/generate.ts';
 import type { Expr, RootName } from '../expression/ir.ts';
 import type { PatternResult } from '../expression/lower.ts';
 import { jsonOf } from '../json-value.ts';
@@ -370,49 +371,4 @@ const CELL_NAMES: ReadonlySet<'cell'> = new Set(['cell']);
 
 function isRecord(value: unknown): value is Record<string, unknown> {
   return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
-
-/** The root names an expression reads, callback bodies included. */
-export function rootsOf(e: Expr): Set<RootName> {
-  const roots = new Set<RootName>();
-  const stack: Expr[] = [e];
-  while (stack.length > 0) {
-    const x = stack.pop() as Expr;
-    switch (x.kind) {
-      case 'root':
-        roots.add(x.name);
-        break;
-      case 'array':
-        stack.push(...x.items);
-        break;
-      case 'member':
-        stack.push(x.object);
-        break;
-      case 'unary':
-        stack.push(x.argument);
-        break;
-      case 'binary':
-      case 'logical':
-        stack.push(x.left, x.right);
-        break;
-      case 'conditional':
-        stack.push(x.test, x.consequent, x.alternate);
-        break;
-      case 'call':
-        stack.push(...x.args);
-        break;
-      case 'matches':
-        stack.push(x.subject);
-        break;
-      case 'method':
-        stack.push(x.object, ...x.args);
-        break;
-      case 'callback':
-        stack.push(x.object, x.body);
-        break;
-      default:
-        break;
-    }
-  }
-  return roots;
 }

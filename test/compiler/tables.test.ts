@@ -310,4 +310,16 @@ describe('a rule with a table', () => {
       expect(check(loan(1, product, country, 1457), 0).failures[0].message).toBe('Amount within the product\'s limit: no row of its table matches');
     }
   });
+
+  it('keeps hostile text inside literals: cells, outputs and names reach the source only as strings', () => {
+    const hostile = '*/ </script> \u2028\u2029 ${x} `; throw 1; //';
+    const rows = Array.from({ length: 12 }, (_, i) => ({ when: [JSON.stringify(`${hostile}${i}`), 'in ["__proto__", "constructor"]'], then: [hostile] }));
+    const table: TableDefinition = { hitPolicy: 'first', inputs: [{ name: hostile, path: 'a' }, { name: 'b', path: 'b' }], outputs: ['o'], rows };
+    const compiled = compileRuleset([{ code: 'H', name: hostile, table, expression: 'false', message: '{{ $row.o }}' }]);
+    expect(compiled.errors).toEqual([]);
+    expect(compiled.source).not.toMatch(/[\u2028\u2029]/);
+    expect(compiled.validate({ a: `${hostile}3`, b: 'constructor' }, 0).failures[0].message).toBe(hostile);
+    expect(compiled.validate({ a: `${hostile}3`, b: {} }, 0).failures[0].message).toBe(`${hostile}: no row of its table matches`);
+    expect(errorsOf(withTable({ outputs: ['__proto__', 'x'] })).map((e) => e.path)).toEqual(['table.outputs[0]']);
+  });
 });
