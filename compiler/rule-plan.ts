@@ -8,7 +8,7 @@
 import type { CompileError, CompilerLimits, RuleDefinition, RuleField, Severity } from './types.ts';
 import { compileExpression } from './expression/compile-expression.ts';
 import { identity, type ExpressionError } from './expression/errors.ts';
-import { patternsIn } from './expression/generate.ts';
+import { keysReadFrom, patternsIn } from './expression/generate.ts';
 import { comparedOperand, inferExpected } from './expression/infer.ts';
 import type { Expr } from './expression/ir.ts';
 import type { PatternResult } from './expression/lower.ts';
@@ -186,6 +186,20 @@ export function planRule(
     else if (bytes > limits.maxExpectedValueBytes) {
       error('expectedValue', { code: 'TOO_LONG', message: `expectedValue is ${bytes} bytes of JSON; the limit is ${limits.maxExpectedValueBytes}` });
     } else givenExpected = { value: JSON.parse(json) as unknown };
+  }
+  if (table !== undefined) {
+    // A misspelt output would read undefined on every row: refuse it while the author can see why.
+    const fields: [RuleField, readonly Expr[]][] = [
+      ['expression', expression === undefined ? [] : [expression]],
+      ['message', (message ?? []).flatMap((part) => (part.kind === 'expr' ? [part.expr] : []))],
+    ];
+    for (const [field, exprs] of fields) {
+      const unknown = exprs.flatMap((e) => keysReadFrom(e, 'row')).find((key) => !table.outputs.includes(String(key)));
+      if (unknown !== undefined) {
+        const outputs = table.outputs.length === 0 ? 'the table has no outputs' : `its outputs are ${table.outputs.join(', ')}`;
+        error(field, { code: 'INVALID_TABLE', message: `\`$row.${String(unknown)}\` is not an output of the table: ${outputs}` });
+      }
+    }
   }
   if (errors.length > 0) return { ok: false, errors };
 

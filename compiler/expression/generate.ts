@@ -484,6 +484,18 @@ export function rootsOf(e: Expr): Set<RootName> {
   return roots;
 }
 
+/** The keys read straight off a root (`$row.maxAmount` reads `maxAmount` off `row`), callback bodies included. */
+export function keysReadFrom(e: Expr, root: RootName): (string | number)[] {
+  const keys: (string | number)[] = [];
+  const stack: Expr[] = [e];
+  for (let x = stack.pop(); x !== undefined; x = stack.pop()) {
+    if (x.kind === 'member' && x.object.kind === 'root' && x.object.name === root) keys.push(x.key);
+    if (x.kind === 'callback') stack.push(x.body);
+    stack.push(...childrenOf(x));
+  }
+  return keys;
+}
+
 function childrenOf(x: Expr): Expr[] {
   switch (x.kind) {
     case 'array':

@@ -165,6 +165,10 @@ describe('compile errors name the row and column', () => {
     ['more inputs than the limit', withTable({ inputs: Array.from({ length: 33 }, (_, i) => ({ name: `i${i}`, path: `i${i}` })), rows: [] }), [
       { field: 'table', code: 'LIMIT_EXCEEDED', path: 'table.inputs', message: 'table.inputs: a table has at most 32 inputs, this one has 33' },
     ]],
+    ['$row.name of an output the table does not have', withTable({}, { expression: '$row.maxAmout > 1', message: '{{ $row.other }}' }), [
+      { field: 'expression', code: 'INVALID_TABLE', path: undefined, message: '`$row.maxAmout` is not an output of the table: its outputs are maxAmount, minTermMonths' },
+      { field: 'message', code: 'INVALID_TABLE', path: undefined, message: '`$row.other` is not an output of the table: its outputs are maxAmount, minTermMonths' },
+    ]],
     ['$row outside a table rule', { code: 'T', name: 'T', expression: '$row.max > 1' }, [
       { field: 'expression', code: 'NOT_ALLOWED', path: undefined, message: '`$row` is only allowed in the expression and message of a rule with a table', line: 1, column: 1 },
     ]],
@@ -286,6 +290,18 @@ describe('a rule with a table', () => {
       ['R failed (table.rows[0])', 10], ['R failed (table.rows[2])', 5],
     ]);
     expect(check({ amount: 3 }, 0).isValid).toBe(true);
+  });
+
+  it('runs per element in a forEach rule, with inputs read from $item', () => {
+    const table: TableDefinition = {
+      hitPolicy: 'first', inputs: [{ name: 'sku', expression: '$item.sku' }], outputs: ['max'],
+      rows: [{ when: ['"A"'], then: [5] }, { when: ['-'], then: [1] }],
+    };
+    const { validate: check } = compileRuleset([{
+      code: 'Q', name: 'Qty', forEach: 'items', fieldPath: 'items[].qty', table, expression: '$value <= $row.max', message: 'item {{ $index }}: {{ $value }} > {{ $row.max }}',
+    }]);
+    expect(check({ items: [{ sku: 'A', qty: 6 }, { sku: 'B', qty: 1 }, { sku: 'B', qty: 2 }] }, 0).failures.map((f) => [f.fieldPath, f.message, f.expectedValue]))
+      .toEqual([['items[0].qty', 'item 0: 6 > 5', 5], ['items[2].qty', 'item 2: 2 > 1', 1]]);
   });
 
   it('compares dates written as date("…") with a column read through date()', () => {
