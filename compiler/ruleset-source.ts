@@ -67,16 +67,17 @@ const FIXED = [
 ] as const;
 
 /** The names only the explaining variant uses (see `GenerateOptions.explain`); reserved only there, so that the live source is unchanged. */
-const EXPLAIN_NAMES = ['trace', 'mark', 'why', 'elements', 'start'] as const;
+const EXPLAIN_NAMES = ['trace', 'mark', 'why', 'elements', 'start', 'matched'] as const;
 
 /** How to generate: the live validator, or its explaining variant. */
 export interface GenerateOptions {
   /**
    * Generate the explaining variant: the same rule blocks, each also
-   * recording into `trace` one entry `[why, failuresAdded, value, elements]`
+   * recording into `trace` one entry `[why, failuresAdded, value, elements, matched]`
    * (why: null, "when-false" or "field-missing"; value: the fieldPath's
    * value of a rule outside forEach; elements: the failing indexes of a
-   * forEach rule), and `validate` returns `trace` with the result. Always
+   * forEach rule; matched: the table rows that matched), and `validate`
+   * returns `trace` with the result. Always
    * one factory, never parts: it runs for one request, not for traffic.
    */
   explain?: boolean;
@@ -688,12 +689,14 @@ class RuleEmitter {
         w.line(_`const ${x.mark} = ${n.failures}.length;`);
         w.line(_`let ${x.why} = null;`);
         if (plan.forEach !== undefined) w.line(_`const ${x.elements} = [];`);
+        if (plan.table !== undefined) w.line(_`const ${x.matched} = [];`);
       }
       w.embed(inner);
       if (x !== undefined) {
         const value = plan.forEach === undefined && plan.fieldPath !== undefined ? n.value : lit(undefined);
         const elements = plan.forEach === undefined ? lit(null) : x.elements;
-        w.line(_`${x.trace}.push([${x.why}, ${n.failures}.length - ${x.mark}, ${value}, ${elements}]);`);
+        const matched = plan.table === undefined ? lit(null) : x.matched;
+        w.line(_`${x.trace}.push([${x.why}, ${n.failures}.length - ${x.mark}, ${value}, ${elements}, ${matched}]);`);
       }
     });
   }
@@ -849,6 +852,7 @@ class RuleEmitter {
   table(w: CodeWriter, table: TablePlan, path: Code): void {
     const d = this.#d;
     const n = this.#n;
+    const x = d.naming.explain;
     const index = d.table(table, this.#onNow);
     table.inputs.forEach((input, i) => {
       const code = input.path !== undefined
@@ -859,6 +863,7 @@ class RuleEmitter {
     if (table.hitPolicy === 'first') {
       const match = d.scope.name('match');
       w.line(_`const ${match} = ${index}.first(${n.payload}, ${n.now});`);
+      if (x !== undefined) w.line(_`if (${match} >= 0) ${x.matched}.push(${match});`);
       w.open(_`if (${match} < 0)`);
       this.noMatch(w, table, index, path);
       w.reopen(_`else`);
@@ -868,6 +873,7 @@ class RuleEmitter {
     }
     const matches = d.scope.name('matches');
     w.line(_`const ${matches} = ${index}.all(${n.payload}, ${n.now});`);
+    if (x !== undefined) w.line(_`${x.matched}.push(...${matches});`);
     w.open(_`if (${matches}.length === 0)`);
     this.noMatch(w, table, index, path);
     if (table.hitPolicy === 'collect') {

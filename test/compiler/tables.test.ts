@@ -5,7 +5,7 @@
  * the reference scan is table-differential.test.ts.
  */
 import { describe, expect, it } from 'vitest';
-import { compileRuleset, type CompileError, type RuleDefinition, type TableDefinition } from '../../compiler/index.ts';
+import { compileRuleset, explainRuleset, type CompileError, type RuleDefinition, type TableDefinition } from '../../compiler/index.ts';
 import { DEFAULT_LIMITS } from '../../compiler/limits.ts';
 import { planRule } from '../../compiler/rule-plan.ts';
 import { parseCell, type CellTest } from '../../compiler/table/cell-test.ts';
@@ -290,6 +290,16 @@ describe('a rule with a table', () => {
       ['R failed (table.rows[0])', 10], ['R failed (table.rows[2])', 5],
     ]);
     expect(check({ amount: 3 }, 0).isValid).toBe(true);
+  });
+
+  it('names the rows that matched in the explain trace', () => {
+    const { explain } = explainRuleset([{ ...LIMIT_RULE, table: { ...LOANS, hitPolicy: 'collect' } }]);
+    expect(explain(loan(40000, 'auto', 'US', 710, 12), 0).trace).toEqual([
+      { ruleCode: 'AMOUNT_WITHIN_LIMIT', outcome: 'passed', fieldPath: 'loan.amount', value: 40000, rows: [0] },
+    ]);
+    expect(explain(loan(40000, 'auto', 'FR', 500, 12), 0).trace[0]).toMatchObject({ outcome: 'failed', rows: [2] });
+    expect(explain(loan(40000, 'bike', 'FR', 650, 12), 0).trace[0]).toMatchObject({ outcome: 'failed', rows: [] });
+    expect(explainRuleset([LIMIT_RULE]).explain(loan(1, 'auto', 'US', 710, 12), 0).trace[0].rows).toEqual([0]);
   });
 
   it('runs per element in a forEach rule, with inputs read from $item', () => {
