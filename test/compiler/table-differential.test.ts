@@ -63,6 +63,8 @@ function tableRuleArb(rows: { min: number; max: number }): fc.Arbitrary<RuleDefi
     expression: fc.constantFrom(undefined, '$value <= $row.o0', '$rowIndex % 2 == 0', '$row.o0 != 1', 'true'),
     message: fc.constantFrom(undefined, 'm {{ $row.o0 }} at {{ $rowIndex }}', 'plain {{ $value }}'),
     expressionInput: fc.boolean(),
+    when: fc.constantFrom(undefined, undefined, 't2 != 5'),
+    expectedValue: fc.constantFrom(undefined, undefined, 7, 'limit'),
     seed: fc.integer(),
   }).chain((shape) => {
     const outputs = Array.from({ length: shape.outputs }, (_, i) => `o${i}`);
@@ -87,6 +89,8 @@ function tableRuleArb(rows: { min: number; max: number }): fc.Arbitrary<RuleDefi
           ...(shape.field ? { fieldPath: 'amount', required: shape.required } : {}),
           ...(expression === undefined || (expression.includes('$value') && !shape.field) ? {} : { expression }),
           ...(shape.message === undefined || (usesOutput(shape.message) && outputs.length === 0) ? {} : { message: shape.message }),
+          ...(shape.when === undefined ? {} : { when: shape.when }),
+          ...(shape.expectedValue === undefined ? {} : { expectedValue: shape.expectedValue }),
         };
         return rule;
       });
@@ -96,7 +100,7 @@ function tableRuleArb(rows: { min: number; max: number }): fc.Arbitrary<RuleDefi
 const payloadArb = fc.record({
   t0: fc.constantFrom(...VALUES),
   t1: fc.constantFrom(...VALUES),
-  t2: fc.constantFrom(...VALUES),
+  t2: fc.constantFrom(...VALUES, 5),
   amount: fc.constantFrom(undefined, 0, 1, 2, 3, 'a'),
 }).map((p) => JSON.stringify(p));
 
