@@ -67,17 +67,18 @@ const FIXED = [
 ] as const;
 
 /** The names only the explaining variant uses (see `GenerateOptions.explain`); reserved only there, so that the live source is unchanged. */
-const EXPLAIN_NAMES = ['trace', 'mark', 'why', 'elements', 'start', 'matched'] as const;
+const EXPLAIN_NAMES = ['trace', 'mark', 'why', 'elements', 'start', 'matched', 'closest'] as const;
 
 /** How to generate: the live validator, or its explaining variant. */
 export interface GenerateOptions {
   /**
    * Generate the explaining variant: the same rule blocks, each also
-   * recording into `trace` one entry `[why, failuresAdded, value, elements, matched]`
+   * recording into `trace` one entry `[why, failuresAdded, value, elements, matched, closest]`
    * (why: null, "when-false" or "field-missing"; value: the fieldPath's
    * value of a rule outside forEach; elements: the failing indexes of a
-   * forEach rule; matched: the table rows that matched), and `validate`
-   * returns `trace` with the result. Always
+   * forEach rule; matched: the table rows that matched; closest: when none
+   * did, the row that matched the most cells), and `validate` returns
+   * `trace` with the result. Always
    * one factory, never parts: it runs for one request, not for traffic.
    */
   explain?: boolean;
@@ -690,13 +691,15 @@ class RuleEmitter {
         w.line(_`let ${x.why} = null;`);
         if (plan.forEach !== undefined) w.line(_`const ${x.elements} = [];`);
         if (plan.table !== undefined) w.line(_`const ${x.matched} = [];`);
+        if (plan.table !== undefined) w.line(_`let ${x.closest} = null;`);
       }
       w.embed(inner);
       if (x !== undefined) {
         const value = plan.forEach === undefined && plan.fieldPath !== undefined ? n.value : lit(undefined);
         const elements = plan.forEach === undefined ? lit(null) : x.elements;
         const matched = plan.table === undefined ? lit(null) : x.matched;
-        w.line(_`${x.trace}.push([${x.why}, ${n.failures}.length - ${x.mark}, ${value}, ${elements}, ${matched}]);`);
+        const closest = plan.table === undefined ? lit(null) : x.closest;
+        w.line(_`${x.trace}.push([${x.why}, ${n.failures}.length - ${x.mark}, ${value}, ${elements}, ${matched}, ${closest}]);`);
       }
     });
   }
@@ -860,10 +863,17 @@ class RuleEmitter {
         : generateExpression(input.expression as Expr, this.env(this.valueName(), this.expectedCode()), d, n);
       w.line(_`${index}.values[${i}] = ${code};`);
     });
+    // Before the search, which clears the inputs; kept only when no row matches.
+    const closest = x === undefined ? undefined : d.scope.name('closest');
+    if (x !== undefined && closest !== undefined) w.line(_`const ${closest} = ${index}.closest(${n.payload}, ${n.now});`);
+    const noteClosest = (found: Code): void => {
+      if (x !== undefined && closest !== undefined) w.line(_`if (${found}) ${x.closest} = ${closest};`);
+    };
     if (table.hitPolicy === 'first') {
       const match = d.scope.name('match');
       w.line(_`const ${match} = ${index}.first(${n.payload}, ${n.now});`);
       if (x !== undefined) w.line(_`if (${match} >= 0) ${x.matched}.push(${match});`);
+      noteClosest(_`${match} < 0`);
       w.open(_`if (${match} < 0)`);
       this.noMatch(w, table, index, path);
       w.reopen(_`else`);
@@ -874,6 +884,7 @@ class RuleEmitter {
     const matches = d.scope.name('matches');
     w.line(_`const ${matches} = ${index}.all(${n.payload}, ${n.now});`);
     if (x !== undefined) w.line(_`${x.matched}.push(...${matches});`);
+    noteClosest(_`${matches}.length === 0`);
     w.open(_`if (${matches}.length === 0)`);
     this.noMatch(w, table, index, path);
     if (table.hitPolicy === 'collect') {

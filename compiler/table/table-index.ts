@@ -373,6 +373,27 @@ export class TableIndex {
     return found;
   }
 
+  /**
+   * For an explanation when no row matches: the first row that matches the
+   * most cells of the current `values`, or -1 for a table without rows. A
+   * scan of every cell; the explaining variant calls it, validations never
+   * do. Leaves `values` as they are, for the search that follows.
+   */
+  closest(payload: unknown, now: number): number {
+    let best = -1;
+    let bestCount = -1;
+    const rowCount = this.rows.length;
+    for (let r = 0; r < rowCount; r++) {
+      let count = 0;
+      for (let c = 0; c < this.#width; c++) if (cellMatches(this.#test(r, c), this.values[c], this.#expressions, payload, now)) count++;
+      if (count > bestCount) {
+        best = r;
+        bestCount = count;
+      }
+    }
+    return best;
+  }
+
   /** The first of `matches` whose outputs differ from the first's, or -1 (hit policy `any`). */
   differing(matches: readonly number[]): number {
     const key = this.#outputKey[matches[0]];

@@ -292,13 +292,16 @@ describe('a rule with a table', () => {
     expect(check({ amount: 3 }, 0).isValid).toBe(true);
   });
 
-  it('names the rows that matched in the explain trace', () => {
+  it('names the rows that matched in the explain trace, or the closest one when none did', () => {
     const { explain } = explainRuleset([{ ...LIMIT_RULE, table: { ...LOANS, hitPolicy: 'collect' } }]);
     expect(explain(loan(40000, 'auto', 'US', 710, 12), 0).trace).toEqual([
       { ruleCode: 'AMOUNT_WITHIN_LIMIT', outcome: 'passed', fieldPath: 'loan.amount', value: 40000, rows: [0] },
     ]);
     expect(explain(loan(40000, 'auto', 'FR', 500, 12), 0).trace[0]).toMatchObject({ outcome: 'failed', rows: [2] });
-    expect(explain(loan(40000, 'bike', 'FR', 650, 12), 0).trace[0]).toMatchObject({ outcome: 'failed', rows: [] });
+    // No row matches a bike: row 1 ("auto", -, [600..700)) matches two cells of three, the most.
+    expect(explain(loan(40000, 'bike', 'FR', 650, 12), 0).trace[0]).toEqual({
+      ruleCode: 'AMOUNT_WITHIN_LIMIT', outcome: 'failed', fieldPath: 'loan.amount', value: 40000, rows: [], closestRow: 1,
+    });
     expect(explainRuleset([LIMIT_RULE]).explain(loan(1, 'auto', 'US', 710, 12), 0).trace[0].rows).toEqual([0]);
   });
 
