@@ -1,8 +1,8 @@
 /**
  * All benchmark suites (`npm run bench`): the compiler engine benchmark,
- * the HTTP benchmark, the scaling benchmark, WORKERS=2 vs 1 and the
- * noisy-neighbour benchmark, one after the other (never two at once: each
- * is the other's noise). Writes
+ * the decision tables benchmark, the HTTP benchmark, the scaling benchmark,
+ * WORKERS=2 vs 1 and the noisy-neighbour benchmark, one after the other
+ * (never two at once: each is the other's noise). Writes
  * `results/latest.json` (every figure), `results/latest.md` (the summary
  * tables with targets and verdicts) and the results table of
  * `bench/README.md` (readme-results.ts).
@@ -27,6 +27,7 @@ import { memoryMonitor } from './tools/memory-monitor.ts';
 import { runWorkersBench, type WorkersBenchResult } from './http/workers.bench.ts';
 import { keptSuitesNote, writeReadmeResults } from './tools/readme-results.ts';
 import { runScalingBench, scalingTables, type ScalingBenchResult } from './scaling.bench.ts';
+import { runTablesBench, tableTargets, type TablesBenchResult } from './tables.bench.ts';
 
 
 const benchDir = path.dirname(fileURLToPath(import.meta.url));
@@ -57,6 +58,22 @@ function compilerSection(r: CompilerBenchResult): string[] {
       + ` ${verdict(r.compile.at1000.met)}); worst per-rule growth ${fixed(r.compile.linear.worstGrowth, 2)}`
       + ` (target <= ${compilerTargets.maxPerRuleGrowth}: ${verdict(r.compile.linear.met)}).`, '',
     compile, '',
+  ];
+}
+
+function tablesSection(r: TablesBenchResult): string[] {
+  return [
+    '## Decision tables', '',
+    `One rule with a ${int(r.rows)}-row table under hit policy first (two equality columns, a list column, a range column),`
+      + ' per evaluation, medians; the scan is the same cells searched row by row:', '',
+    markdownTable({
+      header: ['matching row', 'validator ns', 'index ns', 'row-by-row scan ns'],
+      rows: r.positions.map((p) => [`${p.position} (${p.row < 0 ? 'none' : p.row})`, int(p.validatorNs), int(p.indexNs), int(p.scanNs)]),
+    }), '',
+    `Target: at most ${tableTargets.maxEvaluationUs} us in every position: ${verdict(r.met.evaluation)}. Compile: median`
+      + ` ${fixed(r.compile.medianMs, 1)} ms over ${r.compile.runs} (target < ${tableTargets.maxCompileMs} ms: ${verdict(r.met.compile)}).`
+      + ` Memory of one compiled validator: ${r.memoryMb === null ? 'not measured' : `${fixed(r.memoryMb, 1)} MB`};`
+      + ` generated source ${int(r.sourceLength)} characters.`, '',
   ];
 }
 
@@ -134,6 +151,7 @@ export function summaryMarkdown(results: BenchResults): string {
       + ` depend on the machine.${monitor} Produced by \`npm run bench\` in ${fixed(results.durationS, 0)} s.${keptSuitesNote(results)}`, '',
   ];
   if (results.compiler !== undefined) lines.push(...compilerSection(results.compiler));
+  if (results.tables !== undefined) lines.push(...tablesSection(results.tables));
   if (results.http !== undefined) lines.push(...httpSection(results.http));
   if (results.scaling !== undefined) lines.push(...scalingSection(results.scaling));
   if (results.workers !== undefined) lines.push(...workersSection(results.workers));
@@ -188,6 +206,7 @@ async function main(): Promise<void> {
   if (process.argv.includes('--merge')) Object.assign(results, await keptSuites(suites));
   // The compiler benchmark writes its own compiler-latest.json on full runs, as `bench:compiler` does.
   if (suites.includes('compiler')) results.compiler = await runCompilerBench({ quick });
+  if (suites.includes('tables')) results.tables = await runTablesBench({ quick });
   if (suites.includes('http')) results.http = await runHttpBench({ quick });
   if (suites.includes('scaling')) results.scaling = await runScalingBench({ quick });
   if (suites.includes('workers')) results.workers = await runWorkersBench({ quick });

@@ -27,6 +27,14 @@ export interface TraceEntry {
   expected?: unknown;
   /** forEach rules: the indexes of the elements that failed. */
   elements?: number[];
+  /**
+   * Rules with a decision table: the rows that matched, in row order (under
+   * `first`, the one that was judged; in a forEach rule, those of every
+   * element). Empty when none did.
+   */
+  rows?: number[];
+  /** Rules with a decision table that failed because no row matched: the first row that matched the most cells. */
+  closestRow?: number;
 }
 
 export interface ExplainResult extends ValidationResult {
@@ -39,8 +47,8 @@ export interface ExplainingRuleset {
   errors: CompileError[];
 }
 
-/** One rule block's record in the generated code: [why skipped, failures added, value, failing elements]. */
-type RawEntry = [TraceReason | null, number, unknown, number[] | null];
+/** One rule block's record in the generated code: [why skipped, failures added, value, failing elements, matched table rows, closest row]. */
+type RawEntry = [TraceReason | null, number, unknown, number[] | null, number[] | null, number | null];
 type RawValidator = (payload: unknown, now: number) => ValidationResult & { trace: RawEntry[] };
 
 /** A rule in evaluation order: planned (compiled) or disabled. */
@@ -84,7 +92,7 @@ export function explainRuleset(rules: RuleDefinition[], options?: CompileOptions
 }
 
 function entryOf(plan: RulePlan, raw: RawEntry): TraceEntry {
-  const [why, failed, value, elements] = raw;
+  const [why, failed, value, elements, rows, closest] = raw;
   const entry: TraceEntry = {
     ruleCode: plan.code,
     outcome: failed > 0 ? 'failed' : why === null ? 'passed' : 'skipped',
@@ -94,6 +102,8 @@ function entryOf(plan: RulePlan, raw: RawEntry): TraceEntry {
   if (value !== undefined) entry.value = value;
   if (plan.expected !== undefined) entry.expected = plan.expected.value;
   if (elements !== null && entry.outcome !== 'skipped') entry.elements = elements;
+  if (rows !== null && entry.outcome !== 'skipped') entry.rows = rows;
+  if (closest !== null && closest >= 0 && entry.outcome === 'failed' && rows?.length === 0) entry.closestRow = closest;
   return entry;
 }
 

@@ -8,10 +8,14 @@
  * `runtime.ts` and the refs it is given. `regex/` and `schema/` apply the
  * regex and schema policies. `analysis/` reads a rule that compiles for
  * save-time warnings (constant conditions, type mismatches, paths a payload
- * schema does not declare).
+ * schema does not declare). `table/` plans, indexes and searches decision
+ * tables (a rule's optional `table`).
  */
 export * from './types.ts';
-export { DEFAULT_LIMITS, MAX_RULESET_TEXT_LENGTH, resolveLimits } from './limits.ts';
+export { DEFAULT_LIMITS, MAX_RULESET_TEXT_LENGTH, MAX_TABLE_INPUTS, MAX_TABLE_OUTPUTS, resolveLimits } from './limits.ts';
+export { HIT_POLICIES } from './table/table-definition.ts';
+export { parseCell, type CellTest, type ParsedCell } from './table/cell-test.ts';
+export { TABLE_ERROR_CODES } from './ruleset-source.ts';
 export { checkRule } from './check-rule.ts';
 export { analyzeRule, type AnalyzeOptions } from './analysis/rule-warnings.ts';
 export type { RuleWarning, RuleWarningCode, WarningPath } from './analysis/warnings.ts';

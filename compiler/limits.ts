@@ -21,7 +21,13 @@ export const DEFAULT_LIMITS: Readonly<CompilerLimits> = Object.freeze({
   maxExpectedValueBytes: 65536,
   maxPathLength: 256,
   maxPathSegments: 32,
+  maxTableRows: 10_000,
+  maxTableCellLength: 1000,
 });
+
+/** Most inputs (columns) and outputs of one decision table. */
+export const MAX_TABLE_INPUTS = 32;
+export const MAX_TABLE_OUTPUTS = 32;
 
 /**
  * Most characters of rule text (rule-plan.ts `ruleTextLength`) one ruleset

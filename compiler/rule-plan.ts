@@ -8,8 +8,8 @@
 import type { CompileError, CompilerLimits, RuleDefinition, RuleField, Severity } from './types.ts';
 import { compileExpression } from './expression/compile-expression.ts';
 import { identity, type ExpressionError } from './expression/errors.ts';
-import { patternsIn } from './expression/generate.ts';
-import { inferExpected } from './expression/infer.ts';
+import { keysReadFrom, patternsIn } from './expression/generate.ts';
+import { comparedOperand, inferExpected } from './expression/infer.ts';
 import type { Expr } from './expression/ir.ts';
 import type { PatternResult } from './expression/lower.ts';
 import { compileTemplate, type TemplatePart } from './expression/template.ts';
@@ -17,6 +17,9 @@ import { isPathError, parsePath, type PathSegment } from './paths.ts';
 import { compilePattern } from './regex/index.ts';
 import { MAX_FIELD_PATTERN_WEIGHT, PatternWeights } from './regex/pattern-size.ts';
 import { compileSchema, type SchemaValidator } from './schema/index.ts';
+import { jsonOf } from './json-value.ts';
+import { planTable, type TablePlan } from './table/plan-table.ts';
+import type { TableRootName } from './expression/ir.ts';
 
 /** A parsed path with the text it was written as (reported paths keep the author's spelling). */
 export interface PlannedPath {
@@ -50,7 +53,18 @@ export interface RulePlan {
   textLength: number;
   /** Its distinct regex patterns (matches() and schema) with their weights (regex/pattern-size.ts). */
   patterns: ReadonlyMap<string, number>;
+  /** The rule's decision table (compiler/table/), whose matched row the expression and message see as `$row`. */
+  table?: TablePlan;
+  /**
+   * The output of the matched row that is the expected value, when the rule
+   * of a table gives none and its expression compares the value with it
+   * (`$value <= $row.maxAmount`).
+   */
+  expectedRowOutput?: string;
 }
+
+/** What the expression and message of a rule with a table may name besides the language's own names. */
+const ROW_NAMES: ReadonlySet<TableRootName> = new Set(['row', 'rowIndex']);
 
 const RULE_CODE = /^[A-Za-z0-9_.-]{1,64}$/;
 const SEVERITIES: ReadonlySet<unknown> = new Set(['Error', 'Warning', 'Info']);
@@ -112,7 +126,8 @@ export function planRule(
   if (rule.required !== undefined && typeof rule.required !== 'boolean') invalid('required', 'required must be a boolean');
   if (rule.enabled !== undefined && typeof rule.enabled !== 'boolean') invalid('enabled', 'enabled must be a boolean');
   const required = rule.required === true;
-  if (rule.expression === undefined && rule.schema === undefined && !required) {
+  // A table counts too; the message names what the API accepts today, which does not include tables yet.
+  if (rule.expression === undefined && rule.schema === undefined && rule.table === undefined && !required) {
     invalid('expression', 'a rule needs at least one of expression, schema or required: true');
   }
   if (required && rule.fieldPath === undefined) invalid('required', 'required: true needs a fieldPath');
@@ -124,11 +139,19 @@ export function planRule(
   const fieldPath = planPath(rule.fieldPath, 'fieldPath', limits, error);
   if (fieldPath !== undefined) checkEach(fieldPath, forEach, rule.forEach !== undefined, error);
 
+  const hasTable = rule.table !== undefined;
   const lowerOptions = (): { compilePattern: (pattern: string) => PatternResult; map: typeof identity } =>
     ({ compilePattern: patternPolicy(limits), map: identity });
+  let table: TablePlan | undefined;
+  if (hasTable) {
+    const planned = planTable(rule.table, { ruleCode, limits, compilePattern: () => patternPolicy(limits) });
+    if (planned.ok) table = planned.plan;
+    else errors.push(...planned.errors);
+  }
+  const rowNames = hasTable ? { tableNames: ROW_NAMES } : {};
   let expression: Expr | undefined;
   if (rule.expression !== undefined) {
-    const compiled = compileExpression(rule.expression, limits, lowerOptions(), 'expression');
+    const compiled = compileExpression(rule.expression, limits, { ...lowerOptions(), ...rowNames }, 'expression');
     if (compiled.ok) expression = compiled.expr;
     else error('expression', compiled.error);
   }
@@ -140,7 +163,7 @@ export function planRule(
   }
   let message: TemplatePart[] | undefined;
   if (rule.message !== undefined) {
-    const compiled = compileTemplate(rule.message, limits, { compilePattern: patternPolicy(limits) });
+    const compiled = compileTemplate(rule.message, limits, { compilePattern: patternPolicy(limits), ...rowNames });
     if (compiled.ok) message = compiled.parts;
     else error('message', compiled.error);
   }
@@ -165,11 +188,34 @@ export function planRule(
       error('expectedValue', { code: 'TOO_LONG', message: `expectedValue is ${bytes} bytes of JSON; the limit is ${limits.maxExpectedValueBytes}` });
     } else givenExpected = { value: JSON.parse(json) as unknown };
   }
+  if (table !== undefined) {
+    // A misspelt output would read undefined on every row: refuse it while the author can see why.
+    const fields: [RuleField, readonly Expr[]][] = [
+      ['expression', expression === undefined ? [] : [expression]],
+      ['message', (message ?? []).flatMap((part) => (part.kind === 'expr' ? [part.expr] : []))],
+    ];
+    for (const [field, exprs] of fields) {
+      const unknown = exprs.flatMap((e) => keysReadFrom(e, 'row')).find((key) => !table.outputs.includes(String(key)));
+      if (unknown !== undefined) {
+        const outputs = table.outputs.length === 0 ? 'the table has no outputs' : `its outputs are ${table.outputs.join(', ')}`;
+        error(field, { code: 'INVALID_TABLE', message: `\`$row.${String(unknown)}\` is not an output of the table: ${outputs}` });
+      }
+    }
+  }
   if (errors.length > 0) return { ok: false, errors };
 
   const expected = givenExpected
     ?? (expression === undefined ? undefined : inferExpected(expression, { fieldPath: fieldPath?.segments }));
+  const compared = table === undefined || expected !== undefined || expression === undefined
+    ? undefined
+    : comparedOperand(expression, { fieldPath: fieldPath?.segments });
+  const expectedRowOutput = compared?.kind === 'member' && compared.object.kind === 'root' && compared.object.name === 'row' &&
+    typeof compared.key === 'string' && table?.outputs.includes(compared.key) === true
+    ? compared.key
+    : undefined;
   for (const e of [expression, when]) if (e !== undefined) patternsIn(e, patterns);
+  for (const e of table?.expressionCells ?? []) patternsIn(e, patterns);
+  for (const input of table?.inputs ?? []) if (input.expression !== undefined) patternsIn(input.expression, patterns);
   for (const part of message ?? []) if (part.kind !== 'text') patternsIn(part.expr, patterns);
   return {
     ok: true,
@@ -190,13 +236,15 @@ export function planRule(
       expected,
       textLength: textLength ?? ruleTextLength(rule),
       patterns,
+      table,
+      expectedRowOutput,
     },
   };
 }
 
 /**
  * Characters of a rule's text: name, expression, when, message, and the
- * JSON of its schema and expected value. What a compiled rule takes in
+ * JSON of its schema, expected value and decision table. What a compiled rule takes in
  * memory and time grows in proportion to it. Any value is measured,
  * checked or not: what is not text counts nothing.
  */
@@ -205,7 +253,7 @@ export function ruleTextLength(rule: RuleDefinition): number {
   let length = 0;
   for (const text of [rule.name, rule.expression, rule.when, rule.message]) if (typeof text === 'string') length += text.length;
   // Schemas and expected values are bounded on their own; their JSON length is what the validator grows with.
-  for (const value of [rule.schema, rule.expectedValue]) {
+  for (const value of [rule.schema, rule.expectedValue, rule.table]) {
     if (value === undefined || value === null) continue;
     try {
       length += JSON.stringify(value)?.length ?? 0;
@@ -266,35 +314,4 @@ function sameSegment(a: PathSegment, b: PathSegment): boolean {
   if ('key' in a) return 'key' in b && a.key === b.key;
   if ('index' in a) return 'index' in b && a.index === b.index;
   return 'each' in b;
-}
-
-/** JSON text of a value that survives a JSON round trip unchanged in meaning, else undefined. */
-function jsonOf(value: unknown): string | undefined {
-  const stack: unknown[] = [value];
-  let nodes = 0;
-  while (stack.length > 0) {
-    const v = stack.pop();
-    if (++nodes > 100_000) return undefined;
-    if (v === null || typeof v === 'string' || typeof v === 'boolean') continue;
-    if (typeof v === 'number') {
-      if (!Number.isFinite(v)) return undefined;
-      continue;
-    }
-    if (Array.isArray(v)) {
-      for (const item of v) stack.push(item);
-      continue;
-    }
-    const proto: unknown = typeof v === 'object' ? Object.getPrototypeOf(v) : undefined;
-    if (proto === Object.prototype || proto === null) {
-      const record = v as Record<string, unknown>;
-      for (const key of Object.keys(record)) stack.push(record[key]);
-      continue;
-    }
-    return undefined;
-  }
-  try {
-    return JSON.stringify(value);
-  } catch {
-    return undefined;
-  }
 }

@@ -28,7 +28,7 @@
  * for long; the ruleset's source is the parts laid out in one factory.
  */
 import { _, CodeWriter, commentOf, join, layout, lit, Scope, type Code, type Name } from './codegen/index.ts';
-import { generateExpression, generateIsTrue, payloadReads, type Env, type FixedNames, type HelperName, type Hoist, type RefOrigin } from './expression/generate.ts';
+import { generateExpression, generateIsTrue, payloadReads, rootsOf, type Env, type FixedNames, type HelperName, type Hoist, type RefOrigin } from './expression/generate.ts';
 import { constantValue, isBoolean, type Expr } from './expression/ir.ts';
 import type { TemplatePart } from './expression/template.ts';
 import type { PathSegment } from './paths.ts';
@@ -36,6 +36,16 @@ import type { RulePlan } from './rule-plan.ts';
 import { MAX_FAILURES_PER_VALIDATION, MAX_MESSAGE_LENGTH, runtime, text } from './runtime.ts';
 import { schemaFailures } from './schema/index.ts';
 import { runSteps, type Steps } from './steps.ts';
+import type { TablePlan } from './table/plan-table.ts';
+import { declareExpressionCells, tableSpecJson, tableSummary } from './table/table-source.ts';
+
+/** The error codes of a table rule's own failures (docs: decision tables). */
+export const TABLE_ERROR_CODES = Object.freeze({
+  /** Hit policy `unique`, and two rows match. */
+  notUnique: 'TABLE_NOT_UNIQUE',
+  /** Hit policy `any`, and matching rows have different outputs. */
+  outputsDiffer: 'TABLE_OUTPUTS_DIFFER',
+});
 
 export interface GeneratedSource {
   /** The factory's source: `(function (rt, refs) { ... })`. */
@@ -52,21 +62,23 @@ const HELPERS = Object.keys(runtime) as HelperName[];
 
 /** The names generated code uses that are not handed out by counters. */
 const FIXED = [
-  'rt', 'refs', 'validate', 'payload', 'now', 'value', 'item', 'index', 'expected', 'list', 'i', 'out',
+  'rt', 'refs', 'validate', 'payload', 'now', 'value', 'item', 'index', 'expected', 'cell', 'row', 'rowIndex', 'list', 'i', 'out',
   'failures', 'evaluated', 'errors', 'found', 'f', 'schemaFailures', 'o', 'proto',
 ] as const;
 
 /** The names only the explaining variant uses (see `GenerateOptions.explain`); reserved only there, so that the live source is unchanged. */
-const EXPLAIN_NAMES = ['trace', 'mark', 'why', 'elements', 'start'] as const;
+const EXPLAIN_NAMES = ['trace', 'mark', 'why', 'elements', 'start', 'matched', 'closest'] as const;
 
 /** How to generate: the live validator, or its explaining variant. */
 export interface GenerateOptions {
   /**
    * Generate the explaining variant: the same rule blocks, each also
-   * recording into `trace` one entry `[why, failuresAdded, value, elements]`
+   * recording into `trace` one entry `[why, failuresAdded, value, elements, matched, closest]`
    * (why: null, "when-false" or "field-missing"; value: the fieldPath's
    * value of a rule outside forEach; elements: the failing indexes of a
-   * forEach rule), and `validate` returns `trace` with the result. Always
+   * forEach rule; matched: the table rows that matched; closest: when none
+   * did, the row that matched the most cells), and `validate` returns
+   * `trace` with the result. Always
    * one factory, never parts: it runs for one request, not for traffic.
    */
   explain?: boolean;
@@ -203,11 +215,21 @@ class Declarations implements Hoist {
     return name;
   }
 
-  meta(plan: RulePlan): Name {
+  /** The rule's frozen failure meta; `errorCode` for failures with a code of their own (a table's conflicts). */
+  meta(plan: RulePlan, errorCode = plan.errorCode): Name {
     const name = this.scope.name('r');
     this.#lines.push(
-      _`const ${name} = ${this.helper('meta')}(${plan.code}, ${plan.name}, ${plan.severity}, ${plan.errorCode});`,
+      _`const ${name} = ${this.helper('meta')}(${plan.code}, ${plan.name}, ${plan.severity}, ${errorCode});`,
     );
+    return name;
+  }
+
+  /** `const tableN = table(spec, cellsN);`: a decision table's index, built once per validator (table/table-index.ts). */
+  table(table: TablePlan, onNow: () => void): Name {
+    const cells = declareExpressionCells(table, this, this.names, onNow);
+    const name = this.scope.name('table');
+    this.#lines.push(commentOf`decision table of rule ${this.currentRule}: ${tableSummary(table)}`);
+    this.#lines.push(_`const ${name} = ${this.helper('table')}(${tableSpecJson(table)}, ${cells ?? lit(null)});`);
     return name;
   }
 
@@ -550,6 +572,10 @@ function readsOf(plan: RulePlan): (string | number)[][] {
   for (const e of [plan.when, plan.expression]) {
     if (e !== undefined) reads.push(...payloadReads(e).filter((keys) => JSON.stringify(keys) !== value));
   }
+  for (const input of plan.table?.inputs ?? []) {
+    if (input.path !== undefined) reads.push(plainKeys(input.path.segments));
+    else if (input.expression !== undefined) reads.push(...payloadReads(input.expression));
+  }
   return reads.filter((keys) => keys.length > 0);
 }
 
@@ -572,6 +598,8 @@ class RuleEmitter {
   readonly #meta: Name;
   readonly #onNow: () => void;
   readonly #shared: SharedReads;
+  /** `$row` and `$rowIndex` where the code being written has them (a table rule's matched row). */
+  #row: { row: Code; index: Code } | undefined;
 
   constructor(plan: RulePlan, d: Declarations, onNow: () => void, shared: SharedReads) {
     this.#plan = plan;
@@ -600,6 +628,8 @@ class RuleEmitter {
       item: forEach ? n.item : lit(undefined),
       index: forEach ? n.index : lit(undefined),
       expected,
+      row: this.#row?.row,
+      rowIndex: this.#row?.index,
       params: [],
       temp: () => {
         const t = scope.name('t');
@@ -624,6 +654,8 @@ class RuleEmitter {
   }
 
   expectedCode(): Code {
+    const rowOutput = this.#plan.expectedRowOutput;
+    if (rowOutput !== undefined && this.#row !== undefined) return _`${this.#d.reader(rowOutput)}(${this.#row.row})`;
     const expected = this.#plan.expected;
     if (expected === undefined) return lit(null);
     const v = expected.value;
@@ -658,12 +690,16 @@ class RuleEmitter {
         w.line(_`const ${x.mark} = ${n.failures}.length;`);
         w.line(_`let ${x.why} = null;`);
         if (plan.forEach !== undefined) w.line(_`const ${x.elements} = [];`);
+        if (plan.table !== undefined) w.line(_`const ${x.matched} = [];`);
+        if (plan.table !== undefined) w.line(_`let ${x.closest} = null;`);
       }
       w.embed(inner);
       if (x !== undefined) {
         const value = plan.forEach === undefined && plan.fieldPath !== undefined ? n.value : lit(undefined);
         const elements = plan.forEach === undefined ? lit(null) : x.elements;
-        w.line(_`${x.trace}.push([${x.why}, ${n.failures}.length - ${x.mark}, ${value}, ${elements}]);`);
+        const matched = plan.table === undefined ? lit(null) : x.matched;
+        const closest = plan.table === undefined ? lit(null) : x.closest;
+        w.line(_`${x.trace}.push([${x.why}, ${n.failures}.length - ${x.mark}, ${value}, ${elements}, ${matched}, ${closest}]);`);
       }
     });
   }
@@ -778,7 +814,8 @@ class RuleEmitter {
     const failExpression = (): void =>
       this.pushFailure(w, this.message(value, this.expectedCode()), path, actual, this.expectedCode());
     if (plan.schema === undefined) {
-      if (expression !== undefined) w.block(_`if (!(${this.isTrue(expression, value)}))`, failExpression);
+      if (plan.table !== undefined) this.table(w, plan.table, path);
+      else if (expression !== undefined) w.block(_`if (!(${this.isTrue(expression, value)}))`, failExpression);
       return;
     }
     // Ajv keeps the schema it compiled (the policy-checked copy) on the function.
@@ -799,11 +836,129 @@ class RuleEmitter {
         });
       this.pushFailure(w, message, _`${n.f}.fieldPath`, actual, expected);
     });
-    if (expression !== undefined) {
+    if (plan.table !== undefined) {
+      const table = plan.table;
+      w.reopen(_`else`);
+      this.table(w, table, path);
+    } else if (expression !== undefined) {
       w.reopen(_`else if (!(${this.isTrue(expression, value)}))`);
       failExpression();
     }
     w.close();
+  }
+
+  /**
+   * A decision table: its inputs into the index's slots, the search of the
+   * hit policy, then the rule's expression for the matched row (`$row`,
+   * `$rowIndex`), or `noMatch`.
+   */
+  table(w: CodeWriter, table: TablePlan, path: Code): void {
+    const d = this.#d;
+    const n = this.#n;
+    const x = d.naming.explain;
+    const index = d.table(table, this.#onNow);
+    table.inputs.forEach((input, i) => {
+      const code = input.path !== undefined
+        ? this.read(n.payload, input.path.segments)
+        : generateExpression(input.expression as Expr, this.env(this.valueName(), this.expectedCode()), d, n);
+      w.line(_`${index}.values[${i}] = ${code};`);
+    });
+    // Before the search, which clears the inputs; kept only when no row matches.
+    const closest = x === undefined ? undefined : d.scope.name('closest');
+    if (x !== undefined && closest !== undefined) w.line(_`const ${closest} = ${index}.closest(${n.payload}, ${n.now});`);
+    const noteClosest = (found: Code): void => {
+      if (x !== undefined && closest !== undefined) w.line(_`if (${found}) ${x.closest} = ${closest};`);
+    };
+    if (table.hitPolicy === 'first') {
+      const match = d.scope.name('match');
+      w.line(_`const ${match} = ${index}.first(${n.payload}, ${n.now});`);
+      if (x !== undefined) w.line(_`if (${match} >= 0) ${x.matched}.push(${match});`);
+      noteClosest(_`${match} < 0`);
+      w.open(_`if (${match} < 0)`);
+      this.noMatch(w, table, index, path);
+      w.reopen(_`else`);
+      this.judgeRow(w, _`${index}.rows[${match}]`, match, path, false);
+      w.close();
+      return;
+    }
+    const matches = d.scope.name('matches');
+    w.line(_`const ${matches} = ${index}.all(${n.payload}, ${n.now});`);
+    if (x !== undefined) w.line(_`${x.matched}.push(...${matches});`);
+    noteClosest(_`${matches}.length === 0`);
+    w.open(_`if (${matches}.length === 0)`);
+    this.noMatch(w, table, index, path);
+    if (table.hitPolicy === 'collect') {
+      w.reopen(_`else`);
+      const k = d.scope.name('k');
+      w.block(_`for (let ${k} = 0; ${k} < ${matches}.length; ${k}++)`, () => {
+        const match = d.scope.name('match');
+        w.line(_`const ${match} = ${matches}[${k}];`);
+        this.judgeRow(w, _`${index}.rows[${match}]`, match, path, true);
+      });
+      w.close();
+      return;
+    }
+    const unique = table.hitPolicy === 'unique';
+    const other = d.scope.name('other');
+    const conflict = unique ? _`${matches}.length > 1 ? ${matches}[1] : -1` : _`${index}.differing(${matches})`;
+    w.reopen(_`else`);
+    w.line(_`const ${other} = ${conflict};`);
+    w.open(_`if (${other} >= 0)`);
+    const meta = d.meta(this.#plan, unique ? TABLE_ERROR_CODES.notUnique : TABLE_ERROR_CODES.outputsDiffer);
+    const why = unique ? ' both match, and the hit policy unique allows one' : ' match with different outputs, and the hit policy any needs them equal';
+    const message = _`${`${this.#plan.name}: table rows `} + ${matches}[0] + ${' and '} + ${other} + ${why}`;
+    const record = _`${d.helper('failure')}(${meta}, ${message}, ${path}, ${this.#actual()}, null)`;
+    w.line(_`if (${n.failures}.push(${record}) > ${MAX_FAILURES_PER_VALIDATION}) ${d.helper('tooManyFailures')}();`);
+    w.reopen(_`else`);
+    this.judgeRow(w, _`${index}.rows[${matches}[0]]`, _`${matches}[0]`, path, false);
+    w.close();
+    w.close();
+  }
+
+  /** What a table does when no row matches: fail, pass, or judge its default row (`$rowIndex` null). */
+  noMatch(w: CodeWriter, table: TablePlan, index: Name, path: Code): void {
+    if (table.noMatch === 'pass') {
+      w.line(_`// no row matches: the rule passes (noMatch "pass")`);
+      return;
+    }
+    if (table.noMatch === 'fail') {
+      // A message written about the matched row (it names $row or $rowIndex) would have nothing to say here.
+      const aboutRow = this.#plan.message?.some((part) => part.kind === 'expr' && (rootsOf(part.expr).has('row') || rootsOf(part.expr).has('rowIndex')));
+      const message = aboutRow === true || this.#plan.message === undefined
+        ? lit(`${this.#plan.name}: no row of its table matches`)
+        : this.message(this.valueName(), this.expectedCode());
+      this.pushFailure(w, message, path, this.#actual(), this.expectedCode());
+      return;
+    }
+    this.judgeRow(w, _`${index}.otherwise`, lit(null), path, false);
+  }
+
+  /**
+   * The rule's expression for one row; without an expression a match
+   * passes. `named` (hit policy collect) adds the row to the message, so
+   * that each failure says which row it is about.
+   */
+  judgeRow(w: CodeWriter, row: Code, rowIndex: Code, path: Code, named: boolean): void {
+    const plan = this.#plan;
+    const expression = plan.expression;
+    if (expression === undefined) {
+      w.line(_`// a row matches: the rule passes (it has no expression)`);
+      return;
+    }
+    const name = this.#d.scope.name('row');
+    w.line(_`const ${name} = ${row};`);
+    this.#row = { row: name, index: rowIndex };
+    w.block(_`if (!(${this.isTrue(expression, this.valueName())}))`, () => {
+      const base = this.message(this.valueName(), this.expectedCode());
+      const message = named ? _`${base} + ${' (table.rows['} + ${rowIndex} + ${'])'}` : base;
+      this.pushFailure(w, message, path, this.#actual(), this.expectedCode());
+    });
+    this.#row = undefined;
+  }
+
+  /** The failure's actualValue: the fieldPath's value, else null. */
+  #actual(): Code {
+    return this.#plan.fieldPath === undefined ? lit(null) : this.#n.value;
   }
 
   pushFailure(w: CodeWriter, message: Code, path: Code, actual: Code, expected: Code): void {

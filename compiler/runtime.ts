@@ -11,10 +11,12 @@
  * returns a value and never throws. Deep structures are walked with an
  * explicit stack, so payload depth cannot overflow the call stack here.
  *
- * The module imports only ajv-formats' format checks, so a bundler can
- * inline it into the standalone validator module (docs/api.md).
+ * The module imports only ajv-formats' format checks and the decision
+ * tables' index (table/table-index.ts, pure), so a bundler can inline it
+ * into the standalone validator module (docs/api.md).
  */
 import { fullFormats } from 'ajv-formats/dist/formats.js';
+import { table } from './table/table-index.ts';
 import type { FailureRecord, Severity } from './types.ts';
 
 // Captured at load: later changes to built-ins, and payload keys such as
@@ -935,7 +937,7 @@ export const runtime = freeze({
   exists, isEmpty, len, isString, isNumber, isInteger, isBoolean, isArray, isObject,
   sum, avg, min, max, min2, max2, abs, floor, ceil, round, lower, upper, trim,
   matches, isEmail, isUuid, isUri, isDate, date, daysBetween, age, distinct,
-  startsWith, endsWith, includes, meta, check, failure, tooManyFailures, text, constant, clock,
+  startsWith, endsWith, includes, meta, check, failure, tooManyFailures, text, constant, clock, table,
 });
 
 /** The type of `runtime`; generated code may name only its keys. */

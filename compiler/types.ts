@@ -5,8 +5,17 @@
 
 // A rule's content and what the compiler takes of it are derived from one
 // schema (rule-schema.ts).
-export type { RuleDefinition, Severity } from './rule-schema.ts';
-import type { Severity } from './rule-schema.ts';
+import type { RuleDefinition as RuleContentDefinition, Severity } from './rule-schema.ts';
+import type { TableDefinition } from './table/table-definition.ts';
+export type { Severity };
+export type { HitPolicy, NoMatch, TableDefinition, TableInput, TableRow } from './table/table-definition.ts';
+
+/**
+ * What the compiler takes of a rule: its content (rule-schema.ts) and,
+ * optionally, a decision table (compiler/table/). The API does not accept
+ * `table` yet; the compiler does.
+ */
+export type RuleDefinition = RuleContentDefinition & { table?: TableDefinition };
 
 /** One failure record, keys in the order of the interface's section 2.1. */
 export interface FailureRecord {
@@ -40,7 +49,7 @@ export type ValidatorFn = (payload: unknown, now: number) => ValidationResult;
 export type RuleField =
   | 'code' | 'name' | 'expression' | 'when' | 'message' | 'schema'
   | 'fieldPath' | 'forEach' | 'required' | 'expectedValue' | 'priority' | 'severity'
-  | 'errorCode' | 'enabled';
+  | 'errorCode' | 'enabled' | 'table';
 
 /** A stable, upper-case code for each kind of compile error. */
 export type CompileErrorCode =
@@ -55,6 +64,7 @@ export type CompileErrorCode =
   | 'INVALID_PATH'        // fieldPath / forEach grammar (2.4) or forEach/[] mismatch
   | 'INVALID_SCHEMA'      // ajv refused the schema, or schema policy (no $id, $data, remote $ref, size, depth)
   | 'INVALID_RULE'        // the rule as a whole (e.g. none of expression/schema/required)
+  | 'INVALID_TABLE'       // a decision table's shape: hit policy, inputs, outputs, a row's cell or output count
   | 'LIMIT_EXCEEDED';     // the ruleset as a whole: its text over MAX_RULESET_TEXT_LENGTH, or its regex patterns over MAX_CONTEXT_PATTERN_WEIGHT
 
 export interface CompileError {
@@ -63,7 +73,9 @@ export interface CompileError {
   code: CompileErrorCode;
   /** Human-readable; names what was refused, e.g. "`new` is not allowed". */
   message: string;
-  /** 1-based line and column inside the field's text, when the error has a position. */
+  /** Where inside the field, for a table: `table.rows[12].when[2]`, `table.inputs[0].path`. */
+  path?: string;
+  /** 1-based line and column inside the field's text (a table: the cell's text), when the error has a position. */
   line?: number;
   column?: number;
 }
@@ -80,6 +92,8 @@ export interface CompilerLimits {
   maxExpectedValueBytes: number; // 65536
   maxPathLength: number;         // 256
   maxPathSegments: number;       // 32
+  maxTableRows: number;          // 10000
+  maxTableCellLength: number;    // 1000
 }
 
 export interface CompileOptions {

@@ -7,9 +7,10 @@ import type { HttpBenchResult } from '../http/http.bench.ts';
 import type { WorkersBenchResult } from '../http/workers.bench.ts';
 import type { IsolationBenchResult } from '../isolation/isolation.bench.ts';
 import type { ScalingBenchResult } from '../scaling.bench.ts';
+import type { TablesBenchResult } from '../tables.bench.ts';
 
 /** The suites of `npm run bench`, in the order they run. */
-export const SUITES = ['compiler', 'http', 'scaling', 'workers', 'isolation'] as const;
+export const SUITES = ['compiler', 'tables', 'http', 'scaling', 'workers', 'isolation'] as const;
 export type SuiteName = (typeof SUITES)[number];
 
 /** Everything one `npm run bench` measured; a suite left out by `--only` is absent. */
@@ -25,6 +26,7 @@ export interface BenchResults {
    */
   keptFrom?: Partial<Record<SuiteName, string>>;
   compiler?: CompilerBenchResult;
+  tables?: TablesBenchResult;
   http?: HttpBenchResult;
   scaling?: ScalingBenchResult;
   workers?: WorkersBenchResult;

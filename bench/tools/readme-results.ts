@@ -15,6 +15,7 @@ import { phaseName, type IsolationBenchResult } from '../isolation/isolation.ben
 import { serverErrors } from '../isolation/isolation-verdict.ts';
 import { fixed, int, markdownTable, verdict } from './report-table.ts';
 import type { ScalingBenchResult } from '../scaling.bench.ts';
+import { tableTargets, type TablesBenchResult } from '../tables.bench.ts';
 
 export const RESULTS_START = '<!-- results:start -->';
 export const RESULTS_END = '<!-- results:end -->';
@@ -69,6 +70,24 @@ function compilerRows(r: CompilerBenchResult): Row[] {
     ]);
   }
   return rows;
+}
+
+function tablesRows(r: TablesBenchResult): Row[] {
+  const positions = r.positions.map((p) => p.position).join(' / ');
+  const when = `measured ${utcMinute(r.generatedAt)}`;
+  const memory = r.memoryMb === null ? 'not measured' : `${fixed(r.memoryMb, 1)} MB`;
+  return [
+    [
+      `decision table of ${int(r.rows)} rows, hit policy first: evaluation, matching row ${positions} (median)`,
+      `row-by-row scan of the same table: ${r.positions.map((p) => int(p.scanNs)).join(' / ')} ns`,
+      `${r.positions.map((p) => int(p.validatorNs)).join(' / ')} ns (${when})`,
+      `<= ${tableTargets.maxEvaluationUs} us each`, verdict(r.met.evaluation),
+    ],
+    [
+      `compile the ${int(r.rows)}-row table (median); memory of the compiled validator`, '',
+      `${fixed(r.compile.medianMs, 1)} ms; ${memory}`, `< ${tableTargets.maxCompileMs} ms`, verdict(r.met.compile),
+    ],
+  ];
 }
 
 function httpRows(r: HttpBenchResult): Row[] {
@@ -195,6 +214,7 @@ export function resultsTable(results: BenchResults): string {
   const ran = SUITES.filter((name) => results[name] !== undefined);
   const rows: Row[] = [
     ...(results.compiler === undefined ? [] : compilerRows(results.compiler)),
+    ...(results.tables === undefined ? [] : tablesRows(results.tables)),
     ...(results.http === undefined ? [] : httpRows(results.http)),
     ...(results.scaling === undefined ? [] : scalingRows(results.scaling)),
     ...(results.workers === undefined ? [] : [workersRow(results.workers)]),

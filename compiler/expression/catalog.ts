@@ -50,6 +50,11 @@ export const DOLLAR_NAMES: Readonly<Record<string, 'payload' | 'value' | 'item' 
   $: 'payload', $value: 'value', $item: 'item', $index: 'index', $expected: 'expected',
 });
 
+/** The `$`-names of a decision table, allowed only where a table gives them a value (lower.ts). */
+export const TABLE_NAMES: Readonly<Record<string, 'cell' | 'row' | 'rowIndex'>> = table({
+  $cell: 'cell', $row: 'row', $rowIndex: 'rowIndex',
+});
+
 export function arityText(spec: FunctionSpec): string {
   if (spec.max === Infinity) return `at least ${spec.min} argument${spec.min === 1 ? '' : 's'}`;
   if (spec.min === spec.max) return `${spec.min} argument${spec.min === 1 ? '' : 's'}`;

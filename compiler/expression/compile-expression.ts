@@ -45,8 +45,9 @@ export function compileExpression(
   what = 'expression',
 ): ExpressionResult {
   // Only unshifted results are shareable: positions of placeholders depend on where they sit.
+  const tableNames = options.tableNames === undefined ? '' : [...options.tableNames].sort().join(',');
   const key = options.map === identity
-    ? `${limits.maxExpressionLength}:${limits.maxNestingDepth}:${limits.maxCallbackDepth}:${limits.maxPatternLength}:${what}:${source}`
+    ? `${limits.maxExpressionLength}:${limits.maxNestingDepth}:${limits.maxCallbackDepth}:${limits.maxPatternLength}:${what}:${tableNames}:${source}`
     : undefined;
   if (key !== undefined) {
     const hit = memo.get(key);

@@ -13,7 +13,7 @@
  */
 import { _, CodeWriter, join, lit, Name, type Code, type Scope } from '../codegen/index.ts';
 import type { Runtime, Matcher } from '../runtime.ts';
-import { constantValue, type CallbackMethod, type Expr, type Primitive } from './ir.ts';
+import { constantValue, type CallbackMethod, type Expr, type Primitive, type RootName } from './ir.ts';
 
 /**
  * How a value in `refs` was made, so that a bundler can make it again
@@ -59,6 +59,10 @@ export interface Env {
   readonly item: Code;
   readonly index: Code;
   readonly expected: Code;
+  /** A decision table's `$cell`, `$row` and `$rowIndex`, where the expression has them (undefined elsewhere). */
+  readonly cell?: Code;
+  readonly row?: Code;
+  readonly rowIndex?: Code;
   /** Callback parameters; `params[d - 1]` is the parameter of level d. */
   readonly params: readonly Name[];
   /** A fresh temporary of the current function. */
@@ -84,6 +88,9 @@ export interface FixedNames {
   readonly item: Name;
   readonly index: Name;
   readonly expected: Name;
+  readonly cell: Name;
+  readonly row: Name;
+  readonly rowIndex: Name;
   readonly list: Name;
   readonly i: Name;
   readonly out: Name;
@@ -217,7 +224,7 @@ class Generator {
         return atom(_`[${join(e.items.map((item) => this.expr(item, env).code))}]`);
       }
       case 'root':
-        return atom(e.name === 'payload' ? env.payload : env[e.name]);
+        return atom(e.name === 'payload' ? env.payload : env[e.name] ?? lit(undefined));
       case 'param':
         return atom(env.params[e.depth - 1]);
       case 'member': {
@@ -371,6 +378,9 @@ class Generator {
       item: names.item,
       index: names.index,
       expected: names.expected,
+      cell: names.cell,
+      row: names.row,
+      rowIndex: names.rowIndex,
       params: [...env.params.slice(0, e.depth - 1), param],
       temp: () => {
         const t = scope.name('t');
@@ -460,6 +470,30 @@ export function patternsIn(e: Expr, into: Map<string, number>): void {
   if (e.kind === 'matches') into.set(e.pattern, e.weight);
   if (e.kind === 'callback') patternsIn(e.body, into);
   for (const child of childrenOf(e)) patternsIn(child, into);
+}
+
+/** The root names an expression reads (`value`, `cell`, `row`...), callback bodies included. */
+export function rootsOf(e: Expr): Set<RootName> {
+  const roots = new Set<RootName>();
+  const stack: Expr[] = [e];
+  for (let x = stack.pop(); x !== undefined; x = stack.pop()) {
+    if (x.kind === 'root') roots.add(x.name);
+    if (x.kind === 'callback') stack.push(x.body);
+    stack.push(...childrenOf(x));
+  }
+  return roots;
+}
+
+/** The keys read straight off a root (`$row.maxAmount` reads `maxAmount` off `row`), callback bodies included. */
+export function keysReadFrom(e: Expr, root: RootName): (string | number)[] {
+  const keys: (string | number)[] = [];
+  const stack: Expr[] = [e];
+  for (let x = stack.pop(); x !== undefined; x = stack.pop()) {
+    if (x.kind === 'member' && x.object.kind === 'root' && x.object.name === root) keys.push(x.key);
+    if (x.kind === 'callback') stack.push(x.body);
+    stack.push(...childrenOf(x));
+  }
+  return keys;
 }
 
 function childrenOf(x: Expr): Expr[] {
@@ -572,11 +606,11 @@ function logicalOperator(op: '&&' | '||' | '??'): Code {
   return op === '&&' ? _`&&` : op === '||' ? _`||` : _`??`;
 }
 
-type Captured = 'payload' | 'now' | 'value' | 'item' | 'index' | 'expected' | number;
+type Captured = 'payload' | 'now' | 'value' | 'item' | 'index' | 'expected' | 'cell' | 'row' | 'rowIndex' | number;
 
 /** A captured value's code in `env`: a root's name, or the parameter of that callback level. */
 function capturedIn(c: Captured, env: Env): Code {
-  return typeof c === 'number' ? env.params[c - 1] : env[c];
+  return typeof c === 'number' ? env.params[c - 1] : env[c] ?? lit(undefined);
 }
 
 /** The outer values a callback's body reads, in a stable order. */
@@ -632,6 +666,6 @@ function capturedBy(e: Expr & { kind: 'callback' }): Captured[] {
     }
   };
   visit(e.body);
-  const order: Captured[] = ['payload', 'now', 'value', 'item', 'index', 'expected', 1, 2, 3];
+  const order: Captured[] = ['payload', 'now', 'value', 'item', 'index', 'expected', 'cell', 'row', 'rowIndex', 1, 2, 3];
   return order.filter((c) => seen.has(c));
 }

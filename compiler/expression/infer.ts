@@ -31,6 +31,18 @@ export function inferExpected(e: Expr, target: InferenceTarget): { value: unknow
   return undefined;
 }
 
+/**
+ * The other side of a comparison of the rule's value (`F op X` or `X op F`),
+ * whatever it is: a decision table's rule takes `$row.maxAmount` of
+ * `$value <= $row.maxAmount` as its expected value, read per matched row.
+ */
+export function comparedOperand(e: Expr, target: InferenceTarget): Expr | undefined {
+  if (e.kind !== 'binary' || !(e.op === '==' || e.op === '!=' || e.op === '<' || e.op === '<=' || e.op === '>' || e.op === '>=')) return undefined;
+  if (isSubject(e.left, target)) return e.right;
+  if (isSubject(e.right, target)) return e.left;
+  return undefined;
+}
+
 /** Keys read from a root, outermost first: `$item.a[0]` is item + ['a', 0]. */
 function pathOf(e: Expr): { root: string; keys: (string | number)[] } | undefined {
   const keys: (string | number)[] = [];

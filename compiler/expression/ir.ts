@@ -5,8 +5,15 @@
  */
 import type { Matcher } from '../runtime.ts';
 
-/** The names of 3.1 that are not payload fields. */
-export type RootName = 'payload' | 'value' | 'item' | 'index' | 'expected';
+/**
+ * The names of 3.1 that are not payload fields, and the names of a
+ * decision table (`$cell` in a cell, `$row` and `$rowIndex` in the rule
+ * of a table), which the checker allows only there (LowerOptions.tableNames).
+ */
+export type RootName = 'payload' | 'value' | 'item' | 'index' | 'expected' | TableRootName;
+
+/** The names a decision table adds (compiler/table/). */
+export type TableRootName = 'cell' | 'row' | 'rowIndex';
 
 export type BinaryOp = '==' | '!=' | '<' | '<=' | '>' | '>=' | '+' | '-' | '*' | '/' | '%' | '**';
 export type LogicalOp = '&&' | '||' | '??';

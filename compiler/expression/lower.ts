@@ -12,9 +12,9 @@
 import type * as acorn from 'acorn';
 import type { CompileErrorCode, CompilerLimits } from '../types.ts';
 import type { Matcher } from '../runtime.ts';
-import { CALLBACK_METHODS, DOLLAR_NAMES, FUNCTIONS, VALUE_METHODS, arityText } from './catalog.ts';
+import { CALLBACK_METHODS, DOLLAR_NAMES, FUNCTIONS, TABLE_NAMES, VALUE_METHODS, arityText } from './catalog.ts';
 import { ExpressionFailure, type Position, type PositionMap } from './errors.ts';
-import type { BinaryOp, CallbackMethod, Expr } from './ir.ts';
+import type { BinaryOp, CallbackMethod, Expr, TableRootName } from './ir.ts';
 
 /** What `compilePattern` of compiler/regex returns, as the checker needs it. */
 export type PatternResult =
@@ -27,6 +27,12 @@ export interface LowerOptions {
   compilePattern: (pattern: string) => PatternResult;
   /** From positions inside `source` to positions inside the rule field. */
   map: PositionMap;
+  /**
+   * The decision-table names this expression may use: `$cell` in a table's
+   * cell, `$row` and `$rowIndex` in the expression and message of a rule
+   * with a table. Anywhere else they are refused.
+   */
+  tableNames?: ReadonlySet<TableRootName>;
 }
 
 const PLAIN_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -165,7 +171,7 @@ class Lowering {
 
   identifier(n: acorn.Identifier): Expr {
     const name = this.checkedName(n);
-    const root = DOLLAR_NAMES[name];
+    const root = DOLLAR_NAMES[name] ?? TABLE_NAMES[name];
     if (root !== undefined) return { kind: 'root', name: root };
     for (let i = this.#params.length - 1; i >= 0; i--) {
       if (this.#params[i] === name) return { kind: 'param', depth: i + 1 };
@@ -187,6 +193,12 @@ class Lowering {
       return this.fail('NOT_ALLOWED', `an escape sequence in the name \`${name}\` is not allowed`, n);
     }
     if (name.startsWith('$')) {
+      const tableName = TABLE_NAMES[name];
+      if (tableName !== undefined && this.#options.tableNames?.has(tableName) !== true) {
+        const where = tableName === 'cell' ? 'in a cell of a decision table' : 'in the expression and message of a rule with a table';
+        return this.fail('NOT_ALLOWED', `\`${name}\` is only allowed ${where}`, n);
+      }
+      if (tableName !== undefined) return name;
       if (DOLLAR_NAMES[name] === undefined) {
         return this.fail('NOT_ALLOWED', `\`${name}\` is not allowed: the only $-names are $, $value, $item, $index and $expected`, n);
       }
@@ -359,7 +371,7 @@ class Lowering {
       return this.fail('NOT_ALLOWED', 'a callback parameter must be a plain name (no default, no destructuring)', param);
     }
     const name = this.checkedName(param);
-    if (DOLLAR_NAMES[name] !== undefined) {
+    if (DOLLAR_NAMES[name] !== undefined || TABLE_NAMES[name] !== undefined) {
       return this.fail('NOT_ALLOWED', `\`${name}\` cannot be a callback parameter`, param);
     }
     if (FUNCTIONS[name] !== undefined) {

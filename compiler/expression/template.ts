@@ -31,7 +31,8 @@ export function compileTemplate(
 ): TemplateResult {
   if (typeof template !== 'string') return compileUncached(template, limits, options);
   // Rules of a context often share one message; checked once, reused (the parts are never mutated).
-  const key = `${limits.maxTemplateLength}:${limits.maxExpressionLength}:${limits.maxNestingDepth}:${limits.maxCallbackDepth}:${limits.maxPatternLength}:${template}`;
+  const tableNames = options.tableNames === undefined ? '' : [...options.tableNames].sort().join(',');
+  const key = `${tableNames}:${limits.maxTemplateLength}:${limits.maxExpressionLength}:${limits.maxNestingDepth}:${limits.maxCallbackDepth}:${limits.maxPatternLength}:${template}`;
   const hit = memo.get(key);
   if (hit !== undefined) return hit;
   const result = compileUncached(template, limits, options);

@@ -29,6 +29,10 @@ export interface Scope {
   index: unknown;
   expected: unknown;
   now: number;
+  /** A decision table's `$cell` (in a cell), `$row` and `$rowIndex` (in its rule); table-reference.ts sets them. */
+  cell?: unknown;
+  row?: unknown;
+  rowIndex?: unknown;
   /** Callback parameters, innermost last. */
   params: Array<[string, unknown]>;
 }
@@ -316,6 +320,9 @@ function lookupName(name: string, scope: Scope): unknown {
     case '$item': return scope.item;
     case '$index': return scope.index;
     case '$expected': return scope.expected;
+    case '$cell': return scope.cell;
+    case '$row': return scope.row;
+    case '$rowIndex': return scope.rowIndex;
     default: return ownGet(scope.payload, name);
   }
 }
@@ -416,7 +423,7 @@ export function renderValue(v: unknown): string {
 }
 
 /** Messages and placeholders longer than MAX_MESSAGE_LENGTH end in an ellipsis at that length. */
-function cut(s: string): string {
+export function cut(s: string): string {
   return s.length <= MAX_MESSAGE_LENGTH ? s : `${s.slice(0, MAX_MESSAGE_LENGTH - 1)}…`;
 }
 
@@ -466,7 +473,7 @@ export function parsePath(path: string): PathSegment[] {
   return segments;
 }
 
-function resolve(root: unknown, segments: PathSegment[], index: number): unknown {
+export function resolve(root: unknown, segments: PathSegment[], index: number): unknown {
   let v = root;
   for (const s of segments) v = ownGet(v, s.kind === 'each' ? String(index) : s.key);
   return v;
@@ -507,7 +514,7 @@ function expressionPath(node: Node): { root: string; keys: string[] } | undefine
   return inner && { root: inner.root, keys: [...inner.keys, propertyKey(node)] };
 }
 
-function isSubject(node: Node, rule: RuleDefinition): boolean {
+export function isSubject(node: Node, rule: RuleDefinition): boolean {
   const p = expressionPath(node);
   if (!p) return false;
   if (p.root === '$value' && p.keys.length === 0) return true;

@@ -126,6 +126,31 @@ describe('buildStandaloneModule', () => {
     expect(JSON.stringify(validate(payload))).toBe(JSON.stringify(answer));
   });
 
+  it('bundles a decision table (its index and expression cells) that answers as the service does', async () => {
+    const rows = Array.from({ length: 300 }, (_, i) => ({
+      when: [`"P${i % 12}"`, i % 5 === 0 ? '$cell % 2 == 0' : `in ["C${i % 3}", "C${(i + 1) % 3}"]`, `[${i * 10}..${i * 10 + 10})`],
+      then: [i * 100],
+    }));
+    const rules: RuleDefinition[] = [{
+      code: 'LIMIT', name: 'Limit', fieldPath: 'amount', expression: '$value <= $row.max', message: '{{ $value }} over {{ $row.max }} (row {{ $rowIndex }})',
+      table: {
+        hitPolicy: 'first', outputs: ['max'], rows, noMatch: 'fail',
+        inputs: [{ name: 'product', path: 'product' }, { name: 'country', path: 'country' }, { name: 'score', expression: 'score' }],
+      },
+    }];
+    const built = await buildStandaloneModule(rules);
+    expect(built.code).toContain('TableIndex');
+    const validate = await load(built.code);
+    const compiled = compileRuleset(rules);
+    for (let i = 0; i < 300; i += 7) {
+      for (const country of ['C0', 'C1', 'C2', 4, undefined]) {
+        const payload = { amount: (i % 4) * 1000, product: `P${i % 12}`, country, score: i * 10 + 3 };
+        const answer = validate(payload) as { failures: unknown[] };
+        expect(JSON.stringify(answer)).toBe(JSON.stringify(compiled.validate(payload, Date.now())));
+      }
+    }
+  });
+
   it('refuses a ruleset with a rule that does not compile, naming it', async () => {
     const attempt = buildStandaloneModule([
       { code: 'GOOD', name: 'Good', expression: 'a > 1' },
