@@ -5,15 +5,19 @@
  * while the three validations, liveness and metrics are answered as ever;
  * once it recovers, everything is answered again.
  *
- * Two real causes: the event loop lagging (this test shares the in-process
+ * Real causes: the event loop lagging (this test shares the in-process
  * server's event loop and holds it in busy loops, as heavy work on the
- * loop would), and a pressure source of the kind the management work queue
- * plugs in, past its limit.
+ * loop would), a pressure source of the kind the management work queue
+ * plugs in, past its limit, and the server process (the bundle `npm start`
+ * runs) stopped in bursts by the kernel, as a container's CPU quota does.
  */
+import { randomBytes } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp, type TestResponse } from '../support/app.ts';
+import { freshDatabase, type FreshDatabase } from '../support/database.ts';
 import { ok } from '../support/expect-response.ts';
+import { startInstance, type Instance } from '../support/instances.ts';
 import { sampleOf } from '../support/metrics.ts';
 
 /** Lower than the default, so that the test's busy loops are unmistakably past it. */
@@ -41,7 +45,7 @@ async function setUp(env: Record<string, string>): Promise<void> {
 }
 
 /** The answer to `send`, sent again while the instance is overloaded. */
-async function answered(send: () => Promise<TestResponse>): Promise<TestResponse> {
+async function answered<R extends { status: number }>(send: () => Promise<R>): Promise<R> {
   let response = await send();
   for (const started = performance.now(); response.status === 503 && performance.now() - started < POLL.timeout;) {
     await new Promise((resolve) => setTimeout(resolve, POLL.interval));
@@ -68,7 +72,7 @@ async function metrics(): Promise<string> {
 }
 
 /** A 503 for overload, naming `reason`. */
-function expectOverloaded(response: TestResponse, reason: RegExp): void {
+function expectOverloaded(response: Pick<TestResponse, 'status' | 'headers' | 'body'>, reason: RegExp): void {
   expect(response.status).toBe(503);
   expect(response.headers.get('content-type')).toMatch(/^application\/problem\+json/);
   expect(response.headers.get('retry-after')).toBe('5');
@@ -184,5 +188,61 @@ describe('overload protection: a watched pressure source, with MAX_EVENT_LOOP_DE
     expect(lines.some((line) => line.includes('overloaded (test queue 11, over its limit of 10)'))).toBe(true);
     // The rule the shed DELETE named is still there.
     expect(await ok(t.request('GET', `/api/v1/rules/${ruleId}`))).toMatchObject({ code: 'AMOUNT_MAX' });
+  });
+});
+
+describe('overload protection: a server process stopped in bursts', () => {
+  let database: FreshDatabase;
+  let server: Instance;
+  const tenant = 'acme';
+  const key = `test_${randomBytes(24).toString('base64url')}`;
+  const api = (method: string, path: string, body?: unknown) => server.request(method, path, { body, key, tenant });
+
+  beforeAll(async () => {
+    database = await freshDatabase();
+    server = await startInstance({
+      databaseUrl: database.databaseUrl ?? '',
+      dataDir: database.dataDir,
+      env: { RULES_BOOTSTRAP_TENANTS: `${tenant}:${key}`, MAX_EVENT_LOOP_DELAY_MS: String(MAX_DELAY_MS) },
+    });
+    ruleId = (await ok(answered(() => api('POST', '/api/v1/rules', RULE)), 201)).id as string;
+    await ok(answered(() => api('POST', '/api/v1/contexts/loan/publish')));
+  });
+  afterAll(async () => {
+    await server?.stop();
+    await database?.drop();
+  });
+
+  it('sheds management calls and reports not ready while the kernel keeps stopping it, answers validations, and recovers', async () => {
+    // 250 ms stopped out of every 350, as a CPU quota throttles a container: every half-second window has a stop.
+    let throttling = true;
+    const throttled = (async () => {
+      while (throttling) {
+        process.kill(server.pid, 'SIGSTOP');
+        await new Promise((resolve) => setTimeout(resolve, 250));
+        process.kill(server.pid, 'SIGCONT');
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    })();
+    try {
+      await expect.poll(async () => (await server.request('GET', '/health/ready')).status, POLL).toBe(503);
+      expectOverloaded(await server.request('GET', '/health/ready'), /event loop delay \d+ ms, over its limit of 100 ms/);
+      expectOverloaded(await api('GET', `/api/v1/rules/${ruleId}`), /event loop delay/);
+      expect(await ok(api('POST', '/api/v1/validation/validate', { context: 'loan', payload: { amount: 20_000 } })))
+        .toMatchObject({ isValid: false, failures: [{ ruleCode: 'AMOUNT_MAX' }] });
+      expect(await ok(api('POST', '/api/v1/validation/validate-batch', { context: 'loan', items: [{ id: 'a', payload: { amount: 1 } }] })))
+        .toMatchObject({ totalProcessed: 1, totalFailed: 0 });
+      const metricsText = (await server.request('GET', '/metrics')).body as string;
+      expect(sampleOf(metricsText, 'rules_overload_shedding')).toBe(1);
+      expect(sampleOf(metricsText, 'rules_overload_shed_total')).toBeGreaterThanOrEqual(1);
+    } finally {
+      throttling = false;
+      await throttled;
+      process.kill(server.pid, 'SIGCONT');
+    }
+    await expect.poll(async () => (await server.request('GET', '/health/ready')).status, POLL).toBe(200);
+    await ok(api('GET', `/api/v1/rules/${ruleId}`));
+    expect(server.output()).toMatch(/overloaded \(event loop delay \d+ ms, over its limit of 100 ms\)/);
+    expect(server.output()).toContain('no longer overloaded');
   });
 });
