@@ -46,8 +46,8 @@ export interface Config {
   readonly requestTimeoutMs: number;
   readonly shutdownTimeoutMs: number;
   /**
-   * Event-loop delay (p99 of the last half second), in ms, past which the process sheds management
-   * requests and reports not ready; 0: never (src/overload/overload-monitor.ts).
+   * Event-loop delay (p99 of a half second), in ms, which exceeded two half seconds in a row makes the
+   * process shed management requests and report not ready; 0: never (src/overload/overload-monitor.ts).
    */
   readonly maxEventLoopDelayMs: number;
   readonly metricsTenantLabels: boolean;
@@ -183,8 +183,8 @@ export const CONFIG_VARIABLE_BY_NAME = deepFreeze({
   SHUTDOWN_TIMEOUT_MS: integerVariable('SHUTDOWN_TIMEOUT_MS', 10_000, 0, undefined, 'time after SIGTERM before a hard stop, in milliseconds'),
   MAX_EVENT_LOOP_DELAY_MS: integerVariable(
     'MAX_EVENT_LOOP_DELAY_MS', 200, 0, 60_000,
-    'event-loop delay (p99 over the last half second) past which a process refuses management requests with 503 and reports not ready, '
-      + 'in milliseconds; 0 never sheds',
+    'event-loop delay (p99 of a half second) which, exceeded two half seconds in a row, makes a process refuse management requests '
+      + 'with 503 and report not ready until it catches up, in milliseconds; 0 never sheds',
   ),
   METRICS_TENANT_LABELS: {
     kind: 'boolean', name: 'METRICS_TENANT_LABELS', default: false, meaning: 'add tenant and context labels to metrics',

@@ -327,7 +327,11 @@ export const TUNING = tunables({
   },
   overloadSampleMs: {
     value: 500, unit: 'ms', min: 50, max: 5000,
-    why: 'the overload monitor reads its window of event-loop delay this often: shedding starts within half a second of a lag, and ends one calm window after it',
+    why: 'the overload monitor reads its window of event-loop delay this often: about 50 ticks of the delay timer a window',
+  },
+  overloadWindows: {
+    value: 2, unit: 'windows', min: 1,
+    why: 'windows in a row over the limit before a process sheds: a lag that lasts or recurs for a second, not one lone stall',
   },
   overloadRetryAfterSeconds: {
     value: 5, unit: 's', min: 1, max: 60,

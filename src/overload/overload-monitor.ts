@@ -8,21 +8,23 @@
  * Event-loop delay comes from `perf_hooks.monitorEventLoopDelay`: a libuv
  * timer ticking every TUNING.eventLoopResolutionMs records the time since
  * its previous tick, so an idle loop reads about that period and a loop
- * held for 300 ms reads about 300 ms. Every TUNING.overloadSampleMs the
- * monitor takes the window's p99 and max, less the timer's period (as
- * @fastify/under-pressure does with its mean, so an idle loop reads 0), and
- * starts a new window. Its own timer's lateness is a reading too: a stall
- * that delayed the sample itself may not be in the histogram yet.
+ * held for 300 ms reads about 300 ms, once, at the first tick after the
+ * stall. Every TUNING.overloadSampleMs the monitor takes the window's p99
+ * and max, less the timer's period (as @fastify/under-pressure does with
+ * its mean, so an idle loop reads 0), and starts a new window.
  *
  * Why p99 and not under-pressure's mean: the mean of a window with one
  * 300 ms stall among 50 ticks is about 6 ms, yet every request that arrived
  * during the stall waited for it. With about 50 ticks a window, p99 is the
  * window's longest stall but one.
  *
- * The decision is re-made at every sample: overloaded while any source
- * read above its limit at the last sample, so shedding ends one calm window
- * after the lag. The log says when it starts (with the reading) and ends
- * (with how long it lasted and how many requests were refused).
+ * Overload is a lag that lasts: the process sheds once a source has read
+ * above its limit in TUNING.overloadWindows windows in a row, and stops at
+ * the first window where none does. A lone stall (a process's first
+ * requests compiling, a long garbage collection) is in one window only, so
+ * it refuses nothing; lag that recurs or lasts a second does. The log says
+ * when shedding starts (with the reading) and ends (with how long it lasted
+ * and how many requests were refused).
  */
 import { monitorEventLoopDelay, performance, type IntervalHistogram } from 'node:perf_hooks';
 import type { FastifyBaseLogger } from 'fastify';
@@ -87,11 +89,12 @@ export class OverloadMonitor {
   readonly #sources: PressureSource[] = [];
   readonly #histogram: IntervalHistogram;
   #timer: NodeJS.Timeout | undefined;
-  #dueAt = 0;
   #delayP99Ms = 0;
   #delayMaxMs = 0;
   #pressures: readonly PressureReading[] = [];
   #shedding = false;
+  /** Windows in a row in which a source read above its limit. */
+  #overWindows = 0;
   #reason = '';
   #since = 0;
   #shed = 0;
@@ -147,21 +150,17 @@ export class OverloadMonitor {
   }
 
   #schedule(): void {
-    const sampleMs = TUNING.overloadSampleMs.value;
-    this.#dueAt = performance.now() + sampleMs;
     // Never what keeps a process alive.
-    this.#timer = setTimeout(() => this.#sample(), sampleMs).unref();
+    this.#timer = setTimeout(() => this.#sample(), TUNING.overloadSampleMs.value).unref();
   }
 
   #sample(): void {
-    const lateMs = Math.max(0, performance.now() - this.#dueAt);
     const histogram = this.#histogram;
     const periodMs = TUNING.eventLoopResolutionMs.value;
-    const p99Ms = histogram.count === 0 ? 0 : Math.max(0, histogram.percentile(99) / 1e6 - periodMs);
-    const maxMs = histogram.count === 0 ? 0 : Math.max(0, histogram.max / 1e6 - periodMs);
+    // Each stall is one reading, in the window open when the loop got free again: counted once.
+    this.#delayP99Ms = histogram.count === 0 ? 0 : Math.max(0, histogram.percentile(99) / 1e6 - periodMs);
+    this.#delayMaxMs = histogram.count === 0 ? 0 : Math.max(0, histogram.max / 1e6 - periodMs);
     histogram.reset();
-    this.#delayP99Ms = Math.max(p99Ms, lateMs);
-    this.#delayMaxMs = Math.max(maxMs, lateMs);
 
     const pressures: PressureReading[] = [];
     let over: { source: PressureSource; reading: number } | undefined;
@@ -182,7 +181,8 @@ export class OverloadMonitor {
   }
 
   #decide(over: { source: PressureSource; reading: number } | undefined): void {
-    if (over !== undefined) {
+    this.#overWindows = over === undefined ? 0 : this.#overWindows + 1;
+    if (over !== undefined && this.#overWindows >= TUNING.overloadWindows.value) {
       const { source, reading } = over;
       const unit = source.unit === undefined ? '' : ` ${source.unit}`;
       this.#reason = `${source.name.replaceAll('_', ' ')} ${Math.round(reading)}${unit}, over its limit of ${source.limit}${unit}`;
@@ -197,7 +197,7 @@ export class OverloadMonitor {
       }
       return;
     }
-    if (this.#shedding) {
+    if (over === undefined && this.#shedding) {
       this.#shedding = false;
       this.#reason = '';
       this.#log.info(

@@ -17,6 +17,7 @@ import { createStorage } from '../../src/storage/create-storage.ts';
 import type { Storage } from '../../src/storage/types.ts';
 import { bootstrapTenants } from '../../src/startup/bootstrap.ts';
 import { freshDatabase, type FreshDatabase } from './database.ts';
+import { TEST_SERVICE_ENV } from './test-service-env.ts';
 
 export interface TestRequestOptions {
   /** Sent as JSON. */
@@ -83,9 +84,7 @@ export async function startTestApp(options: StartTestAppOptions = {}): Promise<T
     RULES_BOOTSTRAP_TENANTS: `${tenantId}:${adminKey},${otherTenantId}:${otherAdminKey}`,
     LOG_LEVEL: 'silent',
     PORT: '0',
-    // The app shares this process's event loop with the test runner, whose work (its clients, its
-    // assertions) would count as the service's lag: in-process apps shed for overload only when a test says so.
-    MAX_EVENT_LOOP_DELAY_MS: '0',
+    ...TEST_SERVICE_ENV,
     ...options.env,
   });
 
