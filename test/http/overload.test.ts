@@ -165,6 +165,15 @@ describe('overload protection: a watched pressure source, with MAX_EVENT_LOOP_DE
     expect(sampleOf(await metrics(), 'rules_overload_pressure_ratio{source="event_loop_delay"}')).toBeUndefined();
   });
 
+  it('refuses nothing for one reading over the limit: shedding needs two in a row', async () => {
+    let reads = 0;
+    t.app.internals.overload.watch({ name: 'lone_spike', read: () => (++reads === 1 ? 100 : 0), limit: 10 });
+    await expect.poll(() => reads, POLL).toBeGreaterThanOrEqual(4);
+    expect((await readiness()).status).toBe(200);
+    expect(sampleOf(await metrics(), 'rules_overload_shed_total')).toBe(0);
+    expect(lines.filter((line) => line.includes('overloaded ('))).toEqual([]);
+  });
+
   it('sheds while a source (the management queue\'s kind) is past its limit, before authentication and the rate limit', async () => {
     let queued = 0;
     t.app.internals.overload.watch({ name: 'test_queue', read: () => queued, limit: 10 });
