@@ -15,8 +15,8 @@
  *
  * Why p99 and not under-pressure's mean: the mean of a window with one
  * 300 ms stall among 50 ticks is about 6 ms, yet every request that arrived
- * during the stall waited for it. With about 50 ticks a window, p99 is the
- * window's longest stall but one.
+ * during the stall waited for it. With about 50 ticks a window (fewer when
+ * it has a stall), p99 is the window's longest stall.
  *
  * Overload is a lag that lasts: the process sheds once a source has read
  * above its limit in TUNING.overloadWindows windows in a row, and stops at
@@ -92,6 +92,8 @@ export class OverloadMonitor {
   #delayP99Ms = 0;
   #delayMaxMs = 0;
   #pressures: readonly PressureReading[] = [];
+  /** Sources whose last read threw: logged once until they read again. */
+  readonly #unreadable = new Set<PressureSource>();
   #shedding = false;
   /** Windows in a row in which a source read above its limit. */
   #overWindows = 0;
@@ -169,9 +171,13 @@ export class OverloadMonitor {
       try {
         reading = source.read();
       } catch (error) {
-        this.#log.error({ err: error, source: source.name }, 'overload monitor: a pressure source could not be read; left out of this sample');
+        if (!this.#unreadable.has(source)) {
+          this.#unreadable.add(source);
+          this.#log.error({ err: error, source: source.name }, 'overload monitor: a pressure source cannot be read; left out until it can');
+        }
         continue;
       }
+      this.#unreadable.delete(source);
       pressures.push({ source: source.name, reading, limit: source.limit });
       if (over === undefined && source.limit > 0 && reading > source.limit) over = { source, reading };
     }
