@@ -10,7 +10,11 @@
  *   than 2x its hand-written baseline on the passing or the failing set, or
  * - the service's single-validation throughput falls below 0.6 of the bare
  *   Fastify route's (median of 8 alternating 1.5-second rounds, both servers
- *   in child processes, see `http/http.bench.ts`),
+ *   in child processes, see `http/http.bench.ts`), or
+ * - with ISOLATION_GUARD_ENABLED: one tenant's validations at a fixed rate
+ *   have a p99, while another tenant runs a stored-test run of a quadratic
+ *   rule, above 5x their idle p99 and a worst request of 250 ms or more, or
+ *   any answer is a 5xx or passed uncounted (`isolation/isolation-check.ts`),
  *
  * and prints the figures either way. A failed verdict is measured once
  * more, and the guard fails only when both fail. Both figures are ratios against a
@@ -24,7 +28,17 @@ import { pathToFileURL } from 'node:url';
 import { runCompilerBench } from './compiler.bench.ts';
 import { runRealisticBench } from './realistic.bench.ts';
 import { checkAnswers, pairedThroughput, singleBody, SINGLE_PATH, startHttpPair, type PairedThroughput } from './http/http.bench.ts';
+import { runIsolationCheck, type IsolationCheckFigures } from './isolation/isolation-check.ts';
 import { fixed, int } from './tools/report-table.ts';
+
+/**
+ * Whether the guard runs the isolation check. Off while management work
+ * (stored-test runs, compiles, impact replays) still runs on the event
+ * loop that answers validations: until then the check fails on every run,
+ * which is what `npm run bench:isolation` reports. Turn it on once heavy
+ * work runs on worker threads.
+ */
+export const ISOLATION_GUARD_ENABLED = false;
 
 /** Where the guard fails. */
 export const guardThresholds = {
@@ -34,6 +48,15 @@ export const guardThresholds = {
   maxRealisticRatio: 2,
   /** Service over bare-route throughput. */
   minHttpRatio: 0.6,
+  /**
+   * B's p99 during A's quadratic stored-test run over its idle p99; the
+   * check passes below it, or when B's worst request is under
+   * `isolationWorstMs`. A run on the event loop stalls B for the length of
+   * each test (about 300 ms), far past both; a busy 2-core machine moves
+   * the ratio, rarely both figures at once.
+   */
+  maxIsolationRatio: 5,
+  isolationWorstMs: 250,
 } as const;
 
 export interface GuardFigures {
@@ -41,6 +64,8 @@ export interface GuardFigures {
   /** The realistic-loan suite's compiled / hand-written ratios; absent when not measured. */
   realistic?: { passing: number; failing: number; rounds: number };
   http: Pick<PairedThroughput, 'ratio' | 'serviceRps' | 'bareRps' | 'serviceCpuUs' | 'bareCpuUs' | 'cpuRatio'> & { roundRatios: number[] };
+  /** The isolation check's figures; absent when it did not run (ISOLATION_GUARD_ENABLED). */
+  isolation?: IsolationCheckFigures;
 }
 
 export interface GuardVerdict {
@@ -55,10 +80,7 @@ export interface GuardVerdict {
  * @example
  * judge({ engine: { passing: 1.3, failing: 1.4, rounds: 300 }, http: { ratio: 0.7, ... } }).ok // true
  */
-export function judge(
-  figures: GuardFigures,
-  thresholds: { maxEngineRatio: number; maxRealisticRatio: number; minHttpRatio: number } = guardThresholds,
-): GuardVerdict {
+export function judge(figures: GuardFigures, thresholds: Record<keyof typeof guardThresholds, number> = guardThresholds): GuardVerdict {
   const engineWorst = Math.max(figures.engine.passing, figures.engine.failing);
   // NaN fails every check: a figure that could not be measured proves nothing.
   const engineOk = engineWorst <= thresholds.maxEngineRatio;
@@ -70,8 +92,9 @@ export function judge(
     `realistic: compiled / hand-written = passing ${fixed(r.passing, 2)}, failing ${fixed(r.failing, 2)}`
       + ` (paired median of ${r.rounds} rounds; fails above ${thresholds.maxRealisticRatio}): ${realisticOk ? 'ok' : 'FAILED'}`,
   ];
+  const isolation = figures.isolation === undefined ? undefined : judgeIsolation(figures.isolation, thresholds);
   return {
-    ok: engineOk && realisticOk && httpOk,
+    ok: engineOk && realisticOk && httpOk && (isolation?.ok ?? true),
     lines: [
       `engine: compiled / hand-written = passing ${fixed(figures.engine.passing, 2)}, failing ${fixed(figures.engine.failing, 2)}`
         + ` (paired median of ${figures.engine.rounds} rounds; fails above ${thresholds.maxEngineRatio}): ${engineOk ? 'ok' : 'FAILED'}`,
@@ -79,7 +102,21 @@ export function judge(
       `http: service / bare route throughput = ${fixed(h.ratio, 2)} (rounds ${h.roundRatios.map((r) => fixed(r, 2)).join(' ')};`
         + ` ${int(h.serviceRps)} vs ${int(h.bareRps)} req/s; CPU per request ${int(h.serviceCpuUs)} vs ${int(h.bareCpuUs)} us,`
         + ` ${fixed(h.cpuRatio, 2)}x; fails below ${thresholds.minHttpRatio}): ${httpOk ? 'ok' : 'FAILED'}`,
+      ...(isolation === undefined ? [] : [isolation.line]),
     ],
+  };
+}
+
+function judgeIsolation(i: IsolationCheckFigures, thresholds: Record<keyof typeof guardThresholds, number>): { ok: boolean; line: string } {
+  // NaN fails: a ratio that could not be measured proves nothing.
+  const latencyOk = i.ratio <= thresholds.maxIsolationRatio || i.worstMs < thresholds.isolationWorstMs;
+  const ok = latencyOk && i.serverErrors === 0 && i.uncounted === 0;
+  return {
+    ok,
+    line: `isolation: tenant B's p99 during tenant A's quadratic stored-test run / idle p99 = ${fixed(i.ratio, 1)}`
+      + ` (${fixed(i.p99Ms, 1)} vs ${fixed(i.idleP99Ms, 1)} ms, worst ${fixed(i.worstMs, 0)} ms, ${i.requests} requests; A's run ${i.noisy};`
+      + ` ${i.serverErrors} 5xx, ${i.uncounted} uncounted; fails above ${thresholds.maxIsolationRatio} with a worst of`
+      + ` ${thresholds.isolationWorstMs} ms or more, or on any 5xx or uncounted answer): ${ok ? 'ok' : 'FAILED'}`,
   };
 }
 
@@ -96,6 +133,8 @@ export interface GuardOptions {
   httpWarmupS?: number;
   /** Skip the engine benchmarks, compiler and realistic-loan (the smoke test of the machinery uses this). */
   engine?: boolean;
+  /** Run the isolation check; default ISOLATION_GUARD_ENABLED. */
+  isolation?: boolean;
 }
 
 /**
@@ -136,6 +175,9 @@ export async function runGuard(options: GuardOptions = {}): Promise<{ figures: G
   } finally {
     await pair.stop();
   }
+  let isolation: IsolationCheckFigures | undefined;
+  if (options.isolation ?? ISOLATION_GUARD_ENABLED) isolation = await runIsolationCheck();
+  else log('isolation: not checked (ISOLATION_GUARD_ENABLED is false in bench/guard.ts)');
   const figures: GuardFigures = {
     engine,
     realistic,
@@ -143,6 +185,7 @@ export async function runGuard(options: GuardOptions = {}): Promise<{ figures: G
       ratio: http.ratio, serviceRps: http.serviceRps, bareRps: http.bareRps, serviceCpuUs: http.serviceCpuUs,
       bareCpuUs: http.bareCpuUs, cpuRatio: http.cpuRatio, roundRatios: http.rounds.map((r) => r.ratio),
     },
+    isolation,
   };
   const verdict = judge(figures);
   for (const line of verdict.lines) log(line);

@@ -36,7 +36,7 @@ import { TUNING } from '../src/tuning.ts';
 import { compileValidator } from '../src/validators/compile-validator.ts';
 import { benchDatabase } from './tools/bench-database.ts';
 import { fixed, median, textTable } from './tools/report-table.ts';
-import { callApi } from './tools/rules-api.ts';
+import { asFileRule, callApi } from './tools/rules-api.ts';
 import { generateRuleset } from './suites/generated-ruleset.ts';
 import { loanApplicationSuite } from './suites/loan-application.ts';
 
@@ -48,11 +48,6 @@ const ROUNDS = quick ? 3 : 10;
 const TENANT = 'bench';
 const CONTEXT = 'loans';
 const KEY = generateApiKey();
-
-function asFileRule(rule: RuleDefinition): Record<string, unknown> {
-  const { schema, ...rest } = rule;
-  return { ...rest, ...(typeof schema === 'object' ? { schema } : {}) };
-}
 
 /** The draft: loan-to-income loosened from five times the income to six, the amount range's upper bound lowered to 40,000. */
 function drafted(rules: RuleDefinition[]): RuleDefinition[] {

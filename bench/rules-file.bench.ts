@@ -19,13 +19,13 @@
  * `-- --quick` runs fewer rounds. No target: the figures are reported.
  */
 import { performance } from 'node:perf_hooks';
-import type { RuleDefinition } from '../compiler/types.ts';
 import { buildApp } from '../src/app.ts';
 import { generateApiKey, hashApiKey } from '../src/auth/api-key.ts';
 import { loadConfig } from '../src/config.ts';
 import { createStorage } from '../src/storage/create-storage.ts';
 import { benchDatabase } from './tools/bench-database.ts';
 import { fixed, median, textTable } from './tools/report-table.ts';
+import { asFileRule } from './tools/rules-api.ts';
 import { generateRuleset } from './suites/generated-ruleset.ts';
 
 const RULES = 1000;
@@ -33,11 +33,6 @@ const quick = process.argv.includes('--quick');
 const ROUNDS = quick ? 3 : 10;
 const TENANT = 'bench';
 const KEY = generateApiKey();
-
-function asFileRule(rule: RuleDefinition): Record<string, unknown> {
-  const { schema, ...rest } = rule;
-  return { ...rest, ...(typeof schema === 'object' ? { schema } : {}) };
-}
 
 async function main(): Promise<void> {
   const db = await benchDatabase('bench-rules-file');

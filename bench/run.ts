@@ -1,13 +1,16 @@
 /**
  * All benchmark suites (`npm run bench`): the compiler engine benchmark,
- * the HTTP benchmark, the scaling benchmark and WORKERS=2 vs 1, one after
- * the other (never two at once: each is the other's noise). Writes
+ * the HTTP benchmark, the scaling benchmark, WORKERS=2 vs 1 and the
+ * noisy-neighbour benchmark, one after the other (never two at once: each
+ * is the other's noise). Writes
  * `results/latest.json` (every figure), `results/latest.md` (the summary
  * tables with targets and verdicts) and the results table of
  * `bench/README.md` (readme-results.ts).
  *
  * `--quick` runs the short version of every suite; `--only=http,scaling`
- * runs some suites (and still writes every file, with the others absent).
+ * runs some suites (and still writes every file, with the others absent);
+ * with `--merge` too, the other suites' figures are kept from the existing
+ * `results/latest.json`, and the files say which run each suite comes from.
  * `--readme-only` measures nothing: it rewrites `results/latest.md` and the
  * README's results table from the existing `results/latest.json`.
  */
@@ -18,10 +21,11 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { SUITES, type BenchResults, type SuiteName } from './tools/bench-results.ts';
 import { fastestPeerMargin, runCompilerBench, targets as compilerTargets, type CompilerBenchResult } from './compiler.bench.ts';
 import { httpTables, runHttpBench, type HttpBenchResult } from './http/http.bench.ts';
+import { isolationSetting, isolationTable, phaseName, runIsolationBench, type IsolationBenchResult } from './isolation/isolation.bench.ts';
 import { fixed, int, markdownTable, verdict } from './tools/report-table.ts';
 import { memoryMonitor } from './tools/memory-monitor.ts';
 import { runWorkersBench, type WorkersBenchResult } from './http/workers.bench.ts';
-import { writeReadmeResults } from './tools/readme-results.ts';
+import { keptSuitesNote, writeReadmeResults } from './tools/readme-results.ts';
 import { runScalingBench, scalingTables, type ScalingBenchResult } from './scaling.bench.ts';
 
 
@@ -103,6 +107,19 @@ function workersSection(r: WorkersBenchResult): string[] {
   ];
 }
 
+function isolationSection(r: IsolationBenchResult): string[] {
+  const misses = r.runs.flatMap((run) => run.phases.filter((p) => !p.verdict.met).map((p) => `- ${phaseName(p)}: ${p.verdict.misses.join('; ')}`));
+  return [
+    '## Isolation (noisy neighbour)', '',
+    `${isolationSetting(r)}. B's p99 against its idle p99 (target <= ${r.targets.maxP99ToIdle}x), its worst request (target`
+      + ` < ${r.targets.maxWorstMs} ms), no 5xx and no uncounted answer (a 2xx without RateLimit headers) for either tenant,`
+      + ` A's calls answered within ${r.targets.maxAnswerMs / 1000} s or with a clear 4xx.`, '',
+    markdownTable(isolationTable(r, { noisyColumn: true })), '',
+    ...(r.workers2Skipped === null ? [] : [`WORKERS=2: skipped: ${r.workers2Skipped}.`, '']),
+    ...(misses.length === 0 ? [] : ['Misses:', '', ...misses, '']),
+  ];
+}
+
 /** The summary written to results/latest.md. */
 export function summaryMarkdown(results: BenchResults): string {
   const env = results.environment;
@@ -114,12 +131,13 @@ export function summaryMarkdown(results: BenchResults): string {
     `${results.generatedAt}${results.quick ? ' (quick)' : ''}: ${env.node} ${env.platform}/${env.arch}, ${env.cpu}, ${env.cores} cores;`
       + ` load average at the end ${env.loadAverage.map((l) => fixed(l, 1)).join(' / ')} (1/5/15 min; above the core count,`
       + ' other work shared the CPU). Every figure is a ratio against a baseline measured in the same run; absolute numbers'
-      + ` depend on the machine.${monitor} Produced by \`npm run bench\` in ${fixed(results.durationS, 0)} s.`, '',
+      + ` depend on the machine.${monitor} Produced by \`npm run bench\` in ${fixed(results.durationS, 0)} s.${keptSuitesNote(results)}`, '',
   ];
   if (results.compiler !== undefined) lines.push(...compilerSection(results.compiler));
   if (results.http !== undefined) lines.push(...httpSection(results.http));
   if (results.scaling !== undefined) lines.push(...scalingSection(results.scaling));
   if (results.workers !== undefined) lines.push(...workersSection(results.workers));
+  if (results.isolation !== undefined) lines.push(...isolationSection(results.isolation));
   return `${lines.join('\n').trimEnd()}\n`;
 }
 
@@ -140,6 +158,24 @@ async function rewriteReadmeFromLatest(): Promise<void> {
   console.log(`wrote results/latest.md and the results table of bench/README.md from bench/results/latest.json (run of ${results.generatedAt})`);
 }
 
+/** For `--merge`: the figures of the suites not measured now, from the existing results file, each with the date of its run. */
+async function keptSuites(measured: readonly SuiteName[]): Promise<Pick<BenchResults, SuiteName | 'keptFrom'>> {
+  let earlier: BenchResults;
+  try {
+    earlier = JSON.parse(await readFile(latestJson, 'utf8')) as BenchResults;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return {};
+    throw error;
+  }
+  const kept: Pick<BenchResults, SuiteName | 'keptFrom'> = { keptFrom: {} };
+  for (const name of SUITES) {
+    if (measured.includes(name) || earlier[name] === undefined) continue;
+    Object.assign(kept, { [name]: earlier[name] });
+    kept.keptFrom![name] = earlier.keptFrom?.[name] ?? earlier.generatedAt;
+  }
+  return kept;
+}
+
 async function main(): Promise<void> {
   if (process.argv.includes('--readme-only')) {
     await rewriteReadmeFromLatest();
@@ -149,11 +185,13 @@ async function main(): Promise<void> {
   const suites = selectedSuites(process.argv);
   const started = Date.now();
   const results: Omit<BenchResults, 'environment' | 'durationS'> = { generatedAt: new Date().toISOString(), quick };
+  if (process.argv.includes('--merge')) Object.assign(results, await keptSuites(suites));
   // The compiler benchmark writes its own compiler-latest.json on full runs, as `bench:compiler` does.
   if (suites.includes('compiler')) results.compiler = await runCompilerBench({ quick });
   if (suites.includes('http')) results.http = await runHttpBench({ quick });
   if (suites.includes('scaling')) results.scaling = await runScalingBench({ quick });
   if (suites.includes('workers')) results.workers = await runWorkersBench({ quick });
+  if (suites.includes('isolation')) results.isolation = await runIsolationBench({ quick });
   const all: BenchResults = {
     ...results,
     environment: {

@@ -1,7 +1,8 @@
 /**
  * The database a benchmark runs on: the embedded one in a temporary folder,
- * or, when DATABASE_URL is set, a fresh PostgreSQL database created on that
- * server for the run. `drop` removes whichever it was.
+ * or, when DATABASE_URL (or the `serverUrl` given) is set, a fresh
+ * PostgreSQL database created on that server for the run. `drop` removes
+ * whichever it was.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -23,9 +24,8 @@ export interface BenchDatabase {
  * const storage = await createStorage({ databaseUrl: db.databaseUrl, dataDir: db.dataDir });
  * // ... then storage.close() and db.drop()
  */
-export async function benchDatabase(prefix: string): Promise<BenchDatabase> {
+export async function benchDatabase(prefix: string, serverUrl = process.env.DATABASE_URL): Promise<BenchDatabase> {
   const dataDir = await mkdtemp(path.join(tmpdir(), `${prefix}-`));
-  const serverUrl = process.env.DATABASE_URL;
   if (serverUrl === undefined || serverUrl === '') {
     return { dataDir, databaseUrl: undefined, drop: () => rm(dataDir, { recursive: true, force: true }) };
   }

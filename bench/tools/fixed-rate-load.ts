@@ -38,6 +38,16 @@ export interface FixedRateOptions {
   connections: number;
   /** Give up when the last answer has not come this many seconds after the last slot; default 10. */
   timeoutS?: number;
+  /**
+   * Ends the load before `rate × durationS` requests: once it aborts no
+   * request is offered, and the run resolves when those offered are answered.
+   */
+  stop?: AbortSignal;
+  /**
+   * Count the answers instead of stopping at the first that is not 2xx:
+   * by status, and the 2xx answers that lack `header` (a lower-case name).
+   */
+  tally?: { header: string };
 }
 
 export interface LatencyPercentiles {
@@ -59,6 +69,10 @@ export interface FixedRateFigures {
   latencyMs: LatencyPercentiles;
   /** From each slot to the moment this process dispatched its requests, ms: the load generator's own share of the latency. */
   dispatchLagMs: LatencyPercentiles;
+  /** With `tally`: answers by status code. */
+  statuses?: Record<number, number>;
+  /** With `tally`: 2xx answers without the tallied header. */
+  okWithoutHeader?: number;
 }
 
 // Every run's latencies, kept beside its figures rather than in them: the
@@ -89,8 +103,9 @@ export function pooledLatency(runs: readonly FixedRateFigures[]): LatencyPercent
   return percentiles(all);
 }
 
-/** Nearest-rank percentiles of a filled typed array (sorted in place). */
+/** Nearest-rank percentiles of a filled typed array (sorted in place); NaN for none. */
 function percentiles(values: Float64Array): LatencyPercentiles {
+  if (values.length === 0) return { p50: Number.NaN, p90: Number.NaN, p99: Number.NaN, p999: Number.NaN, max: Number.NaN };
   values.sort();
   const at = (q: number): number => values[Math.min(values.length - 1, Math.max(0, Math.ceil(q * values.length) - 1))];
   return { p50: at(0.5), p90: at(0.9), p99: at(0.99), p999: at(0.999), max: values[values.length - 1] };
@@ -200,8 +215,9 @@ function connect(port: number, host: string, read: (bytes: number, buffer: Buffe
 
 /**
  * Offers `rate × durationS` requests in 1 ms slots and resolves with the
- * latency distribution once every one is answered. Rejects on a non-2xx
- * answer, a connection error or close, or a timeout.
+ * latency distribution once every one is answered (or fewer, see
+ * `stop`). Rejects on a non-2xx answer (unless `tally`), a connection
+ * error or close, or a timeout.
  *
  * @example
  * const { latencyMs } = await runFixedRate({ url, headers, body, rate: 5000, durationS: 6, connections: 10 });
@@ -209,9 +225,10 @@ function connect(port: number, host: string, read: (bytes: number, buffer: Buffe
 export async function runFixedRate(options: FixedRateOptions): Promise<FixedRateFigures> {
   const url = new URL(options.url);
   if (url.hostname !== '127.0.0.1') throw new Error(`load runs only against 127.0.0.1, not ${url.hostname}`);
-  const total = Math.round(options.rate * options.durationS);
+  let total = Math.round(options.rate * options.durationS);
   if (!(total > 0) || !(options.connections > 0)) throw new Error('a fixed-rate run needs a positive rate, duration and connection count');
   const request = requestBytes(url, options.headers, options.body);
+  const tally = options.tally === undefined ? undefined : { marker: `\r\n${options.tally.header}:`, statuses: new Map<number, number>(), okWithout: 0 };
 
   const latencies = new Float64Array(total);
   const lags = new Float64Array(total);
@@ -228,7 +245,11 @@ export async function runFixedRate(options: FixedRateOptions): Promise<FixedRate
   };
   const idle: Connection[] = [];
   const onAnswer: AnswerListener = (connection, status, data, bodyStart, bodyEnd) => {
-    if (status < 200 || status > 299) {
+    const ok = status >= 200 && status <= 299;
+    if (tally !== undefined) {
+      tally.statuses.set(status, (tally.statuses.get(status) ?? 0) + 1);
+      if (ok && !data.toString('latin1', 0, bodyStart).toLowerCase().includes(tally.marker)) tally.okWithout++;
+    } else if (!ok) {
       return finish(new Error(`load on ${options.url}: answer ${status}: ${data.toString('utf8', bodyStart, Math.min(bodyEnd, bodyStart + 300))}`));
     }
     latencies[answered++] = performance.now() - connection.due;
@@ -266,6 +287,10 @@ export async function runFixedRate(options: FixedRateOptions): Promise<FixedRate
   let deadline: NodeJS.Timeout | undefined;
   const tick = (): void => {
     const now = performance.now();
+    if (options.stop?.aborted === true && issued < total) {
+      total = issued;
+      if (answered === total) return finish('done');
+    }
     // Every slot whose time has come. A request's latency runs from this moment (see the module comment).
     while (issued < total && start + slot <= now) {
       const through = Math.min(total, Math.floor((slot + 1) * requestsPerMs));
@@ -301,9 +326,10 @@ export async function runFixedRate(options: FixedRateOptions): Promise<FixedRate
     requests: answered,
     achievedRate: answered / ((end - start) / 1000),
     durationS: options.durationS,
-    latencyMs: percentiles(latencies),
-    dispatchLagMs: percentiles(lags),
+    latencyMs: percentiles(latencies.subarray(0, answered)),
+    dispatchLagMs: percentiles(lags.subarray(0, answered)),
+    ...(tally === undefined ? {} : { statuses: Object.fromEntries(tally.statuses), okWithoutHeader: tally.okWithout }),
   };
-  latenciesOf.set(figures, latencies);
+  latenciesOf.set(figures, latencies.subarray(0, answered));
   return figures;
 }

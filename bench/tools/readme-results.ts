@@ -11,6 +11,8 @@ import { SUITES, type BenchResults } from './bench-results.ts';
 import { fastestPeerMargin, type CompilerBenchResult } from '../compiler.bench.ts';
 import type { HttpBenchResult } from '../http/http.bench.ts';
 import type { WorkersBenchResult } from '../http/workers.bench.ts';
+import { phaseName, type IsolationBenchResult } from '../isolation/isolation.bench.ts';
+import { serverErrors } from '../isolation/isolation-verdict.ts';
 import { fixed, int, markdownTable, verdict } from './report-table.ts';
 import type { ScalingBenchResult } from '../scaling.bench.ts';
 
@@ -23,6 +25,24 @@ type Row = [figure: string, baseline: string, measured: string, target: string, 
 /** `2026-11-25T02:22:14.490Z` as `2026-11-25 02:22 UTC`. */
 function utcMinute(iso: string): string {
   return `${iso.slice(0, 10)} ${iso.slice(11, 16)} UTC`;
+}
+
+/**
+ * The suites a `--merge` run kept from earlier runs, in a sentence; empty
+ * when it measured them all.
+ *
+ * @example
+ * keptSuitesNote({ ...results, keptFrom: { http: '2026-11-27T19:37:00.000Z' } }) // ' Kept from an earlier run (`--merge`): http of 2026-11-27 19:37 UTC.'
+ */
+export function keptSuitesNote(results: BenchResults): string {
+  const kept = SUITES.filter((name) => results.keptFrom?.[name] !== undefined && results[name] !== undefined);
+  if (kept.length === 0) return '';
+  const byRun = new Map<string, string[]>();
+  for (const name of kept) {
+    const at = utcMinute(results.keptFrom![name]!);
+    byRun.set(at, [...(byRun.get(at) ?? []), name]);
+  }
+  return ` Kept from an earlier run (\`--merge\`): ${[...byRun].map(([at, names]) => `${names.join(', ')} of ${at}`).join('; ')}.`;
 }
 
 function compilerRows(r: CompilerBenchResult): Row[] {
@@ -121,6 +141,48 @@ function workersRow(r: WorkersBenchResult): Row {
   return ['WORKERS=2 throughput (PostgreSQL)', `WORKERS=1, ${int(r.workers1Rps)} req/s`, `${fixed(r.ratio, 2)} of it`, '', ''];
 }
 
+/** Milliseconds as `12.3 ms`, or `4.6 s` from a second up. */
+function duration(ms: number): string {
+  return ms >= 1000 ? `${fixed(ms / 1000, 1)} s` : `${fixed(ms, 1)} ms`;
+}
+
+/**
+ * A row per phase for B's latency against its idle p99, then one each for
+ * the targets that hold over every phase: no 5xx, nothing uncounted, A's
+ * calls answered.
+ */
+function isolationRows(r: IsolationBenchResult): Row[] {
+  const phases = r.runs.flatMap((run) => run.phases.filter((p) => p.noisy.length > 0).map((p) => ({ p, idle: run.idleP99Ms })));
+  const all = r.runs.flatMap((run) => run.phases);
+  const t = r.targets;
+  const setting = `${r.database}${r.redis ? ' and Redis' : ''}, B at ${r.rate}/s`;
+  const rows: Row[] = phases.map(({ p, idle }) => [
+    `isolation: B's validations while A runs ${phaseName(p)} (${setting})`, `B idle: p99 ${duration(idle)}`,
+    `p99 ${duration(p.quiet.p99Ms)} (${fixed(p.verdict.p99Ratio, 1)}x), worst ${duration(p.quiet.maxMs)}`,
+    `p99 <= ${t.maxP99ToIdle}x idle, worst < ${t.maxWorstMs} ms`, verdict(p.verdict.latencyMet),
+  ]);
+  const count = (of: (p: (typeof all)[number]) => number): number => all.reduce((sum, p) => sum + of(p), 0);
+  const quiet5xx = count((p) => serverErrors(p.quiet.statuses));
+  const noisy5xx = count((p) => p.noisy.reduce((sum, op) => sum + serverErrors(op.statuses), 0));
+  const quietUncounted = count((p) => p.quiet.uncounted);
+  const noisyUncounted = count((p) => p.noisy.reduce((sum, op) => sum + op.uncounted, 0));
+  const late = count((p) => p.noisy.reduce((sum, op) => sum + op.late + op.unclear, 0));
+  const calls = count((p) => p.noisy.reduce((sum, op) => sum + op.calls, 0));
+  rows.push(
+    ['isolation: 5xx answers, every phase', '', `B ${quiet5xx}, A ${noisy5xx}`, 'none', verdict(all.every((p) => p.verdict.noServerErrors))],
+    [
+      'isolation: answers passed uncounted (2xx without RateLimit headers), every phase', '', `B ${quietUncounted}, A ${noisyUncounted}`,
+      'none', verdict(all.every((p) => p.verdict.allCounted)),
+    ],
+    [
+      `isolation: A's ${calls} calls answered within ${t.maxAnswerMs / 1000} s, a 4xx with a problem code`, '',
+      `${late} late, unanswered or unclear`, 'none', verdict(all.every((p) => p.verdict.noisyAnswered)),
+    ],
+  );
+  if (r.workers2Skipped !== null) rows.push(['isolation with WORKERS=2', '', `skipped: ${r.workers2Skipped}`, '', '']);
+  return rows;
+}
+
 /**
  * The text that goes between the markers: the run's date and machine, then
  * one row per headline figure of the suites that ran.
@@ -136,12 +198,13 @@ export function resultsTable(results: BenchResults): string {
     ...(results.http === undefined ? [] : httpRows(results.http)),
     ...(results.scaling === undefined ? [] : scalingRows(results.scaling)),
     ...(results.workers === undefined ? [] : [workersRow(results.workers)]),
+    ...(results.isolation === undefined ? [] : isolationRows(results.isolation)),
   ];
   const monitor = env.memoryMonitor === undefined ? '' : ` The kernel ran ${env.memoryMonitor}.`;
   return [
     `Run of ${utcMinute(results.generatedAt)}${results.quick ? ' (`--quick`: short rounds, figures less steady)' : ''},`
       + ` suites ${ran.join(', ')}, on ${env.cpu}, ${env.cores} cores, Node ${env.node} (${env.platform}/${env.arch});`
-      + ` load average at the end ${env.loadAverage.map((l) => fixed(l, 1)).join(' / ')} (1/5/15 min).${monitor}`
+      + ` load average at the end ${env.loadAverage.map((l) => fixed(l, 1)).join(' / ')} (1/5/15 min).${monitor}${keptSuitesNote(results)}`
       + ' Every table of the run: [results/latest.md](results/latest.md).',
     '',
     markdownTable({ header: ['figure', 'baseline (same run)', 'measured', 'target', 'verdict'], rows }, { align: 'left' }),

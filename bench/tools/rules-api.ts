@@ -34,6 +34,15 @@ export async function callApi(
   return text === '' ? undefined : JSON.parse(text);
 }
 
+/**
+ * A compiler rule definition as a rules file (POST …/import) carries it:
+ * without its schema when the rule has none.
+ */
+export function asFileRule(rule: RuleDefinition): Record<string, unknown> {
+  const { schema, ...rest } = rule;
+  return { ...rest, ...(typeof schema === 'object' ? { schema } : {}) };
+}
+
 /** The body of POST /rules for a compiler rule definition. */
 function ruleBody(context: string, rule: RuleDefinition): Record<string, unknown> {
   return { context, ...rule };

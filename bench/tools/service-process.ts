@@ -113,7 +113,7 @@ export async function startService(options: ServiceOptions = {}): Promise<Servic
  * one, as the service's callers would, so the measured path includes the
  * role check a validator key takes.
  */
-async function createValidatorKey(baseUrl: string, tenantId: string, adminKey: string): Promise<string> {
+export async function createValidatorKey(baseUrl: string, tenantId: string, adminKey: string): Promise<string> {
   const response = await fetch(`${baseUrl}/api/v1/api-keys`, {
     method: 'POST',
     headers: { 'content-type': 'application/json', 'x-api-key': adminKey, 'x-tenant-id': tenantId },

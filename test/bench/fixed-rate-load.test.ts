@@ -130,6 +130,55 @@ describe('runFixedRate', () => {
       .rejects.toThrow(/answer no request/);
   });
 
+  it('with tally, counts every answer by status, and the 2xx answers that lack the header, instead of stopping', async () => {
+    let count = 0;
+    const url = await serve((_request, _body, response) => {
+      const n = ++count;
+      const status = n % 10 === 0 ? 503 : n % 10 === 5 ? 429 : 200;
+      const body = '{}';
+      const headers: Record<string, string | number> = { 'content-type': 'application/json', 'content-length': body.length };
+      // Every fourth 200 passes without the header, as a request let through uncounted would.
+      if (status !== 200 || n % 4 !== 0) headers['RateLimit-Limit'] = 100;
+      response.writeHead(status, headers);
+      response.end(body);
+    });
+
+    const figures = await runFixedRate({
+      url, headers: {}, body: '{}', rate: 400, durationS: 0.1, connections: 1, tally: { header: 'ratelimit-limit' },
+    });
+
+    expect(figures.requests).toBe(40);
+    expect(figures.statuses).toEqual({ 200: 32, 429: 4, 503: 4 });
+    // Requests 4, 8, ..., 40 are the ones without the header; 20 and 40 are 503s, so 8 of the 200s lack it.
+    expect(figures.okWithoutHeader).toBe(8);
+  });
+
+  it('with a stop signal, offers no request once it aborts and resolves when those offered are answered', async () => {
+    const url = await serve((_request, _body, response) => setTimeout(() => answer(response), 30));
+    const stop = new AbortController();
+
+    const running = runFixedRate({ url, headers: {}, body: '{}', rate: 100, durationS: 600, connections: 4, stop: stop.signal });
+    setTimeout(() => stop.abort(), 300);
+    const figures = await running;
+
+    // About 30 offered in 300 ms of a 60,000-request run, each answered and measured.
+    expect(figures.requests).toBeGreaterThan(0);
+    expect(figures.requests).toBeLessThan(200);
+    expect(figures.latencyMs.p50).toBeGreaterThanOrEqual(30);
+    expect(pooledLatency([figures]).max).toBe(figures.latencyMs.max);
+  });
+
+  it('with a stop signal that aborts before the first request, resolves with no requests and no latencies', async () => {
+    const url = await serve((_request, _body, response) => answer(response));
+    const stop = new AbortController();
+    stop.abort();
+
+    const figures = await runFixedRate({ url, headers: {}, body: '{}', rate: 100, durationS: 10, connections: 1, stop: stop.signal });
+
+    expect(figures.requests).toBe(0);
+    expect(figures.latencyMs.p99).toBeNaN();
+  });
+
   it('says so when nothing listens', async () => {
     const port = await freePort();
 
