@@ -4,8 +4,9 @@
  * and tests listen on port 0.
  *
  * Order matters: timing first (so its clock covers everything), then the
- * error handlers and body parser, then authentication, then the rate limit
- * (it needs the tenant), then metrics and the OpenAPI collector (both learn
+ * error handlers and body parser, then overload shedding (a management
+ * request refused for overload costs no key lookup and no budget), then
+ * authentication, then the rate limit (it needs the tenant), then metrics and the OpenAPI collector (both learn
  * routes from onRoute, so they come before any route), then the routes.
  */
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type RouteOptions } from 'fastify';
@@ -30,6 +31,8 @@ import { metricsRoutes } from './metrics/metrics-routes.ts';
 import { registerMetrics } from './metrics/register-metrics.ts';
 import { ServiceMetrics } from './metrics/service-metrics.ts';
 import { registerOpenApi } from './openapi/register-openapi.ts';
+import { OverloadMonitor } from './overload/overload-monitor.ts';
+import { registerOverloadShedding } from './overload/shed-management.ts';
 import { trustProxySetting } from './rate-limit/client-address.ts';
 import { registerRateLimit } from './rate-limit/register-rate-limit.ts';
 import { apiKeysRoutes } from './routes/api-keys.ts';
@@ -95,6 +98,8 @@ export interface AppInternals {
   /** Sampled validations waiting to be written, and their writer. */
   readonly samples: SampleRecorder;
   readonly cacheSync: CacheSyncHandle;
+  /** Whether the process sheds management requests; `watch` adds a pressure source (a work queue). */
+  readonly overload: OverloadMonitor;
   /** Undefined when the fast lane is off (request logging on, or a hook it does not account for: the log says which). */
   readonly fastLane: FastLaneStats | undefined;
 }
@@ -184,6 +189,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   metrics.watchValidatorCache(() => validators.size, () => validators.bytes);
   const samples = new SampleRecorder({ samples: storage.samples, tenants: storage.tenants, log: app.log, ...options.sampling });
   metrics.watchSampler(() => samples.stats);
+  const overload = new OverloadMonitor({ maxEventLoopDelayMs: config.maxEventLoopDelayMs, log: app.log });
+  metrics.watchOverload(() => overload.stats);
   // Before the timing hooks: a publish's wait for sibling workers counts in Server-Timing.
   const cacheSync = registerCacheSync(app, { storage, validators, keyCache, databaseUrl: config.databaseUrl, siblings: options.siblings });
   const payloadSchemas = new PayloadSchemas({ store: storage.payloadSchemas, limits: { maxExpressionLength: config.maxExpressionLength } });
@@ -196,6 +203,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const drain = registerConnectionDrain(app);
   registerErrorHandlers(app);
   registerJsonBodyParser(app);
+  registerOverloadShedding(app, overload);
   registerAuth(app, { cache: keyCache, lastUsed });
   const rateLimiter = registerRateLimit(app, { config, tenants: storage.tenants, observer: metrics.rateLimit });
   cacheSync.sync.followTenantSettings(rateLimiter.policies);
@@ -206,7 +214,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   // Before the route is added: at ready, every hook of the single validation must be one the fast lane accounts for.
   const validationHooks = watchRouteHooks(app, 'POST', FAST_LANE_URL);
 
-  await app.register(healthRoutes, { deps });
+  await app.register(healthRoutes, { deps, overload });
   const instanceMetrics = options.instanceMetrics?.(metrics.registries);
   // eslint-disable-next-line @typescript-eslint/require-await -- Fastify runs a hook without a done parameter only when it returns a promise
   if (instanceMetrics !== undefined) app.addHook('onClose', async () => instanceMetrics.close());
@@ -231,14 +239,20 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(consoleRoutes, { dir: config.consoleDir ?? defaultConsoleDir() });
 
   const internals: { -readonly [K in keyof AppInternals]: AppInternals[K] } = {
-    validators, keyCache, lastUsed, contextUsage, samples, cacheSync, fastLane: undefined,
+    validators, keyCache, lastUsed, contextUsage, samples, cacheSync, overload, fastLane: undefined,
   };
   app.decorate('internals', internals);
 
   lastUsed.start();
   contextUsage.start();
   samples.start();
+  // From the moment it serves: building the app and the warm start hold the loop, and no request waits for them.
+  app.addHook('onListen', (done) => {
+    overload.start();
+    done();
+  });
   app.addHook('onClose', async () => {
+    overload.stop();
     // Best effort: what is queued is written if the database answers.
     await Promise.all([lastUsed.stop(), contextUsage.stop(), samples.stop()]);
   });

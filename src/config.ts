@@ -45,6 +45,11 @@ export interface Config {
   /** A request that has not arrived in full after this long is refused and its connection closed. */
   readonly requestTimeoutMs: number;
   readonly shutdownTimeoutMs: number;
+  /**
+   * Event-loop delay (p99 of a half second), in ms, which exceeded two half seconds in a row makes the
+   * process shed management requests and report not ready; 0: never (src/overload/overload-monitor.ts).
+   */
+  readonly maxEventLoopDelayMs: number;
   readonly metricsTenantLabels: boolean;
   readonly logLevel: LogLevel;
   /** The built console's folder (index.html and assets/); undefined: dist/console of the checkout (src/console/console-routes.ts). */
@@ -176,6 +181,11 @@ export const CONFIG_VARIABLE_BY_NAME = deepFreeze({
     'a request not fully arrived this long after it began is refused and its connection closed, in milliseconds',
   ),
   SHUTDOWN_TIMEOUT_MS: integerVariable('SHUTDOWN_TIMEOUT_MS', 10_000, 0, undefined, 'time after SIGTERM before a hard stop, in milliseconds'),
+  MAX_EVENT_LOOP_DELAY_MS: integerVariable(
+    'MAX_EVENT_LOOP_DELAY_MS', 200, 0, 60_000,
+    'event-loop delay (p99 of a half second) which, exceeded two half seconds in a row, makes a process refuse management requests '
+      + 'with 503 and report not ready until it catches up, in milliseconds; 0 never sheds',
+  ),
   METRICS_TENANT_LABELS: {
     kind: 'boolean', name: 'METRICS_TENANT_LABELS', default: false, meaning: 'add tenant and context labels to metrics',
   },
@@ -279,6 +289,7 @@ export function loadConfig(env: Env = process.env): Config {
     warmStartMs: integer(vars.WARM_START_MS),
     requestTimeoutMs: integer(vars.REQUEST_TIMEOUT_MS),
     shutdownTimeoutMs: integer(vars.SHUTDOWN_TIMEOUT_MS),
+    maxEventLoopDelayMs: integer(vars.MAX_EVENT_LOOP_DELAY_MS),
     metricsTenantLabels: boolean(vars.METRICS_TENANT_LABELS),
     logLevel,
     consoleDir: text(vars.CONSOLE_DIR),

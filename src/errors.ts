@@ -324,6 +324,16 @@ export const PROBLEMS = {
     detail: 'The workers\' metrics could not be collected; retry shortly.',
     headers: retryAfter(TUNING.metricsRetryAfterSeconds.value),
   }),
+  /**
+   * The process is overloaded (src/overload/overload-monitor.ts): management requests and readiness
+   * get this; validations are still answered. `reason` names the pressure past its limit.
+   */
+  instanceOverloaded: (reason: string): ProblemWithHeaders => ({
+    code: 'SERVICE_UNAVAILABLE',
+    detail: `The instance is overloaded (${reason}): it refuses management requests until it recovers, `
+      + `and still answers validations. Retry in ${TUNING.overloadRetryAfterSeconds.value} s.`,
+    headers: retryAfter(TUNING.overloadRetryAfterSeconds.value),
+  }),
   contextsRepublishing: (): ProblemWithHeaders => ({
     code: 'SERVICE_UNAVAILABLE',
     detail: 'The contexts are being republished too quickly to take one consistent set; retry shortly.',

@@ -329,6 +329,22 @@ export const TUNING = tunables({
     value: 5, unit: 's', min: 1, max: 10,
     why: 'Retry-After of a 503 for an unreachable database: it is expected back within 10 s',
   },
+  eventLoopResolutionMs: {
+    value: 10, unit: 'ms', min: 1, max: 50,
+    why: 'period of the timer that measures event-loop delay (Node\'s default): a reading costs one timer tick, and an idle loop reads about this',
+  },
+  overloadSampleMs: {
+    value: 500, unit: 'ms', min: 50, max: 5000,
+    why: 'the overload monitor reads its window of event-loop delay this often: about 50 ticks of the delay timer a window',
+  },
+  overloadWindows: {
+    value: 2, unit: 'windows', min: 1,
+    why: 'windows in a row over the limit before a process sheds: a lag that lasts or recurs for a second, not one lone stall',
+  },
+  overloadRetryAfterSeconds: {
+    value: 5, unit: 's', min: 1, max: 60,
+    why: 'Retry-After of a management request refused while the process is overloaded: long enough for the heavy work behind the lag to end',
+  },
   maxPathSegmentLength: {
     value: 16 * 1024, unit: 'characters', min: 100,
     why: 'longer than any request line Node accepts (its header size limit), so the router never refuses a segment first',

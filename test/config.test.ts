@@ -24,6 +24,7 @@ describe('loadConfig', () => {
       warmStartMs: 15_000,
       requestTimeoutMs: 30_000,
       shutdownTimeoutMs: 10000,
+      maxEventLoopDelayMs: 200,
       metricsTenantLabels: false,
       logLevel: 'info',
     });
@@ -57,6 +58,7 @@ describe('loadConfig', () => {
       WARM_START_MS: '0',
       REQUEST_TIMEOUT_MS: '5000',
       SHUTDOWN_TIMEOUT_MS: '500',
+      MAX_EVENT_LOOP_DELAY_MS: '0',
       METRICS_TENANT_LABELS: 'true',
       LOG_LEVEL: 'warn',
     });
@@ -65,7 +67,7 @@ describe('loadConfig', () => {
       { tenantId: 'globex', adminKey: 'ABCDEFGHIJKLMNOPQRSTUV_-1' },
     ]);
     expect(config).toMatchObject({
-      port: 8080, workers: 2, maxBatchItems: 5, validatorCacheSize: 50, validatorCacheMb: 64, maxAnswerBytes: 1_048_576, warmStartMs: 0, requestTimeoutMs: 5000, metricsTenantLabels: true, logLevel: 'warn',
+      port: 8080, workers: 2, maxBatchItems: 5, validatorCacheSize: 50, validatorCacheMb: 64, maxAnswerBytes: 1_048_576, warmStartMs: 0, requestTimeoutMs: 5000, maxEventLoopDelayMs: 0, metricsTenantLabels: true, logLevel: 'warn',
     });
   });
 
@@ -81,6 +83,7 @@ describe('loadConfig', () => {
     [{ REQUEST_TIMEOUT_MS: '99' }, 'REQUEST_TIMEOUT_MS'],
     [{ WARM_START_MS: 'soon' }, 'WARM_START_MS'],
     [{ WARM_START_MS: '600001' }, 'WARM_START_MS'],
+    [{ MAX_EVENT_LOOP_DELAY_MS: '60001' }, 'MAX_EVENT_LOOP_DELAY_MS'],
     [{ DATABASE_URL: 'mysql://x' }, 'DATABASE_URL'],
     [{ DATABASE_URL: 'not a url' }, 'DATABASE_URL'],
     [{ REDIS_URL: 'http://x' }, 'REDIS_URL'],

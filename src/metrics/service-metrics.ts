@@ -11,6 +11,7 @@
  * and one series per tenant and context: for deployments with few tenants.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
+import type { OverloadStats } from '../overload/overload-monitor.ts';
 import type { RateLimitObserver, RateLimitScope, RateLimitStoreStatus } from '../rate-limit/register-rate-limit.ts';
 import type { SamplerStats } from '../sampling/sample-recorder.ts';
 import type { ValidatorCacheObserver } from '../validators/validator-cache.ts';
@@ -68,6 +69,7 @@ export class ServiceMetrics {
   #cacheBytes: () => number = () => 0;
   #rateLimitStore: RateLimitStoreStatus | undefined;
   #samplerStats: () => SamplerStats = () => ({ written: 0, droppedQueueFull: 0, droppedWriteFailed: 0, droppedRejected: 0, queued: 0 });
+  #overloadStats: () => OverloadStats = () => ({ shedding: false, delayP99Ms: 0, delayMaxMs: 0, pressures: [], shed: 0 });
   readonly #recorders = new Map<string, RequestRecorder>();
 
   constructor(options: ServiceMetricsOptions) {
@@ -179,6 +181,54 @@ export class ServiceMetrics {
         this.set(self.#samplerStats().queued);
       },
     });
+    // Overload (src/overload/overload-monitor.ts). With WORKERS > 1 the delays and ratios are the
+    // worst worker's, and shedding counts the workers shedding.
+    new Gauge({
+      name: 'rules_event_loop_delay_p99_seconds',
+      help: 'Event-loop delay over the last half second, 99th percentile, less the measuring timer\'s period: what MAX_EVENT_LOOP_DELAY_MS is compared with.',
+      registers,
+      aggregator: 'max',
+      collect() {
+        this.set(self.#overloadStats().delayP99Ms / 1000);
+      },
+    });
+    new Gauge({
+      name: 'rules_event_loop_delay_max_seconds',
+      help: 'Event-loop delay over the last half second, longest, less the measuring timer\'s period.',
+      registers,
+      aggregator: 'max',
+      collect() {
+        this.set(self.#overloadStats().delayMaxMs / 1000);
+      },
+    });
+    new Gauge({
+      name: 'rules_overload_pressure_ratio',
+      help: 'Each overload source\'s last reading over its limit (event_loop_delay: the p99 over MAX_EVENT_LOOP_DELAY_MS); above 1 the process sheds. Sources without a limit are left out.',
+      labelNames: ['source'],
+      registers,
+      aggregator: 'max',
+      collect() {
+        this.reset();
+        for (const { source, reading, limit } of self.#overloadStats().pressures) if (limit > 0) this.set({ source }, reading / limit);
+      },
+    });
+    new Gauge({
+      name: 'rules_overload_shedding',
+      help: '1 while the process is overloaded: it refuses management requests with 503 and /health/ready is 503 (with WORKERS > 1: the workers shedding).',
+      registers,
+      collect() {
+        this.set(self.#overloadStats().shedding ? 1 : 0);
+      },
+    });
+    new Counter({
+      name: 'rules_overload_shed_total',
+      help: 'Management requests refused with 503 because the process was overloaded.',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(self.#overloadStats().shed);
+      },
+    });
     this.#rateLimited = new Counter({
       name: 'rules_rate_limited_total',
       help: 'Requests refused with 429, by budget: tenant, or client address for unauthenticated requests.',
@@ -254,6 +304,11 @@ export class ServiceMetrics {
   /** Reports the sample queue's counts at each scrape. */
   watchSampler(stats: () => SamplerStats): void {
     this.#samplerStats = stats;
+  }
+
+  /** Reports the overload monitor's figures at each scrape. */
+  watchOverload(stats: () => OverloadStats): void {
+    this.#overloadStats = stats;
   }
 
   /**

@@ -18,6 +18,7 @@ import type { FastifyInstance, FastifySchema, RouteOptions } from 'fastify';
 // A JSON import, not a file read: the bundle (src/build) carries the version inside it.
 import packageJson from '../../package.json' with { type: 'json' };
 import { AUTHENTICATED_PREFIX } from '../auth/auth-hook.ts';
+import { isManagementRoute } from '../overload/shed-management.ts';
 import { RULE_KEYS_ALWAYS_PRESENT, RULE_VERSION_KEYS_ALWAYS_PRESENT } from '../routes/schemas/rule-schemas.ts';
 import { sharedRef, type SharedSchemaId } from '../routes/schemas/shared-schemas.ts';
 import { OPERATION_TAGS, type StatusDescriptions } from './operation.ts';
@@ -51,6 +52,12 @@ const API_PROBLEMS: StatusDescriptions = {
 const BODY_PROBLEMS: StatusDescriptions = {
   413: 'The body is larger than the limit (MAX_BODY_BYTES).',
   415: 'The body is not sent as Content-Type: application/json, or is compressed.',
+};
+
+/** Errors of management operations, which an overloaded instance refuses first (src/overload/). */
+const MANAGEMENT_PROBLEMS: StatusDescriptions = {
+  503: 'The database is unavailable, or the instance is overloaded and refuses management operations for now '
+    + '(validations are still answered); retry after Retry-After seconds.',
 };
 
 const ADMIN_PROBLEMS: StatusDescriptions = {
@@ -138,6 +145,7 @@ function documentedSchema(schema: FastifySchema | undefined, url: string, route:
   const problems: StatusDescriptions = api
     ? {
       ...API_PROBLEMS,
+      ...(isManagementRoute(url) ? MANAGEMENT_PROBLEMS : {}),
       ...(role === 'admin' ? ADMIN_PROBLEMS : {}),
       ...(operation.body === undefined ? {} : BODY_PROBLEMS),
     }

@@ -16,6 +16,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase, type FreshDatabase } from '../support/database.ts';
 import { serviceArgs } from '../support/service-bundle.ts';
+import { TEST_SERVICE_ENV } from '../support/test-service-env.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const KEY = 'shutdown_test_key_0123456789abcdef';
@@ -109,6 +110,7 @@ beforeAll(async () => {
       DATABASE_URL: db.databaseUrl ?? '',
       RULES_BOOTSTRAP_TENANTS: `acme:${KEY}`,
       LOG_LEVEL: 'warn',
+      ...TEST_SERVICE_ENV,
     },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

@@ -16,6 +16,7 @@ import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freshDatabase, type FreshDatabase } from '../support/database.ts';
 import { serviceArgs } from '../support/service-bundle.ts';
+import { TEST_SERVICE_ENV } from '../support/test-service-env.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const BOOTSTRAP_KEY = 'bootstrap_key_0123456789abcdef';
@@ -47,7 +48,7 @@ async function startServer(env: Record<string, string>): Promise<Server> {
   for (const name of ['RULES_BOOTSTRAP_TENANTS', 'DATABASE_URL', 'RULES_DATA_DIR', 'LOG_LEVEL', 'WORKERS']) delete inherited[name];
   const child = spawn(process.execPath, serviceArgs(), {
     cwd: ROOT,
-    env: { ...inherited, PORT: String(port), HOST: '127.0.0.1', ...env },
+    env: { ...inherited, PORT: String(port), HOST: '127.0.0.1', ...TEST_SERVICE_ENV, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -17,6 +17,7 @@ import { createStorage } from '../../src/storage/create-storage.ts';
 import type { Storage } from '../../src/storage/types.ts';
 import { bootstrapTenants } from '../../src/startup/bootstrap.ts';
 import { freshDatabase, type FreshDatabase } from './database.ts';
+import { TEST_SERVICE_ENV } from './test-service-env.ts';
 
 export interface TestRequestOptions {
   /** Sent as JSON. */
@@ -83,6 +84,7 @@ export async function startTestApp(options: StartTestAppOptions = {}): Promise<T
     RULES_BOOTSTRAP_TENANTS: `${tenantId}:${adminKey},${otherTenantId}:${otherAdminKey}`,
     LOG_LEVEL: 'silent',
     PORT: '0',
+    ...TEST_SERVICE_ENV,
     ...options.env,
   });
 

@@ -13,6 +13,7 @@ import { createServer } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { serviceArgs } from './service-bundle.ts';
+import { TEST_SERVICE_ENV } from './test-service-env.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 
@@ -76,6 +77,7 @@ export async function startInstance(options: InstanceOptions): Promise<Instance>
       PORT: String(port),
       HOST: '127.0.0.1',
       LOG_LEVEL: 'info',
+      ...TEST_SERVICE_ENV,
       ...options.env,
     },
     stdio: ['ignore', 'pipe', 'pipe'],

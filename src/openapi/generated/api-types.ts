@@ -33,7 +33,7 @@ export interface paths {
         };
         /**
          * Readiness
-         * @description Ready when the database answers (migrations ran before the server started listening).
+         * @description Ready when the database answers (migrations ran before the server started listening) and the instance is not overloaded (its event loop keeps up).
          */
         get: operations["getReadiness"];
         put?: never;
@@ -2490,7 +2490,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database does not answer. */
+            /** @description The database does not answer, or the instance is overloaded; the detail says which. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -3222,7 +3222,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -3350,7 +3350,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -3504,7 +3504,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -3614,7 +3614,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -3724,7 +3724,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -3952,7 +3952,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -4057,7 +4057,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -4298,7 +4298,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -4401,7 +4401,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -4637,7 +4637,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -4791,7 +4791,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -4905,7 +4905,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -5010,7 +5010,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -5164,7 +5164,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -5324,7 +5324,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -5414,7 +5414,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -5528,7 +5528,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -5636,7 +5636,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -5741,7 +5741,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -5887,7 +5887,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -6037,7 +6037,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -6150,7 +6150,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -6260,7 +6260,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -6370,7 +6370,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -6481,7 +6481,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -6782,7 +6782,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -6887,7 +6887,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -7039,7 +7039,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -7142,7 +7142,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -7232,7 +7232,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -7363,7 +7363,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -7475,7 +7475,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -7565,7 +7565,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -7700,7 +7700,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -7836,7 +7836,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -7932,7 +7932,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -8036,7 +8036,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */

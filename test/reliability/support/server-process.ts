@@ -8,6 +8,7 @@ import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { sleep } from './measure.ts';
 import { serviceArgs } from '../../support/service-bundle.ts';
+import { TEST_SERVICE_ENV } from '../../support/test-service-env.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../../..');
 
@@ -41,7 +42,7 @@ export async function startServerProcess(env: Record<string, string>, port?: num
   }
   const child = spawn(process.execPath, serviceArgs(), {
     cwd: ROOT,
-    env: { ...inherited, PORT: String(listenOn), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...env },
+    env: { ...inherited, PORT: String(listenOn), HOST: '127.0.0.1', LOG_LEVEL: 'warn', ...TEST_SERVICE_ENV, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';

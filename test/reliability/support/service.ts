@@ -18,6 +18,7 @@ import type { Storage } from '../../../src/storage/types.ts';
 import { bootstrapTenants } from '../../../src/startup/bootstrap.ts';
 import { freshDatabase, type FreshDatabase } from '../../support/database.ts';
 import { startTcpProxy, type TcpProxy } from '../../support/proxy.ts';
+import { TEST_SERVICE_ENV } from '../../support/test-service-env.ts';
 import { UNLIMITED } from './measure.ts';
 
 export interface ServiceResponse {
@@ -84,6 +85,7 @@ export async function startService(options: StartServiceOptions = {}): Promise<S
     RULES_BOOTSTRAP_TENANTS: `${tenantId}:${adminKey},${otherTenantId}:${otherAdminKey}`,
     LOG_LEVEL: 'silent',
     PORT: '0',
+    ...TEST_SERVICE_ENV,
     ...UNLIMITED,
     ...options.env,
   });
