@@ -47,6 +47,7 @@ import { PayloadSchemas } from './rules/payload-schemas.ts';
 import { validationRoutes } from './validation/validation-routes.ts';
 import { FAST_LANE_URL, installValidationFastLane, type FastLaneStats } from './validation/fast-lane.ts';
 import { SampleRecorder, type SampleRecorderOptions } from './sampling/sample-recorder.ts';
+import { AuditRetention, type AuditRetentionOptions } from './storage/audit-retention.ts';
 import type { Storage } from './storage/types.ts';
 import { auditRoutes } from './routes/audit.ts';
 import { contextTestsRoutes } from './routes/context-tests.ts';
@@ -83,6 +84,8 @@ export interface BuildAppOptions {
   instanceMetrics?: (registries: Registry[]) => InstanceMetrics;
   /** Tests shrink the sample queue or change the writer's intervals. */
   sampling?: Pick<SampleRecorderOptions, 'maxQueued' | 'maxQueuedSize' | 'flushIntervalMs' | 'pruneIntervalMs'>;
+  /** Tests change the audit retention sweep's interval. */
+  auditRetention?: Pick<AuditRetentionOptions, 'sweepIntervalMs'>;
 }
 
 /** The parts of the running service that operators' tools and tests reach into. */
@@ -94,6 +97,8 @@ export interface AppInternals {
   readonly contextUsage: ContextUsageRecorder;
   /** Sampled validations waiting to be written, and their writer. */
   readonly samples: SampleRecorder;
+  /** The periodic deletion of audit entries past AUDIT_RETENTION_DAYS. */
+  readonly auditRetention: AuditRetention;
   readonly cacheSync: CacheSyncHandle;
   /** Undefined when the fast lane is off (request logging on, or a hook it does not account for: the log says which). */
   readonly fastLane: FastLaneStats | undefined;
@@ -184,6 +189,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   metrics.watchValidatorCache(() => validators.size, () => validators.bytes);
   const samples = new SampleRecorder({ samples: storage.samples, tenants: storage.tenants, log: app.log, ...options.sampling });
   metrics.watchSampler(() => samples.stats);
+  const auditRetention = new AuditRetention({
+    audit: storage.audit, retentionDays: config.auditRetentionDays, log: app.log, ...options.auditRetention,
+  });
   // Before the timing hooks: a publish's wait for sibling workers counts in Server-Timing.
   const cacheSync = registerCacheSync(app, { storage, validators, keyCache, databaseUrl: config.databaseUrl, siblings: options.siblings });
   const payloadSchemas = new PayloadSchemas({ store: storage.payloadSchemas, limits: { maxExpressionLength: config.maxExpressionLength } });
@@ -231,16 +239,17 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(consoleRoutes, { dir: config.consoleDir ?? defaultConsoleDir() });
 
   const internals: { -readonly [K in keyof AppInternals]: AppInternals[K] } = {
-    validators, keyCache, lastUsed, contextUsage, samples, cacheSync, fastLane: undefined,
+    validators, keyCache, lastUsed, contextUsage, samples, auditRetention, cacheSync, fastLane: undefined,
   };
   app.decorate('internals', internals);
 
   lastUsed.start();
   contextUsage.start();
   samples.start();
+  auditRetention.start();
   app.addHook('onClose', async () => {
     // Best effort: what is queued is written if the database answers.
-    await Promise.all([lastUsed.stop(), contextUsage.stop(), samples.stop()]);
+    await Promise.all([lastUsed.stop(), contextUsage.stop(), samples.stop(), auditRetention.stop()]);
   });
   await options.beforeReady?.(app);
   await app.ready();

@@ -105,8 +105,11 @@ export interface ContextTestsTable {
 
 /** One change, as the audit trail keeps it (only ever inserted). */
 export interface AuditLogTable {
+  /** Internal row key, shared by all tenants: never shown (see `seq`). */
   id: Generated<string>;
   tenant_id: string;
+  /** The entry's number within its tenant (1, 2, 3... in commit order): its id as GET /audit shows it. */
+  seq: ColumnType<string, string, never>;
   at: Generated<Date>;
   action: string;
   actor: ColumnType<AuditActor, string, string>;
@@ -143,6 +146,12 @@ export interface SamplesTable {
   payload: ColumnType<unknown, string, string>;
 }
 
+/** Each tenant's last audit entry number (audit_log.seq). */
+export interface AuditSequencesTable {
+  tenant_id: string;
+  last_seq: ColumnType<string, string, string>;
+}
+
 /** The whole schema. */
 export interface DatabaseSchema {
   tenants: TenantsTable;
@@ -154,6 +163,7 @@ export interface DatabaseSchema {
   context_usage: ContextUsageTable;
   context_tests: ContextTestsTable;
   audit_log: AuditLogTable;
+  audit_sequences: AuditSequencesTable;
   payload_schemas: PayloadSchemasTable;
   samples: SamplesTable;
 }

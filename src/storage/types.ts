@@ -419,6 +419,8 @@ export interface AuditStore {
   list(tenantId: string, query: AuditQuery): Promise<Page<AuditEntry>>;
   /** An audited change with nothing else to write (a recompile). */
   record(tenantId: string, origin: ChangeOrigin, change: AuditedChange): Promise<void>;
+  /** Deletes every tenant's entries committed before `olderThan`, `batch` rows a statement; how many went. */
+  deleteOlderThan(olderThan: Date, batch: number): Promise<number>;
 }
 
 /** What an audit entry says about its change. */

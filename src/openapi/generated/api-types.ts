@@ -2300,7 +2300,7 @@ export interface components {
         /** @description One change, who made it and what it changed. */
         AuditEntry: {
             /**
-             * @description The entry's id; later entries have larger ids.
+             * @description The entry's number in the tenant's own trail (1, 2, 3... in commit order); later entries have larger ids.
              * @example 42
              */
             id: string;
@@ -2333,9 +2333,9 @@ export interface components {
             context?: string;
             /** @description The id of the changed rule or key, when it has one. */
             target?: string;
-            /** @description Before the change. The changed resource's content (never a key's secret or hash). */
+            /** @description Before the change. The changed resource's content (never a key's secret or hash). A value whose JSON text is over 16384 bytes is kept as `{ "elided": true, "bytes": n, "sha256": "<hex>", "limit": 16384 }`: the length and SHA-256 of that text. */
             before?: unknown;
-            /** @description After the change. The changed resource's content (never a key's secret or hash). */
+            /** @description After the change. The changed resource's content (never a key's secret or hash). A value whose JSON text is over 16384 bytes is kept as `{ "elided": true, "bytes": n, "sha256": "<hex>", "limit": 16384 }`: the length and SHA-256 of that text. */
             after?: unknown;
             /** @description The note given with the change. */
             note?: string;
