@@ -187,7 +187,10 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     observer: notingUses(metrics.validatorCache, contextUsage),
   });
   metrics.watchValidatorCache(() => validators.size, () => validators.bytes);
-  const samples = new SampleRecorder({ samples: storage.samples, tenants: storage.tenants, log: app.log, ...options.sampling });
+  const samples = new SampleRecorder({
+    samples: storage.samples, tenants: storage.tenants, log: app.log,
+    maxBytesPerTenant: config.samplesMaxBytesPerTenant, maxPayloadBytes: config.sampleMaxPayloadBytes, ...options.sampling,
+  });
   metrics.watchSampler(() => samples.stats);
   const auditRetention = new AuditRetention({
     audit: storage.audit, retentionDays: config.auditRetentionDays, log: app.log, ...options.auditRetention,

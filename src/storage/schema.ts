@@ -19,6 +19,8 @@ export interface TenantsTable {
   sampling_retention_hours: number | null;
   /** The last DELETE /tenant/samples: samples recorded at or before it are never stored. */
   samples_purged_at: NullableTimestamp;
+  /** The sum of the tenant's samples' stored_bytes, kept with every change of its samples. */
+  samples_bytes: ColumnType<string, never, string>;
   created_at: Generated<Date>;
 }
 
@@ -144,6 +146,8 @@ export interface SamplesTable {
   failures: ColumnType<string[], string, string>;
   /** The payload as validated (key order kept). Written as a JSON string. */
   payload: ColumnType<unknown, string, string>;
+  /** UTF-8 bytes of the payload's and failures' JSON text, as stored. */
+  stored_bytes: number;
 }
 
 /** Each tenant's last audit entry number (audit_log.seq). */
