@@ -158,18 +158,7 @@ export class SqlSampleStore implements SampleStore {
   }
 
   newest(tenantId: string, context: string, limit: number): Promise<StoredSample[]> {
-    return guard(async () => {
-      const rows = await this.#db
-        .selectFrom('samples')
-        .selectAll()
-        .where('tenant_id', '=', tenantId)
-        .where('context', '=', context)
-        .orderBy('recorded_at', 'desc')
-        .orderBy('id', 'desc')
-        .limit(limit)
-        .execute();
-      return rows.map(toStoredSample);
-    });
+    return this.newestBefore(tenantId, context, limit);
   }
 
   /**
@@ -183,7 +172,7 @@ export class SqlSampleStore implements SampleStore {
         .selectFrom('samples')
         .where('tenant_id', '=', tenantId)
         .where('context', '=', context);
-      // The order of `newest`, resumed after the cursor: older time, or the same time and a smaller id.
+      // Newest first, resumed after the cursor: older time, or the same time and a smaller id.
       if (before !== undefined) query = query.where((eb) => eb(eb.refTuple('recorded_at', 'id'), '<', eb.tuple(before.recordedAt, before.id)));
       query = query.orderBy('recorded_at', 'desc').orderBy('id', 'desc').limit(limit);
       if (maxBytes === undefined) return (await query.selectAll().execute()).map(toStoredSample);
