@@ -177,7 +177,15 @@ export const TUNING = tunables({
   },
   redisCommandTimeoutMs: {
     value: 250, unit: 'ms', min: 1,
-    why: 'a hit waits at most this long for Redis before the request passes uncounted',
+    why: 'a hit waits at most this long for Redis, in time the event loop was free to read its answer, before it is counted in this process instead',
+  },
+  redisProbeIntervalMs: {
+    value: 500, unit: 'ms', min: 1,
+    why: 'while counting in this process over an open connection, Redis is asked this often whether it answers in time again',
+  },
+  redisStalledReconnectMs: {
+    value: 5_000, unit: 'ms', min: 1,
+    why: 'a probe unanswered this long means a dead connection (a peer gone without a reset): it is dropped and made anew',
   },
   redisConnectTimeoutMs: {
     value: 2_000, unit: 'ms', min: 1,

@@ -11,7 +11,7 @@
  * and one series per tenant and context: for deployments with few tenants.
  */
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
-import type { RateLimitObserver, RateLimitScope } from '../rate-limit/register-rate-limit.ts';
+import type { RateLimitObserver, RateLimitScope, RateLimitStoreStatus } from '../rate-limit/register-rate-limit.ts';
 import type { SamplerStats } from '../sampling/sample-recorder.ts';
 import type { ValidatorCacheObserver } from '../validators/validator-cache.ts';
 import { LatencyHistogram, type HistogramSeries } from './latency-histogram.ts';
@@ -66,6 +66,7 @@ export class ServiceMetrics {
   readonly #failureCounts = [0, 0, 0];
   #cacheSize: () => number = () => 0;
   #cacheBytes: () => number = () => 0;
+  #rateLimitStore: RateLimitStoreStatus | undefined;
   #samplerStats: () => SamplerStats = () => ({ written: 0, droppedQueueFull: 0, droppedWriteFailed: 0, droppedRejected: 0, droppedTooLarge: 0, queued: 0 });
   readonly #recorders = new Map<string, RequestRecorder>();
 
@@ -188,6 +189,26 @@ export class ServiceMetrics {
     for (const scope of ['tenant', 'address']) {
       if (!options.tenantLabels) this.#rateLimited.inc({ scope }, 0);
     }
+    new Gauge({
+      name: 'rules_rate_limit_store_mode',
+      help: 'Where rate-limit budgets are counted now: 1 for the mode in force, shared (Redis, every instance) or local (this process: no REDIS_URL, or Redis slow or down).',
+      labelNames: ['mode'],
+      registers,
+      collect() {
+        const mode = self.#rateLimitStore?.mode ?? 'local';
+        this.set({ mode: 'shared' }, mode === 'shared' ? 1 : 0);
+        this.set({ mode: 'local' }, mode === 'local' ? 1 : 0);
+      },
+    });
+    new Counter({
+      name: 'rules_rate_limit_store_fallbacks_total',
+      help: 'Times rate-limit counting fell back from Redis to this process because Redis was slow or unreachable.',
+      registers,
+      collect() {
+        this.reset();
+        this.inc(self.#rateLimitStore?.fallbacks ?? 0);
+      },
+    });
 
     this.validatorCache = options.tenantLabels
       ? {
@@ -213,6 +234,9 @@ export class ServiceMetrics {
       rejected: (scope: RateLimitScope, tenantId: string | undefined) => {
         if (options.tenantLabels) this.#rateLimited.inc({ scope, tenant: tenantId ?? '' });
         else this.#rateLimited.inc({ scope });
+      },
+      watchStore: (store) => {
+        this.#rateLimitStore = store;
       },
     };
   }

@@ -2,8 +2,12 @@
  * Rate-limit counters in this process. A hit is two Map operations and no
  * allocation once a key's window exists; expired windows are swept on a
  * timer so keys that stop arriving (client addresses) do not pile up.
+ *
+ * Also the Redis store's fallback: it mirrors each count Redis returns
+ * here (`mirror`), so that when Redis becomes slow or unreachable counting
+ * goes on from the last count this process saw, not from zero.
  */
-import type { RateLimitStore, WindowState } from './rate-limit-store.ts';
+import type { RateLimitStore, RateLimitStoreMode, WindowState } from './rate-limit-store.ts';
 import { TUNING } from '../tuning.ts';
 
 interface MutableWindow {
@@ -28,6 +32,10 @@ export class MemoryRateLimitStore implements RateLimitStore {
   readonly #windows = new Map<string, MutableWindow>();
   readonly #now: () => number;
   readonly #sweeper: NodeJS.Timeout;
+  /** Always in this process. */
+  readonly mode: RateLimitStoreMode = 'local';
+  /** Nothing to fall back from. */
+  readonly fallbacks = 0;
 
   constructor(options: MemoryRateLimitStoreOptions = {}) {
     this.#now = options.now ?? Date.now;
@@ -53,6 +61,20 @@ export class MemoryRateLimitStore implements RateLimitStore {
     window.count++;
     // The live object is handed out read-only: no allocation per hit.
     return window;
+  }
+
+  /**
+   * Sets a key's window to a state counted elsewhere (a count Redis
+   * returned), so that local counting would go on from it.
+   */
+  mirror(key: string, count: number, resetAt: number): void {
+    const window = this.#windows.get(key);
+    if (window === undefined) {
+      this.#windows.set(key, { count, resetAt });
+    } else {
+      window.count = count;
+      window.resetAt = resetAt;
+    }
   }
 
   ready(): Promise<void> {

@@ -14,12 +14,23 @@ export interface WindowState {
 }
 
 /**
+ * Where counting happens right now: `shared` in Redis, for every instance;
+ * `local` in this process alone (no REDIS_URL, or Redis slow or down).
+ */
+export type RateLimitStoreMode = 'shared' | 'local';
+
+/**
  * A counter store. `hit` is synchronous when it can be (in memory), so the
- * hot path needs no promise; `undefined` means the store cannot count now
- * and the caller lets the request pass (fail open).
+ * hot path needs no promise. Every hit is counted somewhere: a store that
+ * cannot reach its shared counters counts in this process instead, so a
+ * request never passes uncounted, and the promise never rejects.
  */
 export interface RateLimitStore {
-  hit(key: string, windowMs: number): WindowState | undefined | Promise<WindowState | undefined>;
+  hit(key: string, windowMs: number): WindowState | Promise<WindowState>;
+  /** Where hits are counted now (the metric rules_rate_limit_store_mode). */
+  readonly mode: RateLimitStoreMode;
+  /** Times counting fell back from shared to local since the start. */
+  readonly fallbacks: number;
   /** Resolves once the store can count, or after `timeoutMs` (it then keeps trying on its own). */
   ready(timeoutMs: number): Promise<void>;
   close(): Promise<void>;

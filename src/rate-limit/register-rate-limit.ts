@@ -13,7 +13,9 @@
  *   instead of 401. A valid key from the same address is unaffected.
  *
  * Both budgets are fixed windows (see rate-limit-store.ts), in memory or in
- * Redis when REDIS_URL is set. Responses carry RateLimit-Limit,
+ * Redis when REDIS_URL is set; while Redis is slow or down they are counted
+ * in this process (redis-store.ts), so every request is counted and every
+ * counted answer carries the headers. Responses carry RateLimit-Limit,
  * RateLimit-Remaining and RateLimit-Reset (seconds); a 429 also carries
  * Retry-After (whole seconds, at least 1).
  *
@@ -22,7 +24,7 @@
  * the per-address budget for them would need a second mechanism anyway; its
  * hook awaits several promises per request even in memory, where this one
  * completes synchronously; and its skipOnError fails open silently, where
- * operators need to see that limits are off.
+ * budgets must hold while Redis is away.
  */
 import type { IncomingMessage } from 'node:http';
 import type { FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, onSendHookHandler } from 'fastify';
@@ -35,16 +37,23 @@ import type { TenantStore } from '../storage/types.ts';
 import { TUNING } from '../tuning.ts';
 import { addressBucket } from './client-address.ts';
 import { MemoryRateLimitStore } from './memory-store.ts';
-import type { RateLimitStore, WindowState } from './rate-limit-store.ts';
+import type { RateLimitStore, RateLimitStoreMode, WindowState } from './rate-limit-store.ts';
 import { RedisRateLimitStore } from './redis-store.ts';
 import { TenantPolicies, type RateLimitPolicy } from './tenant-policies.ts';
 
 /** Which budget refused a request. */
 export type RateLimitScope = 'tenant' | 'address';
 
-/** Told about every request refused with 429 (metrics). */
+/** Where the counters are and how often they fell back, read when metrics are scraped. */
+export interface RateLimitStoreStatus {
+  readonly mode: RateLimitStoreMode;
+  readonly fallbacks: number;
+}
+
+/** Told about every request refused with 429, and given the store to report on (metrics). */
 export interface RateLimitObserver {
   rejected(scope: RateLimitScope, tenantId: string | undefined): void;
+  watchStore(store: RateLimitStoreStatus): void;
 }
 
 export interface RateLimitOptions {
@@ -67,7 +76,7 @@ export interface RateLimiter {
    * some requests to Fastify): the hook admits or refuses it on that count
    * instead of spending a second time.
    */
-  handOverSpent(request: IncomingMessage, policy: RateLimitPolicy, state: WindowState | undefined): void;
+  handOverSpent(request: IncomingMessage, policy: RateLimitPolicy, state: WindowState): void;
 }
 
 declare module 'fastify' {
@@ -112,7 +121,8 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
   app.decorateRequest('rateLimitCounted', false);
   app.decorateRequest('samplingRate', 0);
   // Keyed by Node's request, so nothing is added per request to the objects Node and Fastify make.
-  const spentEarlier = new WeakMap<IncomingMessage, { policy: RateLimitPolicy; state: WindowState | undefined }>();
+  const spentEarlier = new WeakMap<IncomingMessage, { policy: RateLimitPolicy; state: WindowState }>();
+  observer?.watchStore(store);
 
   const admitTenant = (
     request: FastifyRequest,
@@ -120,16 +130,11 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
     done: HookHandlerDoneFunction,
     tenantId: string,
     policy: RateLimitPolicy,
-    state: WindowState | undefined,
+    state: WindowState,
     rechecked = false,
   ): void => {
     // The validation routes sample by the policy the request was counted under.
     request.samplingRate = policy.samplingRate;
-    // No state: the store cannot count right now; fail open.
-    if (state === undefined) {
-      done();
-      return;
-    }
     if (state.count > policy.max && !rechecked) {
       // Refused on a policy past its TTL (a tenant idle since an override change): read it first.
       const current = policies.current(tenantId);
@@ -211,11 +216,7 @@ export function registerRateLimit(app: FastifyInstance, options: RateLimitOption
     }
     request.rateLimitCounted = true;
     const state = store.hit(addressKeyPrefix + addressBucket(request.ip), addressWindowMs);
-    const answer = (resolved: WindowState | undefined): void => {
-      if (resolved === undefined) {
-        done(null, payload);
-        return;
-      }
+    const answer = (resolved: WindowState): void => {
       const resetSeconds = secondsUntil(resolved.resetAt);
       setHeaders(reply, addressMax, resolved.count, resetSeconds);
       if (resolved.count <= addressMax) {

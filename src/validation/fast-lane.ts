@@ -79,10 +79,10 @@ export interface FastLaneStats {
 
 type RequestListener = (request: IncomingMessage, response: ServerResponse) => void;
 
-/** A counted request's budget: the policy it was counted under and the window's state (undefined: the store could not count). */
+/** A counted request's budget: the policy it was counted under and the window's state. */
 interface Spent {
   policy: RateLimitPolicy;
-  state: WindowState | undefined;
+  state: WindowState;
 }
 
 /**
@@ -127,16 +127,14 @@ export function installValidationFastLane(app: FastifyInstance, options: FastLan
     // After serializing, as Fastify's onSend hook takes it.
     const elapsedMs = performance.now() - startedAt;
     const { policy, state } = spent;
-    response.writeHead(200, state === undefined
-      ? { 'content-type': JSON_CONTENT_TYPE, 'server-timing': serverTiming(elapsedMs), 'content-length': Buffer.byteLength(text) }
-      : {
-        [HEADER_LIMIT]: policy.max,
-        [HEADER_REMAINING]: remainingOf(policy.max, state.count),
-        [HEADER_RESET]: secondsUntil(state.resetAt),
-        'content-type': JSON_CONTENT_TYPE,
-        'server-timing': serverTiming(elapsedMs),
-        'content-length': Buffer.byteLength(text),
-      });
+    response.writeHead(200, {
+      [HEADER_LIMIT]: policy.max,
+      [HEADER_REMAINING]: remainingOf(policy.max, state.count),
+      [HEADER_RESET]: secondsUntil(state.resetAt),
+      'content-type': JSON_CONTENT_TYPE,
+      'server-timing': serverTiming(elapsedMs),
+      'content-length': Buffer.byteLength(text),
+    });
     response.end(text);
     stats.answered++;
     lastUsed.record(key.keyId);
@@ -166,7 +164,7 @@ export function installValidationFastLane(app: FastifyInstance, options: FastLan
   const validate = (
     request: IncomingMessage, response: ServerResponse, body: Buffer, startedAt: number, key: CachedKey, parsed: ValidateBody, spent: Spent,
   ): void => {
-    if (spent.state !== undefined && spent.state.count > spent.policy.max) {
+    if (spent.state.count > spent.policy.max) {
       handBack(request, response, body, startedAt, spent);
       return;
     }

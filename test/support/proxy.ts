@@ -11,6 +11,10 @@
  * `restore()` lets new connections through again; after a blackhole, the
  * connections it held resume where they stopped, as when a partition heals.
  *
+ * `onClientData` sees every chunk a client sends, right after it was
+ * passed on (a test can stall its own event loop there, at the moment a
+ * command is on its way, to see what a stall does to the caller).
+ *
  * @example
  * const proxy = await startTcpProxy({ host: '127.0.0.1', port: 5432 });
  * const url = proxy.url('postgres://postgres@127.0.0.1:5432/test');
@@ -42,8 +46,13 @@ interface Pair {
   upstream: Socket;
 }
 
+export interface TcpProxyOptions {
+  /** Called with each chunk a client sent, once it was written to the target. */
+  onClientData?: (chunk: Buffer) => void;
+}
+
 /** Starts a proxy on 127.0.0.1 (free port) in front of `target`. */
-export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
+export async function startTcpProxy(target: { host: string; port: number }, options: TcpProxyOptions = {}): Promise<TcpProxy> {
   const pairs = new Set<Pair>();
   const stalled = new Set<Socket>();
   let mode: CutMode | undefined;
@@ -74,6 +83,9 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     upstream.on('close', () => drop(pair));
     client.pipe(upstream);
     upstream.pipe(client);
+    // Added after pipe's own listener, so it runs once the chunk was written on.
+    const onClientData = options.onClientData;
+    if (onClientData !== undefined) client.on('data', (chunk: Buffer) => onClientData(chunk));
   });
 
   await new Promise<void>((resolve, reject) => {
