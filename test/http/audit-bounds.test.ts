@@ -3,7 +3,8 @@
  * trail"; docs/operations.md, "Audit retention"): a before or after value
  * larger than the bound is kept as its size and sha256, so an entry about a
  * 330 KB stored test stays small; entry ids count the tenant's own entries,
- * whatever other tenants change meanwhile, and page newest first; entries
+ * whatever other tenants change meanwhile, and page newest first (a
+ * cursor of the old shared ids is refused); entries
  * older than AUDIT_RETENTION_DAYS go at the next sweep (one runs at start),
  * younger ones stay, and ids are not reused after them.
  */
@@ -13,7 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { openDatabase } from '../../src/storage/open-database.ts';
 import { TUNING } from '../../src/tuning.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
-import { ok } from '../support/expect-response.ts';
+import { expectProblem, ok } from '../support/expect-response.ts';
 
 const TESTS = '/api/v1/contexts/loans/tests';
 const RATE_LIMIT = '/api/v1/tenant/rate-limit';
@@ -72,6 +73,10 @@ describe('audit trail bounds', () => {
     }
     expect(paged).toEqual(whole);
     expect(whole).toEqual([...whole].map(Number).sort((a, b) => b - a).map(String));
+    // A cursor of the ids shared by all tenants (before this numbering) is refused, not read as a number of the new count.
+    const shared = Buffer.from('a:2').toString('base64url');
+    const problem = await expectProblem(t.request('GET', `/api/v1/audit?cursor=${shared}`), 400, 'INVALID_BODY');
+    expect(problem.errors.map((error: { path: string }) => error.path)).toContain('cursor');
   });
 
   it('deletes entries older than AUDIT_RETENTION_DAYS and keeps younger ones; ids are not reused', async () => {
