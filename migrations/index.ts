@@ -12,6 +12,8 @@ import * as rulesetHistory from './2026-11-28-ruleset-history.ts';
 import * as payloadSchemas from './2026-11-28-payload-schemas.ts';
 import * as samples from './2026-11-29-samples.ts';
 import * as samplesPurgedAt from './2026-11-30-samples-purged-at.ts';
+import * as auditPerTenantIds from './2026-12-01-audit-per-tenant-ids.ts';
+import * as sampleBytes from './2026-12-01-sample-bytes.ts';
 
 /** Migrations keyed by their date-prefixed name. */
 export const migrations: Record<string, Migration> = {
@@ -23,4 +25,6 @@ export const migrations: Record<string, Migration> = {
   '2026-11-28-payload-schemas': payloadSchemas,
   '2026-11-29-samples': samples,
   '2026-11-30-samples-purged-at': samplesPurgedAt,
+  '2026-12-01-audit-per-tenant-ids': auditPerTenantIds,
+  '2026-12-01-sample-bytes': sampleBytes,
 };

@@ -50,6 +50,7 @@ import { PayloadSchemas } from './rules/payload-schemas.ts';
 import { validationRoutes } from './validation/validation-routes.ts';
 import { FAST_LANE_URL, installValidationFastLane, type FastLaneStats } from './validation/fast-lane.ts';
 import { SampleRecorder, type SampleRecorderOptions } from './sampling/sample-recorder.ts';
+import { AuditRetention, type AuditRetentionOptions } from './storage/audit-retention.ts';
 import type { Storage } from './storage/types.ts';
 import { auditRoutes } from './routes/audit.ts';
 import { contextTestsRoutes } from './routes/context-tests.ts';
@@ -86,6 +87,8 @@ export interface BuildAppOptions {
   instanceMetrics?: (registries: Registry[]) => InstanceMetrics;
   /** Tests shrink the sample queue or change the writer's intervals. */
   sampling?: Pick<SampleRecorderOptions, 'maxQueued' | 'maxQueuedSize' | 'flushIntervalMs' | 'pruneIntervalMs'>;
+  /** Tests change the audit retention sweep's interval. */
+  auditRetention?: Pick<AuditRetentionOptions, 'sweepIntervalMs'>;
 }
 
 /** The parts of the running service that operators' tools and tests reach into. */
@@ -97,6 +100,8 @@ export interface AppInternals {
   readonly contextUsage: ContextUsageRecorder;
   /** Sampled validations waiting to be written, and their writer. */
   readonly samples: SampleRecorder;
+  /** The periodic deletion of audit entries past AUDIT_RETENTION_DAYS. */
+  readonly auditRetention: AuditRetention;
   readonly cacheSync: CacheSyncHandle;
   /** Whether the process sheds management requests; `watch` adds a pressure source (a work queue). */
   readonly overload: OverloadMonitor;
@@ -187,10 +192,16 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     observer: notingUses(metrics.validatorCache, contextUsage),
   });
   metrics.watchValidatorCache(() => validators.size, () => validators.bytes);
-  const samples = new SampleRecorder({ samples: storage.samples, tenants: storage.tenants, log: app.log, ...options.sampling });
+  const samples = new SampleRecorder({
+    samples: storage.samples, tenants: storage.tenants, log: app.log,
+    maxBytesPerTenant: config.samplesMaxBytesPerTenant, maxPayloadBytes: config.sampleMaxPayloadBytes, ...options.sampling,
+  });
   metrics.watchSampler(() => samples.stats);
   const overload = new OverloadMonitor({ maxEventLoopDelayMs: config.maxEventLoopDelayMs, log: app.log });
   metrics.watchOverload(() => overload.stats);
+  const auditRetention = new AuditRetention({
+    audit: storage.audit, retentionDays: config.auditRetentionDays, log: app.log, ...options.auditRetention,
+  });
   // Before the timing hooks: a publish's wait for sibling workers counts in Server-Timing.
   const cacheSync = registerCacheSync(app, { storage, validators, keyCache, databaseUrl: config.databaseUrl, siblings: options.siblings });
   const payloadSchemas = new PayloadSchemas({ store: storage.payloadSchemas, limits: { maxExpressionLength: config.maxExpressionLength } });
@@ -239,13 +250,14 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(consoleRoutes, { dir: config.consoleDir ?? defaultConsoleDir() });
 
   const internals: { -readonly [K in keyof AppInternals]: AppInternals[K] } = {
-    validators, keyCache, lastUsed, contextUsage, samples, cacheSync, overload, fastLane: undefined,
+    validators, keyCache, lastUsed, contextUsage, samples, auditRetention, cacheSync, overload, fastLane: undefined,
   };
   app.decorate('internals', internals);
 
   lastUsed.start();
   contextUsage.start();
   samples.start();
+  auditRetention.start();
   // From the moment it serves: building the app and the warm start hold the loop, and no request waits for them.
   app.addHook('onListen', (done) => {
     overload.start();
@@ -254,7 +266,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   app.addHook('onClose', async () => {
     overload.stop();
     // Best effort: what is queued is written if the database answers.
-    await Promise.all([lastUsed.stop(), contextUsage.stop(), samples.stop()]);
+    await Promise.all([lastUsed.stop(), contextUsage.stop(), samples.stop(), auditRetention.stop()]);
   });
   await options.beforeReady?.(app);
   await app.ready();

@@ -51,6 +51,12 @@ export interface Config {
    */
   readonly maxEventLoopDelayMs: number;
   readonly metricsTenantLabels: boolean;
+  /** Sample bytes (payload and failing rule codes, as stored JSON text) one tenant may keep; its oldest samples go past it. */
+  readonly samplesMaxBytesPerTenant: number;
+  /** Payloads whose JSON text is larger than this many bytes are not sampled (counted as dropped, `too_large`). */
+  readonly sampleMaxPayloadBytes: number;
+  /** Audit entries older than this many days are deleted by a periodic sweep. */
+  readonly auditRetentionDays: number;
   readonly logLevel: LogLevel;
   /** The built console's folder (index.html and assets/); undefined: dist/console of the checkout (src/console/console-routes.ts). */
   readonly consoleDir: string | undefined;
@@ -189,6 +195,17 @@ export const CONFIG_VARIABLE_BY_NAME = deepFreeze({
   METRICS_TENANT_LABELS: {
     kind: 'boolean', name: 'METRICS_TENANT_LABELS', default: false, meaning: 'add tenant and context labels to metrics',
   },
+  SAMPLES_MAX_BYTES_PER_TENANT: integerVariable(
+    'SAMPLES_MAX_BYTES_PER_TENANT', 67_108_864, 65_536, undefined,
+    'sample bytes (payload and failing rule codes as stored JSON text) one tenant keeps across all its contexts; past it its oldest samples are deleted',
+  ),
+  SAMPLE_MAX_PAYLOAD_BYTES: integerVariable(
+    'SAMPLE_MAX_PAYLOAD_BYTES', 65_536, 2, 16_777_216,
+    'largest payload (its JSON text, in bytes) that sampling records; larger ones are validated as usual but not sampled',
+  ),
+  AUDIT_RETENTION_DAYS: integerVariable(
+    'AUDIT_RETENTION_DAYS', 365, 1, 36_500, 'age in days past which audit entries are deleted by a periodic sweep',
+  ),
   LOG_LEVEL: { kind: 'choice', name: 'LOG_LEVEL', default: 'info', choices: LOG_LEVELS, meaning: 'pino log level' },
 } as const satisfies Record<string, ConfigVariable>);
 
@@ -291,6 +308,9 @@ export function loadConfig(env: Env = process.env): Config {
     shutdownTimeoutMs: integer(vars.SHUTDOWN_TIMEOUT_MS),
     maxEventLoopDelayMs: integer(vars.MAX_EVENT_LOOP_DELAY_MS),
     metricsTenantLabels: boolean(vars.METRICS_TENANT_LABELS),
+    samplesMaxBytesPerTenant: integer(vars.SAMPLES_MAX_BYTES_PER_TENANT),
+    sampleMaxPayloadBytes: integer(vars.SAMPLE_MAX_PAYLOAD_BYTES),
+    auditRetentionDays: integer(vars.AUDIT_RETENTION_DAYS),
     logLevel,
     consoleDir: text(vars.CONSOLE_DIR),
   });

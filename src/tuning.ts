@@ -69,6 +69,10 @@ export const TUNING = tunables({
     value: 1000, unit: 'samples', min: 1,
     why: 'an impact report reads its samples a page at a time, replaying one page while the next is read, so it never holds them all',
   },
+  impactBytesPerRead: {
+    value: 4_194_304, unit: 'bytes', min: 65_536,
+    why: 'an impact report\'s page of samples holds at most this many bytes of stored JSON (one sample more when a single one is larger), so large payloads cannot fill memory: two pages are held at once',
+  },
   impactReplayBudgetMs: {
     value: 10_000, unit: 'ms', min: 1,
     why: 'evaluation time one impact report may spend replaying samples; past it the report is refused, so slow samples cannot hold the process',
@@ -250,6 +254,20 @@ export const TUNING = tunables({
   samplingPruneMs: {
     value: 60_000, unit: 'ms', min: 1,
     why: 'interval between sweeps that drop samples past a context\'s maxSamples or its tenant\'s retention',
+  },
+
+  // The audit trail (docs/api.md, "Audit trail"; docs/operations.md, "Audit retention").
+  auditMaxValueBytes: {
+    value: 16_384, unit: 'bytes', min: 256,
+    why: 'an audit entry keeps a before or after value whose JSON text is at most this long; a larger one is kept as its size and sha256, so one entry stays small whatever the change',
+  },
+  auditRetentionSweepMs: {
+    value: 3_600_000, unit: 'ms', min: 1,
+    why: 'interval between sweeps that delete audit entries older than AUDIT_RETENTION_DAYS (one also runs at start): retention is in days, an hour late is nothing',
+  },
+  auditRetentionBatch: {
+    value: 5000, unit: 'rows', min: 1,
+    why: 'audit entries one statement of the retention sweep deletes, so a first sweep over years of entries never holds one long transaction',
   },
 
   // Cache sync across processes.

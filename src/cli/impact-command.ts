@@ -35,9 +35,12 @@ export async function runImpactCommand(command: ImpactCommand, storage: Storage,
     maxPayloadDepth: config.maxPayloadDepth, evaluationDeadlineMs: TUNING.evaluationDeadlineMs.value, budgetMs: TUNING.impactReplayBudgetMs.value,
   };
   const replay = new ImpactReplay({ live, target }, limits, Date.now());
-  const read = (count: number, before?: SampleCursor) => storage.samples.newestBefore(tenantId, context, count, before);
+  const read = (count: number, before?: SampleCursor) =>
+    storage.samples.newestBefore(tenantId, context, count, before, TUNING.impactBytesPerRead.value);
+  // As the API's report: at most the context's maxSamples newest, even before the sweep drops the rest.
+  const { maxSamples } = await storage.tenants.getSampling(tenantId);
   try {
-    await replayInPages(replay, read, command.limit, TUNING.impactSamplesPerRead.value);
+    await replayInPages(replay, read, Math.min(command.limit, maxSamples), TUNING.impactSamplesPerRead.value);
   } catch (error) {
     if (error instanceof ReplayBudgetExceededError) throw new CommandError(`${error.message}; ask for fewer with --limit`);
     throw error;

@@ -68,7 +68,7 @@ export class ServiceMetrics {
   #cacheSize: () => number = () => 0;
   #cacheBytes: () => number = () => 0;
   #rateLimitStore: RateLimitStoreStatus | undefined;
-  #samplerStats: () => SamplerStats = () => ({ written: 0, droppedQueueFull: 0, droppedWriteFailed: 0, droppedRejected: 0, queued: 0 });
+  #samplerStats: () => SamplerStats = () => ({ written: 0, droppedQueueFull: 0, droppedWriteFailed: 0, droppedRejected: 0, droppedTooLarge: 0, queued: 0 });
   #overloadStats: () => OverloadStats = () => ({ shedding: false, delayP99Ms: 0, delayMaxMs: 0, pressures: [], shed: 0 });
   readonly #recorders = new Map<string, RequestRecorder>();
 
@@ -162,7 +162,7 @@ export class ServiceMetrics {
     });
     new Counter({
       name: 'rules_samples_dropped_total',
-      help: 'Sampled validations dropped, by reason: queue_full (the in-memory queue was full), write_failed (the database could not take their batch: an outage), rejected (the database refused that very sample, e.g. its tenant was removed; the others were stored).',
+      help: 'Sampled validations dropped, by reason: queue_full (the in-memory queue was full), write_failed (the database could not take their batch: an outage), rejected (the database refused that very sample, e.g. its tenant was removed; the others were stored), too_large (its payload was longer than SAMPLE_MAX_PAYLOAD_BYTES).',
       labelNames: ['reason'],
       registers,
       collect() {
@@ -171,6 +171,7 @@ export class ServiceMetrics {
         this.inc({ reason: 'queue_full' }, stats.droppedQueueFull);
         this.inc({ reason: 'write_failed' }, stats.droppedWriteFailed);
         this.inc({ reason: 'rejected' }, stats.droppedRejected);
+        this.inc({ reason: 'too_large' }, stats.droppedTooLarge);
       },
     });
     new Gauge({

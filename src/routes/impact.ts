@@ -59,9 +59,12 @@ export const impactRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, {
   /** The report itself, run while the tenant's slot is held. */
   const report = async (tenantId: string, context: string, body: ImpactBody | undefined): Promise<ImpactReport> => {
     const target = body?.target ?? 'draft';
-    const limit = body?.limit ?? TUNING.impactDefaultSamples.value;
+    const { maxSamples } = await storage.tenants.getSampling(tenantId);
+    // Samples past the context's maxSamples wait for the minute's sweep: the report never counts them.
+    const limit = Math.min(body?.limit ?? TUNING.impactDefaultSamples.value, maxSamples);
     const live = validators.peek(tenantId, context) ?? (await validators.load(tenantId, context));
-    const read = (count: number, before?: SampleCursor) => storage.samples.newestBefore(tenantId, context, count, before);
+    const read = (count: number, before?: SampleCursor) =>
+      storage.samples.newestBefore(tenantId, context, count, before, TUNING.impactBytesPerRead.value);
     const pageSize = TUNING.impactSamplesPerRead.value;
     // The first page is read while the target compiles: on PostgreSQL the two overlap.
     const [compiledTarget, first] = await Promise.all([targetValidator(tenantId, context, target, live), read(Math.min(limit, pageSize))]);

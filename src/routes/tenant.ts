@@ -105,7 +105,8 @@ export const tenantRoutes: FastifyPluginAsync<TenantRoutesOptions> = async (app,
         tag: 'Tenant',
         summary: 'Set the tenant\'s traffic sampling',
         description: 'Records that share (`rate`, 0 to 1) of the tenant\'s single validations and batch items, with their payload and '
-          + 'verdict, for impact reports; keeps at most `maxSamples` per context for `retentionHours`. `{ "rate": 0 }` turns it off. '
+          + 'verdict, for impact reports; keeps at most `maxSamples` per context for `retentionHours`, and at most the service\'s '
+          + 'byte budget per tenant (oldest first); payloads over the service\'s size bound are not sampled. `{ "rate": 0 }` turns it off. '
           + 'Every instance applies it within about a second; this one before answering.',
         answers: { 200: 'The sampling settings now in force.' },
       }),
@@ -133,7 +134,10 @@ export const tenantRoutes: FastifyPluginAsync<TenantRoutesOptions> = async (app,
         tag: 'Tenant',
         summary: 'Delete every sample of the tenant',
         description: 'Deletes the recorded samples of every context of the tenant now, and those recorded before now that any instance has '
-          + 'not written yet: none of them is stored afterwards. Sampling stays as set: turn it off first to record nothing more.',
+          + 'not written yet: none of them is stored afterwards. Sampling stays as set: turn it off first to record nothing more. '
+          + 'Only samples are deleted: stored tests keep their payloads, audit entries about stored tests keep the test lists (whole up '
+          + `to ${TUNING.auditMaxValueBytes.value} bytes of JSON each, larger ones as size and SHA-256) for the audit retention, rules and payload schemas keep their `
+          + 'values, and backups taken before keep the samples. Logs never hold payloads.',
         answers: { 200: 'How many samples were deleted.' },
       }),
       response: { 200: samplesDeletedSchema },

@@ -175,7 +175,9 @@ export type SamplePageReader = (limit: number, before?: ReplaySample) => Promise
  * Feeds the replay the newest `limit` samples a page of `pageSize` at a
  * time, reading the next page while one is replayed, and replaying in
  * slices of time so other work gets turns; `first` is the first page, read
- * already. Never holds more than two pages.
+ * already. Never holds more than two pages. A page may come back shorter
+ * than asked (the reader bounds its bytes), so only an empty page ends the
+ * samples before `limit`.
  *
  * @example
  * await replayInPages(replay, (limit, before) => storage.samples.newestBefore(tenantId, context, limit, before), 10_000, 1000);
@@ -184,7 +186,7 @@ export async function replayInPages(replay: ImpactReplay, read: SamplePageReader
   let left = limit;
   for (let page = first ?? (await read(Math.min(left, pageSize))); page.length > 0;) {
     left -= page.length;
-    const more = left > 0 && page.length === pageSize;
+    const more = left > 0;
     const next = more ? read(Math.min(left, pageSize), page.at(-1)) : Promise.resolve([]);
     // Its failure is met when it is awaited below, or not at all when the replay fails first.
     next.catch(() => undefined);

@@ -6,6 +6,13 @@
  * the queue in batches with SampleStore.insertMany, and another one prunes
  * every sampled context to its tenant's maxSamples and retention.
  *
+ * Bytes are bounded as well as counts: the writer, which writes each
+ * payload's JSON text anyway, leaves out a payload longer than
+ * SAMPLE_MAX_PAYLOAD_BYTES (counted `too_large`; measured there, off the
+ * validation's path), and every insert keeps its tenant's stored sample
+ * bytes within SAMPLES_MAX_BYTES_PER_TENANT by deleting the tenant's oldest
+ * samples in the same transaction, whatever the number of its contexts.
+ *
  * Losing samples is always preferred to slowing or failing validations: a
  * full queue drops the new sample, and a batch the database does not take
  * (an outage) is dropped rather than retried, so memory stays bounded
@@ -61,6 +68,8 @@ export interface SamplerStats {
   readonly droppedWriteFailed: number;
   /** Samples dropped because the database refused that very row while it took the others. */
   readonly droppedRejected: number;
+  /** Samples dropped because their payload's JSON text was longer than SAMPLE_MAX_PAYLOAD_BYTES. */
+  readonly droppedTooLarge: number;
   /** Samples waiting to be written. */
   readonly queued: number;
 }
@@ -70,9 +79,13 @@ export interface SamplerLogger {
 }
 
 export interface SampleRecorderOptions {
-  samples: Pick<SampleStore, 'insertMany' | 'sampled' | 'prune'>;
+  samples: Pick<SampleStore, 'insertMany' | 'sampled' | 'prune' | 'trimToBytes'>;
   tenants: Pick<TenantStore, 'getSampling'>;
   log: SamplerLogger;
+  /** SAMPLES_MAX_BYTES_PER_TENANT. */
+  maxBytesPerTenant: number;
+  /** SAMPLE_MAX_PAYLOAD_BYTES. */
+  maxPayloadBytes: number;
   /** Samples the queue holds; default TUNING.samplingQueueMax (tests make it tiny). */
   maxQueued?: number;
   /** Total payload size the queue holds; default TUNING.samplingQueueMaxSize. */
@@ -107,9 +120,11 @@ const HOUR_MS = 3_600_000;
  * await sampler.stop(); // writes what is queued
  */
 export class SampleRecorder extends PeriodicFlush implements SampleSink {
-  readonly #samples: Pick<SampleStore, 'insertMany' | 'sampled' | 'prune'>;
+  readonly #samples: Pick<SampleStore, 'insertMany' | 'sampled' | 'prune' | 'trimToBytes'>;
   readonly #tenants: Pick<TenantStore, 'getSampling'>;
   readonly #log: SamplerLogger;
+  readonly #maxBytesPerTenant: number;
+  readonly #maxPayloadBytes: number;
   readonly #maxQueued: number;
   readonly #maxQueuedSize: number;
   readonly #pruneIntervalMs: number;
@@ -122,6 +137,7 @@ export class SampleRecorder extends PeriodicFlush implements SampleSink {
   #droppedQueueFull = 0;
   #droppedWriteFailed = 0;
   #droppedRejected = 0;
+  #droppedTooLarge = 0;
   // One warning per outage, not one per batch.
   #writeFailing = false;
   #pruneFailing = false;
@@ -131,6 +147,8 @@ export class SampleRecorder extends PeriodicFlush implements SampleSink {
     this.#samples = options.samples;
     this.#tenants = options.tenants;
     this.#log = options.log;
+    this.#maxBytesPerTenant = options.maxBytesPerTenant;
+    this.#maxPayloadBytes = options.maxPayloadBytes;
     this.#maxQueued = options.maxQueued ?? TUNING.samplingQueueMax.value;
     this.#maxQueuedSize = options.maxQueuedSize ?? TUNING.samplingQueueMaxSize.value;
     this.#pruneIntervalMs = options.pruneIntervalMs ?? TUNING.samplingPruneMs.value;
@@ -155,6 +173,7 @@ export class SampleRecorder extends PeriodicFlush implements SampleSink {
       droppedQueueFull: this.#droppedQueueFull,
       droppedWriteFailed: this.#droppedWriteFailed,
       droppedRejected: this.#droppedRejected,
+      droppedTooLarge: this.#droppedTooLarge,
       queued: this.#queue.length,
     };
   }
@@ -192,7 +211,12 @@ export class SampleRecorder extends PeriodicFlush implements SampleSink {
     const batch = this.#queue;
     this.#queue = [];
     this.#queuedSize = 0;
-    const records = batch.map(toRecord);
+    const records: SampleRecord[] = [];
+    for (const sample of batch) {
+      const record = toRecord(sample);
+      if (Buffer.byteLength(record.payloadText!, 'utf8') > this.#maxPayloadBytes) this.#droppedTooLarge++;
+      else records.push(record);
+    }
     const pieces: SampleRecord[][] = [];
     for (let start = 0; start < records.length; start += SAMPLES_PER_STATEMENT) {
       pieces.push(records.slice(start, start + SAMPLES_PER_STATEMENT));
@@ -202,7 +226,7 @@ export class SampleRecorder extends PeriodicFlush implements SampleSink {
     for (let piece = pieces.shift(); piece !== undefined; piece = pieces.shift()) {
       try {
         // Samples of before their tenant's purge are left out, not stored and not dropped for a fault.
-        this.#written += await this.#samples.insertMany(piece);
+        this.#written += await this.#samples.insertMany(piece, this.#maxBytesPerTenant);
         this.#writeFailing = false;
       } catch (err) {
         const code = refusedRowState(err);
@@ -233,8 +257,10 @@ export class SampleRecorder extends PeriodicFlush implements SampleSink {
 
   /**
    * Drops, in every sampled context, the samples past its tenant's
-   * maxSamples and those older than its retention. Runs on its timer; one
-   * sweep at a time. Never rejects.
+   * maxSamples and those older than its retention, then each tenant's
+   * oldest past SAMPLES_MAX_BYTES_PER_TENANT (writes keep that already; a
+   * budget lowered since is met here). Runs on its timer; one sweep at a
+   * time. Never rejects.
    */
   prune(): Promise<void> {
     this.#pruning = this.#pruning.then(() => this.#sweep());
@@ -254,6 +280,7 @@ export class SampleRecorder extends PeriodicFlush implements SampleSink {
         }
         await this.#samples.prune(tenantId, context, bounds.maxSamples, bounds.olderThan);
       }
+      for (const tenantId of settings.keys()) await this.#samples.trimToBytes(tenantId, this.#maxBytesPerTenant);
       this.#pruneFailing = false;
     } catch (err) {
       if (!this.#pruneFailing) {
@@ -278,5 +305,6 @@ function toRecord(sample: Pending): SampleRecord {
     isValid: sample.isValid,
     failures: codes,
     payload: sample.payload,
+    payloadText: JSON.stringify(sample.payload),
   };
 }

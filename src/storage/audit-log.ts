@@ -1,10 +1,19 @@
 /**
  * The audit trail. Stores that change something call `writeAudit` with
  * their transaction, so an entry exists exactly when its change does; the
- * AuditStore only reads (and records the one change that writes nothing
- * else, a recompile). Nothing updates or deletes a row.
+ * AuditStore reads, records the one change that writes nothing else (a
+ * recompile), and deletes entries past their retention. Nothing updates a
+ * row.
+ *
+ * An entry's id is its number within its tenant (`seq`): the ids a tenant
+ * sees count its own entries only. The next number is taken from the
+ * tenant's row of `audit_sequences` in the change's transaction, so a
+ * tenant's entries are numbered in the order their changes commit; the
+ * price is that two audited changes of one tenant finish their
+ * transactions one after the other (other tenants never wait).
  */
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
+import { auditValueText } from './audit-value.ts';
 import { guard } from './database-errors.ts';
 import type { DatabaseSchema } from './schema.ts';
 import {
@@ -27,16 +36,23 @@ type Db = Kysely<DatabaseSchema>;
  */
 export async function writeAudit(trx: Db, tenantId: string, origin: ChangeOrigin | undefined, change: AuditedChange): Promise<void> {
   if (origin === undefined) return;
+  const { last_seq: seq } = await trx
+    .insertInto('audit_sequences')
+    .values({ tenant_id: tenantId, last_seq: '1' })
+    .onConflict((conflict) => conflict.column('tenant_id').doUpdateSet({ last_seq: sql`audit_sequences.last_seq + 1` }))
+    .returning('last_seq')
+    .executeTakeFirstOrThrow();
   await trx
     .insertInto('audit_log')
     .values({
       tenant_id: tenantId,
+      seq: String(seq),
       action: change.action,
       actor: JSON.stringify(origin.actor),
       context: change.context ?? null,
       target: change.target ?? null,
-      before: change.before === undefined ? null : JSON.stringify(change.before),
-      after: change.after === undefined ? null : JSON.stringify(change.after),
+      before: change.before === undefined ? null : auditValueText(change.before),
+      after: change.after === undefined ? null : auditValueText(change.after),
       note: change.note ?? null,
       request_id: origin.requestId ?? null,
     })
@@ -57,11 +73,11 @@ export class SqlAuditStore implements AuditStore {
       if (query.context !== undefined) select = select.where('context', '=', query.context);
       if (query.action !== undefined) select = select.where('action', '=', query.action);
       if (query.since !== undefined) select = select.where('at', '>=', query.since);
-      if (query.cursor !== undefined) select = select.where('id', '<', decodeAuditCursor(query.cursor));
-      const rows = await select.orderBy('id', 'desc').limit(query.limit + 1).execute();
+      if (query.cursor !== undefined) select = select.where('seq', '<', decodeAuditCursor(query.cursor));
+      const rows = await select.orderBy('seq', 'desc').limit(query.limit + 1).execute();
       const page = rows.slice(0, query.limit);
       const items = page.map((row): AuditEntry => ({
-        id: String(row.id),
+        id: String(row.seq),
         at: row.at.toISOString(),
         action: row.action as AuditAction,
         actor: row.actor,
@@ -72,24 +88,47 @@ export class SqlAuditStore implements AuditStore {
         ...(row.note === null ? {} : { note: row.note }),
         ...(row.request_id === null ? {} : { requestId: row.request_id }),
       }));
-      const nextCursor = rows.length > query.limit ? encodeAuditCursor(String(page[page.length - 1].id)) : null;
+      const nextCursor = rows.length > query.limit ? encodeAuditCursor(String(page[page.length - 1].seq)) : null;
       return { items, nextCursor };
     });
   }
 
   record(tenantId: string, origin: ChangeOrigin, change: AuditedChange): Promise<void> {
-    return guard(() => writeAudit(this.#db, tenantId, origin, change));
+    return guard(() => this.#db.transaction().execute((trx) => writeAudit(trx, tenantId, origin, change)));
+  }
+
+  /**
+   * Deletes every tenant's entries committed before `olderThan`,
+   * `batch` rows a statement so no one statement runs long; how many went.
+   * The numbering goes on after them: a deleted entry's id is never reused.
+   */
+  deleteOlderThan(olderThan: Date, batch: number): Promise<number> {
+    return guard(async () => {
+      let deleted = 0;
+      for (;;) {
+        const oldest = this.#db.selectFrom('audit_log').select('id').where('at', '<', olderThan).limit(batch);
+        const result = await this.#db.deleteFrom('audit_log').where('id', 'in', oldest).executeTakeFirst();
+        const count = Number(result.numDeletedRows);
+        deleted += count;
+        if (count < batch) return deleted;
+      }
+    });
   }
 }
 
-/** Cursors are the last id of a page, opaque to clients. */
+/**
+ * Cursors are the last id of a page, opaque to clients. The prefix `s:`
+ * (not the `a:` of the ids shared by all tenants) refuses a cursor given
+ * before ids were counted per tenant, rather than reading it as a number
+ * of the new count.
+ */
 function encodeAuditCursor(id: string): string {
-  return Buffer.from(`a:${id}`, 'utf8').toString('base64url');
+  return Buffer.from(`s:${id}`, 'utf8').toString('base64url');
 }
 
 function decodeAuditCursor(cursor: string): string {
   const text = Buffer.from(cursor, 'base64url').toString('utf8');
-  const match = /^a:([1-9][0-9]{0,18})$/.exec(text);
+  const match = /^s:([1-9][0-9]{0,18})$/.exec(text);
   if (match === null || BigInt(match[1]) > 9_223_372_036_854_775_807n) throw new InvalidInputError('cursor is not valid', 'cursor');
   return match[1];
 }

@@ -3,7 +3,7 @@
  * sample writer stores and the impact report reads. Nothing here runs on a
  * validation's path.
  */
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import { writeAudit } from './audit-log.ts';
 import { guard } from './database-errors.ts';
 import { notifyChange } from '../sync/change-notice.ts';
@@ -31,6 +31,74 @@ function toStoredSample(row: Selectable<SamplesTable>): StoredSample {
   };
 }
 
+/** A sample as inserted: its JSON texts and their size. */
+function toRow(sample: SampleRecord) {
+  const failures = JSON.stringify(sample.failures);
+  const payload = sample.payloadText ?? JSON.stringify(sample.payload);
+  return {
+    tenant_id: sample.tenantId,
+    context: sample.context,
+    recorded_at: sample.recordedAt,
+    ruleset_version: sample.rulesetVersion,
+    is_valid: sample.isValid,
+    failures,
+    payload,
+    stored_bytes: Buffer.byteLength(payload, 'utf8') + Buffer.byteLength(failures, 'utf8'),
+  };
+}
+
+type Trx = Kysely<DatabaseSchema>;
+
+/** Locks the tenant's row until the transaction ends; every change of its samples does this first. */
+async function lockTenant(trx: Trx, tenantId: string): Promise<void> {
+  await trx.selectFrom('tenants').select('id').where('id', '=', tenantId).forUpdate().execute();
+}
+
+/** Adds `bytes` (negative: takes them) to the tenant's sample byte total; the new total. */
+async function addToTotal(trx: Trx, tenantId: string, bytes: number): Promise<number> {
+  const row = await trx
+    .updateTable('tenants')
+    .set({ samples_bytes: sql<string>`greatest(samples_bytes + ${bytes}, 0)` })
+    .where('id', '=', tenantId)
+    .returning('samples_bytes')
+    .executeTakeFirst();
+  return Number(row?.samples_bytes ?? 0);
+}
+
+/** Rows of the oldest samples looked at per statement while freeing bytes. */
+const OLDEST_PER_STATEMENT = 1000;
+
+/**
+ * Deletes the tenant's oldest samples (by recorded_at, then id) until at
+ * least `excess` bytes went, and takes them off its total; how many went.
+ * Each statement looks at the next OLDEST_PER_STATEMENT oldest rows only,
+ * through the (tenant, recorded_at, id) index.
+ */
+async function deleteOldest(trx: Trx, tenantId: string, excess: number): Promise<number> {
+  let freed = 0;
+  let deleted = 0;
+  while (freed < excess) {
+    const { rows } = await sql<{ stored_bytes: number }>`
+      delete from samples where id in (
+        select id from (
+          select id, stored_bytes, sum(stored_bytes) over (order by recorded_at, id) as running
+          from (
+            select id, stored_bytes, recorded_at from samples where tenant_id = ${tenantId}
+            order by recorded_at, id limit ${OLDEST_PER_STATEMENT}
+          ) as oldest
+        ) as measured
+        where running - stored_bytes < ${excess - freed}
+      )
+      returning stored_bytes
+    `.execute(trx);
+    if (rows.length === 0) break;
+    deleted += rows.length;
+    freed += rows.reduce((total, row) => total + Number(row.stored_bytes), 0);
+  }
+  await addToTotal(trx, tenantId, -freed);
+  return deleted;
+}
+
 /** SampleStore over the samples table. */
 export class SqlSampleStore implements SampleStore {
   readonly #db: Kysely<DatabaseSchema>;
@@ -40,15 +108,18 @@ export class SqlSampleStore implements SampleStore {
   }
 
   /**
-   * One transaction per SAMPLES_PER_STATEMENT rows: it reads the tenants'
-   * `samples_purged_at` FOR SHARE and inserts only the samples recorded
-   * after it. The lock orders the write with a purge (deleteAll updates
-   * that row first): a write that locked first is committed before the
-   * purge deletes, and the purge deletes its rows; one that comes after
-   * reads the new purge time and leaves out what was recorded before. So no
-   * sample recorded before a purge, by any process, is stored after it.
+   * One transaction per SAMPLES_PER_STATEMENT rows: it locks the tenants'
+   * rows (FOR UPDATE, in id order) and inserts only the samples recorded
+   * after their `samples_purged_at`. The lock orders the write with a purge
+   * (deleteAll updates that row first): a write that locked first is
+   * committed before the purge deletes, and the purge deletes its rows; one
+   * that comes after reads the new purge time and leaves out what was
+   * recorded before. So no sample recorded before a purge, by any process,
+   * is stored after it. In the same transaction each tenant's byte total
+   * grows by what was stored, and with `maxBytesPerTenant` its oldest
+   * samples are deleted until the total is within it again.
    */
-  insertMany(samples: readonly SampleRecord[]): Promise<number> {
+  insertMany(samples: readonly SampleRecord[], maxBytesPerTenant?: number): Promise<number> {
     if (samples.length === 0) return Promise.resolve(0);
     return guard(async () => {
       let stored = 0;
@@ -61,7 +132,7 @@ export class SqlSampleStore implements SampleStore {
             .select(['id', 'samples_purged_at'])
             .where('id', 'in', tenantIds)
             .orderBy('id')
-            .forShare()
+            .forUpdate()
             .execute();
           const purgedAt = new Map(purges.map((row) => [row.id, row.samples_purged_at?.getTime()]));
           // A tenant without a row keeps its samples here: the foreign key refuses them (the writer counts them rejected).
@@ -70,16 +141,15 @@ export class SqlSampleStore implements SampleStore {
               const purged = purgedAt.get(s.tenantId);
               return purged === undefined || s.recordedAt.getTime() > purged;
             })
-            .map((s) => ({
-              tenant_id: s.tenantId,
-              context: s.context,
-              recorded_at: s.recordedAt,
-              ruleset_version: s.rulesetVersion,
-              is_valid: s.isValid,
-              failures: JSON.stringify(s.failures),
-              payload: JSON.stringify(s.payload),
-            }));
-          if (rows.length > 0) await trx.insertInto('samples').values(rows).execute();
+            .map(toRow);
+          if (rows.length === 0) return 0;
+          await trx.insertInto('samples').values(rows).execute();
+          const added = new Map<string, number>();
+          for (const row of rows) added.set(row.tenant_id, (added.get(row.tenant_id) ?? 0) + row.stored_bytes);
+          for (const [tenantId, bytes] of added) {
+            const total = await addToTotal(trx, tenantId, bytes);
+            if (maxBytesPerTenant !== undefined && total > maxBytesPerTenant) await deleteOldest(trx, tenantId, total - maxBytesPerTenant);
+          }
           return rows.length;
         });
       }
@@ -88,30 +158,41 @@ export class SqlSampleStore implements SampleStore {
   }
 
   newest(tenantId: string, context: string, limit: number): Promise<StoredSample[]> {
+    return this.newestBefore(tenantId, context, limit);
+  }
+
+  /**
+   * With `maxBytes`, the ids and sizes are read first, then the samples
+   * that fit in it (always at least one): a page of large payloads is cut
+   * short rather than loaded whole.
+   */
+  newestBefore(tenantId: string, context: string, limit: number, before?: SampleCursor, maxBytes?: number): Promise<StoredSample[]> {
     return guard(async () => {
+      let query = this.#db
+        .selectFrom('samples')
+        .where('tenant_id', '=', tenantId)
+        .where('context', '=', context);
+      // Newest first, resumed after the cursor: older time, or the same time and a smaller id.
+      if (before !== undefined) query = query.where((eb) => eb(eb.refTuple('recorded_at', 'id'), '<', eb.tuple(before.recordedAt, before.id)));
+      query = query.orderBy('recorded_at', 'desc').orderBy('id', 'desc').limit(limit);
+      if (maxBytes === undefined) return (await query.selectAll().execute()).map(toStoredSample);
+      const sizes = await query.select(['id', 'stored_bytes']).execute();
+      const ids: string[] = [];
+      let bytes = 0;
+      for (const row of sizes) {
+        bytes += row.stored_bytes;
+        if (ids.length > 0 && bytes > maxBytes) break;
+        ids.push(row.id);
+      }
+      if (ids.length === 0) return [];
       const rows = await this.#db
         .selectFrom('samples')
         .selectAll()
         .where('tenant_id', '=', tenantId)
-        .where('context', '=', context)
+        .where('id', 'in', ids)
         .orderBy('recorded_at', 'desc')
         .orderBy('id', 'desc')
-        .limit(limit)
         .execute();
-      return rows.map(toStoredSample);
-    });
-  }
-
-  newestBefore(tenantId: string, context: string, limit: number, before?: SampleCursor): Promise<StoredSample[]> {
-    return guard(async () => {
-      let query = this.#db
-        .selectFrom('samples')
-        .selectAll()
-        .where('tenant_id', '=', tenantId)
-        .where('context', '=', context);
-      // The order of `newest`, resumed after the cursor: older time, or the same time and a smaller id.
-      if (before !== undefined) query = query.where((eb) => eb(eb.refTuple('recorded_at', 'id'), '<', eb.tuple(before.recordedAt, before.id)));
-      const rows = await query.orderBy('recorded_at', 'desc').orderBy('id', 'desc').limit(limit).execute();
       return rows.map(toStoredSample);
     });
   }
@@ -131,22 +212,45 @@ export class SqlSampleStore implements SampleStore {
   }
 
   prune(tenantId: string, context: string, maxSamples: number, olderThan: Date): Promise<number> {
+    return guard(() =>
+      this.#db.transaction().execute(async (trx) => {
+        // The tenant's row first, as every change of its samples locks it: the byte total stays exact.
+        await lockTenant(trx, tenantId);
+        const beyondNewest = trx
+          .selectFrom('samples')
+          .select('id')
+          .where('tenant_id', '=', tenantId)
+          .where('context', '=', context)
+          .orderBy('recorded_at', 'desc')
+          .orderBy('id', 'desc')
+          .offset(maxSamples);
+        const gone = await trx
+          .deleteFrom('samples')
+          .where('tenant_id', '=', tenantId)
+          .where('context', '=', context)
+          .where((eb) => eb.or([eb('recorded_at', '<', olderThan), eb('id', 'in', beyondNewest)]))
+          .returning('stored_bytes')
+          .execute();
+        await addToTotal(trx, tenantId, -gone.reduce((total, row) => total + row.stored_bytes, 0));
+        return gone.length;
+      }),
+    );
+  }
+
+  trimToBytes(tenantId: string, maxBytes: number): Promise<number> {
+    return guard(() =>
+      this.#db.transaction().execute(async (trx) => {
+        await lockTenant(trx, tenantId);
+        const total = await addToTotal(trx, tenantId, 0);
+        return total > maxBytes ? deleteOldest(trx, tenantId, total - maxBytes) : 0;
+      }),
+    );
+  }
+
+  storedBytes(tenantId: string): Promise<number> {
     return guard(async () => {
-      const beyondNewest = this.#db
-        .selectFrom('samples')
-        .select('id')
-        .where('tenant_id', '=', tenantId)
-        .where('context', '=', context)
-        .orderBy('recorded_at', 'desc')
-        .orderBy('id', 'desc')
-        .offset(maxSamples);
-      const result = await this.#db
-        .deleteFrom('samples')
-        .where('tenant_id', '=', tenantId)
-        .where('context', '=', context)
-        .where((eb) => eb.or([eb('recorded_at', '<', olderThan), eb('id', 'in', beyondNewest)]))
-        .executeTakeFirst();
-      return Number(result.numDeletedRows);
+      const row = await this.#db.selectFrom('tenants').select('samples_bytes').where('id', '=', tenantId).executeTakeFirst();
+      return Number(row?.samples_bytes ?? 0);
     });
   }
 
@@ -182,7 +286,7 @@ export class SqlSampleStore implements SampleStore {
         // First the purge time, on the tenant's row: this waits for a sample write under way (insertMany reads the
         // row FOR SHARE), and any write after it leaves out what was recorded before.
         const purgedAt = new Date();
-        await trx.updateTable('tenants').set({ samples_purged_at: purgedAt }).where('id', '=', tenantId).execute();
+        await trx.updateTable('tenants').set({ samples_purged_at: purgedAt, samples_bytes: '0' }).where('id', '=', tenantId).execute();
         const result = await trx.deleteFrom('samples').where('tenant_id', '=', tenantId).executeTakeFirst();
         const deleted = Number(result.numDeletedRows);
         // Every instance drops what it still queues of the tenant on commit (cache sync).

@@ -19,6 +19,8 @@ export interface TenantsTable {
   sampling_retention_hours: number | null;
   /** The last DELETE /tenant/samples: samples recorded at or before it are never stored. */
   samples_purged_at: NullableTimestamp;
+  /** The sum of the tenant's samples' stored_bytes, kept with every change of its samples. */
+  samples_bytes: ColumnType<string, never, string>;
   created_at: Generated<Date>;
 }
 
@@ -105,8 +107,11 @@ export interface ContextTestsTable {
 
 /** One change, as the audit trail keeps it (only ever inserted). */
 export interface AuditLogTable {
+  /** Internal row key, shared by all tenants: never shown (see `seq`). */
   id: Generated<string>;
   tenant_id: string;
+  /** The entry's number within its tenant (1, 2, 3... in commit order): its id as GET /audit shows it. */
+  seq: ColumnType<string, string, never>;
   at: Generated<Date>;
   action: string;
   actor: ColumnType<AuditActor, string, string>;
@@ -141,6 +146,14 @@ export interface SamplesTable {
   failures: ColumnType<string[], string, string>;
   /** The payload as validated (key order kept). Written as a JSON string. */
   payload: ColumnType<unknown, string, string>;
+  /** UTF-8 bytes of the payload's and failures' JSON text, as stored. */
+  stored_bytes: number;
+}
+
+/** Each tenant's last audit entry number (audit_log.seq). */
+export interface AuditSequencesTable {
+  tenant_id: string;
+  last_seq: ColumnType<string, string, string>;
 }
 
 /** The whole schema. */
@@ -154,6 +167,7 @@ export interface DatabaseSchema {
   context_usage: ContextUsageTable;
   context_tests: ContextTestsTable;
   audit_log: AuditLogTable;
+  audit_sequences: AuditSequencesTable;
   payload_schemas: PayloadSchemasTable;
   samples: SamplesTable;
 }

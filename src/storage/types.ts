@@ -419,6 +419,8 @@ export interface AuditStore {
   list(tenantId: string, query: AuditQuery): Promise<Page<AuditEntry>>;
   /** An audited change with nothing else to write (a recompile). */
   record(tenantId: string, origin: ChangeOrigin, change: AuditedChange): Promise<void>;
+  /** Deletes every tenant's entries committed before `olderThan`, `batch` rows a statement; how many went. */
+  deleteOlderThan(olderThan: Date, batch: number): Promise<number>;
 }
 
 /** What an audit entry says about its change. */
@@ -509,6 +511,8 @@ export interface SampleRecord {
   failures: string[];
   /** The payload as validated; stored as JSON text, key order kept. */
   payload: unknown;
+  /** The payload's JSON text, when the caller has made it already (stored instead of writing it again). */
+  payloadText?: string;
 }
 
 /** A stored sample. */
@@ -537,21 +541,28 @@ export interface SampleStore {
    * Stores these samples (any tenants and contexts), SAMPLES_PER_STATEMENT
    * (sample-store.ts) rows per transaction: up to that many, all or
    * nothing. Leaves out the samples recorded at or before their tenant's
-   * last purge (deleteAll), even one that runs meanwhile. Resolves to how
-   * many were stored.
+   * last purge (deleteAll), even one that runs meanwhile. With
+   * `maxBytesPerTenant`, deletes each tenant's oldest samples (any context)
+   * until its samples' stored bytes are within it, in the same transaction.
+   * Resolves to how many were stored.
    */
-  insertMany(samples: readonly SampleRecord[]): Promise<number>;
+  insertMany(samples: readonly SampleRecord[], maxBytesPerTenant?: number): Promise<number>;
   /** The context's newest samples, newest first, at most `limit`. */
   newest(tenantId: string, context: string, limit: number): Promise<StoredSample[]>;
   /**
    * The context's samples recorded before `before` (a sample read earlier: its time, then its id), newest first,
-   * at most `limit`; from the newest when `before` is absent. Pages through what `newest` reads at once.
+   * at most `limit`; from the newest when `before` is absent. Pages through what `newest` reads at once. With
+   * `maxBytes`, fewer when their stored bytes would exceed it (never none when there is one).
    */
-  newestBefore(tenantId: string, context: string, limit: number, before?: SampleCursor): Promise<StoredSample[]>;
+  newestBefore(tenantId: string, context: string, limit: number, before?: SampleCursor, maxBytes?: number): Promise<StoredSample[]>;
   /** One sample of the context; null when there is none with this id (or it belongs to another tenant or context). */
   get(tenantId: string, context: string, id: string): Promise<StoredSample | null>;
   /** Drops the context's samples past the newest `maxSamples` and those recorded before `olderThan`; how many went. */
   prune(tenantId: string, context: string, maxSamples: number, olderThan: Date): Promise<number>;
+  /** Deletes the tenant's oldest samples (any context) until their stored bytes are within `maxBytes`; how many went. */
+  trimToBytes(tenantId: string, maxBytes: number): Promise<number>;
+  /** The stored bytes (payload and failures JSON text) of the tenant's samples, as kept with every change. */
+  storedBytes(tenantId: string): Promise<number>;
   /** The contexts of the tenant that hold samples. */
   contexts(tenantId: string): Promise<string[]>;
   /** Every tenant and context that holds samples (the periodic pruning walks them). */

@@ -52,6 +52,8 @@ export interface StartTestAppOptions {
   beforeReady?: (app: FastifyInstance) => void | Promise<void>;
   /** The sample queue's size and its writer's intervals (buildApp's `sampling`). */
   sampling?: BuildAppOptions['sampling'];
+  /** The audit retention sweep's interval (buildApp's `auditRetention`). */
+  auditRetention?: BuildAppOptions['auditRetention'];
 }
 
 export interface TestApp {
@@ -65,8 +67,12 @@ export interface TestApp {
   readonly otherTenantId: string;
   readonly otherAdminKey: string;
   request(method: string, path: string, options?: TestRequestOptions): Promise<TestResponse>;
-  /** Closes the app and storage and starts them again on the same database. */
-  restart(): Promise<void>;
+  /**
+   * Closes the app and storage and starts them again on the same database;
+   * `whileStopped` runs in between (e.g. SQL on the database through
+   * openDatabase, which PGlite allows only while the service is stopped).
+   */
+  restart(whileStopped?: () => Promise<void>): Promise<void>;
   /** Closes everything and drops the database. */
   close(): Promise<void>;
 }
@@ -92,7 +98,9 @@ export async function startTestApp(options: StartTestAppOptions = {}): Promise<T
     const storage = await createStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
     try {
       await bootstrapTenants(storage, config.bootstrapTenants ?? []);
-      const app = await buildApp({ config, storage, logStream: options.logStream, beforeReady: options.beforeReady, sampling: options.sampling });
+      const app = await buildApp({
+        config, storage, logStream: options.logStream, beforeReady: options.beforeReady, sampling: options.sampling, auditRetention: options.auditRetention,
+      });
       const address = await app.listen({ host: '127.0.0.1', port: 0 });
       return { app, storage, baseUrl: address };
     } catch (error) {
@@ -147,8 +155,9 @@ export async function startTestApp(options: StartTestAppOptions = {}): Promise<T
       if (/json/i.test(type) && text.length > 0) parsed = JSON.parse(text);
       return { status: response.status, headers: response.headers, body: parsed, text };
     },
-    async restart() {
+    async restart(whileStopped) {
       await stop(running);
+      await whileStopped?.();
       running = await start();
     },
     async close() {

@@ -686,7 +686,7 @@ export interface paths {
         get?: never;
         /**
          * Set the tenant's traffic sampling
-         * @description Records that share (`rate`, 0 to 1) of the tenant's single validations and batch items, with their payload and verdict, for impact reports; keeps at most `maxSamples` per context for `retentionHours`. `{ "rate": 0 }` turns it off. Every instance applies it within about a second; this one before answering.
+         * @description Records that share (`rate`, 0 to 1) of the tenant's single validations and batch items, with their payload and verdict, for impact reports; keeps at most `maxSamples` per context for `retentionHours`, and at most the service's byte budget per tenant (oldest first); payloads over the service's size bound are not sampled. `{ "rate": 0 }` turns it off. Every instance applies it within about a second; this one before answering.
          */
         put: operations["setTenantSampling"];
         post?: never;
@@ -708,7 +708,7 @@ export interface paths {
         post?: never;
         /**
          * Delete every sample of the tenant
-         * @description Deletes the recorded samples of every context of the tenant now, and those recorded before now that any instance has not written yet: none of them is stored afterwards. Sampling stays as set: turn it off first to record nothing more.
+         * @description Deletes the recorded samples of every context of the tenant now, and those recorded before now that any instance has not written yet: none of them is stored afterwards. Sampling stays as set: turn it off first to record nothing more. Only samples are deleted: stored tests keep their payloads, audit entries about stored tests keep the test lists (whole up to 16384 bytes of JSON each, larger ones as size and SHA-256) for the audit retention, rules and payload schemas keep their values, and backups taken before keep the samples. Logs never hold payloads.
          */
         delete: operations["deleteTenantSamples"];
         options?: never;
@@ -2300,7 +2300,7 @@ export interface components {
         /** @description One change, who made it and what it changed. */
         AuditEntry: {
             /**
-             * @description The entry's id; later entries have larger ids.
+             * @description The entry's number in the tenant's own trail (1, 2, 3... in commit order); later entries have larger ids.
              * @example 42
              */
             id: string;
@@ -2333,9 +2333,9 @@ export interface components {
             context?: string;
             /** @description The id of the changed rule or key, when it has one. */
             target?: string;
-            /** @description Before the change. The changed resource's content (never a key's secret or hash). */
+            /** @description Before the change. The changed resource's content (never a key's secret or hash). A value whose JSON text is over 16384 bytes is kept as `{ "elided": true, "bytes": n, "sha256": "<hex>", "limit": 16384 }`: the length and SHA-256 of that text. */
             before?: unknown;
-            /** @description After the change. The changed resource's content (never a key's secret or hash). */
+            /** @description After the change. The changed resource's content (never a key's secret or hash). A value whose JSON text is over 16384 bytes is kept as `{ "elided": true, "bytes": n, "sha256": "<hex>", "limit": 16384 }`: the length and SHA-256 of that text. */
             after?: unknown;
             /** @description The note given with the change. */
             note?: string;
@@ -3392,7 +3392,7 @@ export interface operations {
                      */
                     target?: "draft" | number;
                     /**
-                     * @description How many of the context's newest samples to replay: 1 to 100000, default 10000.
+                     * @description How many of the context's newest samples to replay: 1 to 100000, default 10000; never more than the tenant's sampling `maxSamples`.
                      * @example 10000
                      */
                     limit?: number;

@@ -1,6 +1,7 @@
 /**
  * JSON Schemas of GET /audit: its query and its page of entries.
  */
+import { TUNING } from '../../tuning.ts';
 
 export const AUDIT_ACTIONS = [
   'rule.create', 'rule.update', 'rule.patch', 'rule.archive', 'rule.restore', 'rule.publish',
@@ -21,8 +22,11 @@ export const auditQuerySchema = {
   },
 } as const;
 
+const MAX_VALUE_BYTES = TUNING.auditMaxValueBytes.value;
+
 const changed = {
-  description: 'The changed resource\'s content (never a key\'s secret or hash).',
+  description: `The changed resource's content (never a key's secret or hash). A value whose JSON text is over ${MAX_VALUE_BYTES} bytes is `
+    + `kept as \`{ "elided": true, "bytes": n, "sha256": "<hex>", "limit": ${MAX_VALUE_BYTES} }\`: the length and SHA-256 of that text.`,
 } as const;
 
 /** One audit entry. */
@@ -32,7 +36,10 @@ export const auditEntrySchema = {
   description: 'One change, who made it and what it changed.',
   required: ['id', 'at', 'action', 'actor'],
   properties: {
-    id: { type: 'string', description: 'The entry\'s id; later entries have larger ids.', examples: ['42'] },
+    id: {
+      type: 'string', description: 'The entry\'s number in the tenant\'s own trail (1, 2, 3... in commit order); later entries have larger ids.',
+      examples: ['42'],
+    },
     at: { type: 'string', description: 'When the change was committed (ISO-8601).', examples: ['2026-11-27T10:00:00.000Z'] },
     action: { type: 'string', enum: AUDIT_ACTIONS, description: 'What was done.', examples: ['tenant.rate-limit'] },
     actor: {

@@ -26,7 +26,8 @@ export const impactBodySchema = {
       type: 'integer',
       minimum: 1,
       maximum: MAX_SAMPLES,
-      description: `How many of the context's newest samples to replay: 1 to ${MAX_SAMPLES}, default ${DEFAULT_SAMPLES}.`,
+      description: `How many of the context's newest samples to replay: 1 to ${MAX_SAMPLES}, default ${DEFAULT_SAMPLES}; `
+        + 'never more than the tenant\'s sampling `maxSamples`.',
       examples: [DEFAULT_SAMPLES],
     },
   },
