@@ -145,6 +145,20 @@ describe('PATCH /rules/{id} with a JSON merge patch', () => {
     expect((await ok(api('GET', `/rules/${rule.id}`))).version).toBe(1);
   });
 
+  it('400 naming the nesting limit and where it is passed for expectedValue or schema nested 5,000 levels, as PUT refuses them', async () => {
+    const rule = await createRule();
+    const deep = (key: string): string => `${`{"${key}":`.repeat(5000)}1${'}'.repeat(5000)}`;
+    for (const [field, key] of [['expectedValue', 'a'], ['schema', 'not']]) {
+      const rawBody = `{"version":1,"${field}":${deep(key)}}`;
+      const refused = await expectProblem(patch(rule.id, undefined, { rawBody }), 400, 'INVALID_BODY');
+      expect(refused.errors, field).toEqual([{ path: `${field}${`.${key}`.repeat(32)}`, message: 'is nested deeper than 32 levels' }]);
+      const put = await expectProblem(api('PUT', `/rules/${rule.id}`, { rawBody: `{"name":"Amount limit","expression":"amount <= 10000","version":1,"${field}":${deep(key)}}` }), 400, 'INVALID_BODY');
+      expect(put.errors[0].path, field).toBe(field);
+      expect(put.errors[0].message, field).toMatch(/nested deeper than 32 levels/);
+    }
+    expect(await ok(api('GET', `/rules/${rule.id}`))).toEqual(rule);
+  });
+
   it('409 for an archived rule', async () => {
     const rule = await createRule();
     await ok(api('DELETE', `/rules/${rule.id}`), 204);

@@ -4548,7 +4548,7 @@ export interface operations {
                     "application/json": components["schemas"]["Rule"];
                 };
             };
-            /** @description The patch is invalid: a field of the wrong type, an unknown field, a missing `version`, null for `name` or `version`, another context or code; or the patched rule does not compile (`errors` names each field, line and column). */
+            /** @description The patch is invalid: a field of the wrong type, an unknown field, a missing `version`, null for `name` or `version`, another context or code, `expectedValue` or `schema` nested deeper than 32 levels; or the patched rule does not compile (`errors` names each field, line and column). */
             400: {
                 headers: {
                     [name: string]: unknown;
