@@ -114,6 +114,25 @@ describe('PATCH /rules/{id} with a JSON merge patch', () => {
     expect((await ok(api('GET', `/rules/${rule.id}`))).priority).toBe(1);
   });
 
+  it('of six parallel edits (PUT or PATCH) based on version 1, one is saved and the five others are 409 naming the current version', async () => {
+    const edits = {
+      PUT: (rule: Json, priority: number) => api('PUT', `/rules/${rule.id}`, { body: { ...rule, priority, version: 1 } }),
+      PATCH: (rule: Json, priority: number) => patch(rule.id, { priority, version: 1 }),
+    };
+    for (const [method, edit] of Object.entries(edits)) {
+      const rule = await createRule();
+      const answers = await Promise.all([1, 2, 3, 4, 5, 6].map((priority) => edit(rule, priority)));
+      expect(answers.map((answer) => answer.status).sort(), method).toEqual([200, 409, 409, 409, 409, 409]);
+      const saved = answers.find((answer) => answer.status === 200)!.body;
+      expect(saved.version, method).toBe(2);
+      for (const lost of answers.filter((answer) => answer.status === 409)) {
+        expect(lost.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+        expect(lost.body, method).toMatchObject({ code: 'CONFLICT', currentVersion: 2, detail: 'the rule is at version 2, not 1' });
+      }
+      expect(await ok(api('GET', `/rules/${rule.id}`)), method).toEqual(saved);
+    }
+  });
+
   it('400 naming version when it is missing or null', async () => {
     const rule = await createRule();
     for (const body of [{ priority: 1 }, { priority: 1, version: null }]) {

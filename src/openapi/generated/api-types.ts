@@ -2411,6 +2411,11 @@ export interface components {
             requestId: string;
             /** @description Each problem with the request body, query or parameters (400 and some 404 and 409 answers). */
             errors?: components["schemas"]["FieldError"][];
+            /**
+             * @description With a 409 for a PUT or PATCH of a rule whose `version` is not the latest: the latest version. Read the rule again, reapply the change and send it with this version.
+             * @example 3
+             */
+            currentVersion?: number;
         };
         /** @description One problem with the request, at a path in the rule-path syntax (`items[3].payload`, `rule.expression`). */
         FieldError: {
