@@ -25,7 +25,7 @@ import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createStorage } from './storage/create-storage.ts';
 import type { StorageLogger } from './storage/open-database.ts';
 import type { Storage } from './storage/types.ts';
-import { bootstrapTenants } from './startup/bootstrap.ts';
+import { bootstrapTenants, type BootstrapLog } from './startup/bootstrap.ts';
 import { validateCurlCommand } from './startup/curl-command.ts';
 import { DEMO_CONTEXT, DEMO_PAYLOAD, DEMO_TENANT, seedDemo } from './startup/demo-seed.ts';
 import { installShutdown } from './startup/shutdown.ts';
@@ -114,11 +114,10 @@ async function prepareTenants(
   config: Config,
   storage: Storage,
   deps: Pick<AppDeps, 'validators' | 'keys'>,
-  log: { info(o: object, msg?: string): void },
+  log: BootstrapLog,
 ): Promise<void> {
   if (config.bootstrapTenants !== undefined) {
-    await bootstrapTenants(storage, config.bootstrapTenants);
-    log.info({ tenants: config.bootstrapTenants.map((t) => t.tenantId) }, 'bootstrap tenants ensured');
+    await bootstrapTenants(storage, config.bootstrapTenants, log);
   } else {
     const demoKey = await seedDemo({ storage, ...deps, maxRulesPerContext: config.maxRulesPerContext });
     if (demoKey !== undefined) {
