@@ -326,6 +326,8 @@ export const PROBLEMS = {
     detail: 'The database is unavailable; retry shortly.',
     headers: retryAfter(TUNING.unavailableRetryAfterSeconds.value),
   }),
+  /** Readiness once SIGTERM came: no Retry-After, this process will not be back. */
+  shuttingDown: (): ProblemSpec => ({ code: 'SERVICE_UNAVAILABLE', detail: 'The service is shutting down.' }),
   workerMetricsUnavailable: (): ProblemWithHeaders => ({
     code: 'SERVICE_UNAVAILABLE',
     detail: 'The workers\' metrics could not be collected; retry shortly.',

@@ -84,7 +84,8 @@ async function startPrimary(config: Config, storage: Storage, early: EarlyLogEnt
   const keys = createKeyService(storage.apiKeys, new KeyCache({ find: (keyHash) => storage.apiKeys.findActiveByHash(keyHash) }));
   await prepareTenants(config, storage, { validators, keys }, log);
   await storage.close();
-  runClusterPrimary({ workers: config.workers, shutdownTimeoutMs: config.shutdownTimeoutMs, log });
+  // A worker's hard stop comes after its drain period and its shutdown timeout.
+  runClusterPrimary({ workers: config.workers, shutdownTimeoutMs: config.shutdownDrainMs + config.shutdownTimeoutMs, log });
 }
 
 async function start(config: Config, storage: Storage, early: EarlyLogEntry[]): Promise<void> {
@@ -105,7 +106,7 @@ async function start(config: Config, storage: Storage, early: EarlyLogEntry[]): 
     budgetMs: config.warmStartMs,
     log: app.log,
   });
-  installShutdown({ app, storage, timeoutMs: config.shutdownTimeoutMs });
+  installShutdown({ app, storage, drain: app.internals.drain, drainMs: config.shutdownDrainMs, timeoutMs: config.shutdownTimeoutMs });
   await app.listen({ host: config.host, port: config.port });
 }
 

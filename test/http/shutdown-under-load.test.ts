@@ -7,6 +7,12 @@
  * connection after the listener closed is refused at connect
  * (ECONNREFUSED), never reset or answered with an error. Then the process
  * exits 0.
+ *
+ * And SIGTERM while the event loop is busy, as an orchestrator sends it:
+ * forty 1,000-item batches on forty new connections, SIGTERM 200 ms later.
+ * Connections the kernel accepted but the busy process had not taken yet
+ * must not be reset when the listener closes: every batch is answered 200
+ * (with one worker and, on PostgreSQL, with two), and the process exits 0.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
@@ -21,7 +27,8 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const KEY = 'shutdown_test_key_0123456789abcdef';
 const CONTEXT = 'checkout';
 const CONNECTIONS = 8;
-const TOTAL_REQUESTS = 200;
+/** More than the clients can send before the listener closes, 50 ms or more after SIGTERM: each client ends refused. */
+const TOTAL_REQUESTS = 5000;
 /** SIGTERM goes out once this many responses came back. */
 const SIGTERM_AFTER = 100;
 
@@ -124,6 +131,110 @@ beforeAll(async () => {
 afterAll(async () => {
   if (child !== undefined && child.exitCode === null) child.kill('SIGKILL');
   await db?.drop();
+});
+
+interface OwnServer {
+  port: number;
+  child: ChildProcess;
+  exited: Promise<number | null>;
+  output: () => string;
+  drop: () => Promise<void>;
+}
+
+/** A server process of its own on a fresh database, with `checkout` published. */
+async function startLoadedServer(env: Record<string, string>): Promise<OwnServer> {
+  const own = await freshDatabase();
+  const ownPort = await freePort();
+  const inherited = { ...process.env };
+  for (const name of ['DATABASE_URL', 'RULES_DATA_DIR', 'RULES_BOOTSTRAP_TENANTS', 'LOG_LEVEL', 'WORKERS', 'RATE_LIMIT_MAX']) delete inherited[name];
+  const server = spawn(process.execPath, serviceArgs(), {
+    cwd: ROOT,
+    env: {
+      ...inherited,
+      PORT: String(ownPort),
+      HOST: '127.0.0.1',
+      RULES_DATA_DIR: own.dataDir,
+      DATABASE_URL: own.databaseUrl ?? '',
+      RULES_BOOTSTRAP_TENANTS: `acme:${KEY}`,
+      LOG_LEVEL: 'warn',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let log = '';
+  server.stdout.on('data', (chunk) => (log += chunk));
+  server.stderr.on('data', (chunk) => (log += chunk));
+  const serverExited = new Promise<number | null>((done) => server.on('exit', (code) => done(code)));
+  const call = (method: string, path: string, body?: unknown) => fetch(`http://127.0.0.1:${ownPort}/api/v1${path}`, {
+    method,
+    headers: { 'x-api-key': KEY, 'x-tenant-id': 'acme', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+    body: body === undefined ? undefined : JSON.stringify(body),
+  });
+  for (;;) {
+    if (server.exitCode !== null) throw new Error(`server exited early:\n${log}`);
+    try {
+      if ((await fetch(`http://127.0.0.1:${ownPort}/health/live`)).ok) break;
+    } catch {
+      // not listening yet
+    }
+    await new Promise((done) => setTimeout(done, 100));
+  }
+  expect((await call('POST', '/rules', { context: CONTEXT, code: 'TOTAL', name: 'Total', fieldPath: 'total', required: true, expression: '$value <= 1000' })).status).toBe(201);
+  expect((await call('POST', '/rules', { context: CONTEXT, code: 'ITEMS', name: 'Items', forEach: 'items', fieldPath: 'items[].qty', expression: '$value > 0' })).status).toBe(201);
+  expect((await call('POST', `/contexts/${CONTEXT}/publish`)).status).toBe(200);
+  return { port: ownPort, child: server, exited: serverExited, output: () => log, drop: () => own.drop() };
+}
+
+/** One batch on a connection of its own: its status, or the error code the client got. */
+function batchOnNewConnection(batchPort: number, body: string): Promise<{ status?: number; error?: string }> {
+  return new Promise((done) => {
+    const request = http.request({
+      host: '127.0.0.1',
+      port: batchPort,
+      method: 'POST',
+      path: '/api/v1/validation/validate-batch',
+      agent: false,
+      headers: { 'x-api-key': KEY, 'x-tenant-id': 'acme', 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+    }, (response) => {
+      response.resume();
+      response.on('end', () => done({ status: response.statusCode }));
+      response.on('error', (error: NodeJS.ErrnoException) => done({ error: error.code ?? error.message }));
+    });
+    request.on('error', (error: NodeJS.ErrnoException) => done({ error: error.code ?? error.message }));
+    request.end(body);
+  });
+}
+
+const BATCHES = 40;
+const BATCH_ITEMS = 1000;
+const onPostgres = !!process.env.DATABASE_URL;
+
+describe.each([
+  ['one process', '1'],
+  // WORKERS > 1 needs PostgreSQL.
+  ...(onPostgres ? [['two workers', '2']] : []),
+])('SIGTERM 200 ms after forty 1,000-item batches, with %s', (_name, workers) => {
+  it('answers every batch with 200, resets no connection, and exits 0', async () => {
+    const server = await startLoadedServer({ WORKERS: workers });
+    try {
+      const body = JSON.stringify({
+        context: CONTEXT,
+        items: Array.from({ length: BATCH_ITEMS }, (_, i) => ({ id: `item-${i}`, payload: { total: i, items: [{ qty: i % 3 }, { qty: 1 }] } })),
+      });
+      const batches = Array.from({ length: BATCHES }, () => batchOnNewConnection(server.port, body));
+      await new Promise((done) => setTimeout(done, 200));
+      server.child.kill('SIGTERM');
+      const outcomes = await Promise.all(batches);
+      const errors = outcomes.filter((outcome) => outcome.error !== undefined).map((outcome) => outcome.error);
+      expect(errors).toEqual([]);
+      expect(outcomes.map((outcome) => outcome.status)).toEqual(Array.from({ length: BATCHES }, () => 200));
+      expect(await server.exited).toBe(0);
+      expect(server.output()).not.toMatch(/"level":(50|60)/);
+    } finally {
+      if (server.child.exitCode === null) server.child.kill('SIGKILL');
+      await server.drop();
+    }
+  }, 120_000);
 });
 
 describe('SIGTERM while keep-alive clients send a steady stream of validations', () => {

@@ -33,7 +33,7 @@ export interface paths {
         };
         /**
          * Readiness
-         * @description Ready when the database answers (migrations ran before the server started listening).
+         * @description Ready when the database answers (migrations ran before the server started listening), until the process is told to stop.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -2495,7 +2495,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database does not answer. */
+            /** @description The database does not answer, or the process is shutting down (from SIGTERM on). */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
