@@ -13,6 +13,10 @@
  * Connections the kernel accepted but the busy process had not taken yet
  * must not be reset when the listener closes: every batch is answered 200
  * (with one worker and, on PostgreSQL, with two), and the process exits 0.
+ *
+ * And with a drain period: readiness is 503 from SIGTERM on, a new
+ * connection is still served (with Connection: close) during the period,
+ * and refused after.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import http from 'node:http';
@@ -77,11 +81,16 @@ async function admin(method: string, path: string, body?: unknown): Promise<void
 
 /** One validation on the client's own keep-alive agent. */
 function validate(agent: http.Agent, payload: unknown): Promise<{ status: number; connection: string }> {
+  return validateWith(agent, port, payload);
+}
+
+/** One validation through `agent` to the server on `serverPort`. */
+function validateWith(agent: http.Agent, serverPort: number, payload: unknown): Promise<{ status: number; connection: string }> {
   const body = JSON.stringify({ context: CONTEXT, payload });
   return new Promise((done, fail) => {
     const request = http.request({
       host: '127.0.0.1',
-      port,
+      port: serverPort,
       method: 'POST',
       path: '/api/v1/validation/validate',
       agent,
@@ -287,4 +296,32 @@ describe('SIGTERM while keep-alive clients send a steady stream of validations',
     expect(statuses.filter((o) => o.afterSigterm && o.connection === 'close').length).toBeGreaterThan(0);
     expect(output).not.toMatch(/"level":(50|60)/);
   }, 60_000);
+});
+
+describe('SIGTERM with a drain period (SHUTDOWN_DRAIN_MS)', () => {
+  it('is unready at once, keeps accepting and answering with Connection: close for the period, then refuses, and exits 0', async () => {
+    const server = await startLoadedServer({ SHUTDOWN_DRAIN_MS: '1500' });
+    try {
+      const ready = await fetch(`http://127.0.0.1:${server.port}/health/ready`);
+      expect(ready.status).toBe(200);
+      server.child.kill('SIGTERM');
+      await new Promise((done) => setTimeout(done, 300));
+      const unready = await fetch(`http://127.0.0.1:${server.port}/health/ready`);
+      expect(unready.status).toBe(503);
+      expect(unready.headers.get('connection')).toBe('close');
+      expect(await unready.json()).toMatchObject({ code: 'SERVICE_UNAVAILABLE', detail: 'The service is shutting down.' });
+      // A new connection during the period is served, and told to go.
+      const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+      const during = await validateWith(agent, server.port, { total: 5, items: [{ qty: 1 }] });
+      expect(during).toEqual({ status: 200, connection: 'close' });
+      agent.destroy();
+      expect(await server.exited).toBe(0);
+      const after = await validateWith(new http.Agent(), server.port, { total: 5, items: [{ qty: 1 }] }).catch((error: NodeJS.ErrnoException) => error.code);
+      expect(after).toBe('ECONNREFUSED');
+      expect(server.output()).not.toMatch(/"level":(50|60)/);
+    } finally {
+      if (server.child.exitCode === null) server.child.kill('SIGKILL');
+      await server.drop();
+    }
+  }, 120_000);
 });
