@@ -24,7 +24,7 @@ import { createServer } from 'node:net';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { freshDatabase, type FreshDatabase } from '../support/database.ts';
+import { freshDatabase } from '../support/database.ts';
 import { serviceArgs } from '../support/service-bundle.ts';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -44,11 +44,11 @@ interface Outcome {
   error?: string;
 }
 
-let db: FreshDatabase;
+/** The server of the steady-stream test. */
+let steady: OwnServer;
 let child: ChildProcess;
 let exited: Promise<number | null>;
 let port: number;
-let output = '';
 
 async function freePort(): Promise<number> {
   const server = createServer();
@@ -56,27 +56,6 @@ async function freePort(): Promise<number> {
   const { port: free } = server.address() as { port: number };
   await new Promise((done) => server.close(done));
   return free;
-}
-
-async function untilListening(): Promise<void> {
-  for (let attempt = 0; ; attempt++) {
-    if (child.exitCode !== null) throw new Error(`server exited early:\n${output}`);
-    try {
-      if ((await fetch(`http://127.0.0.1:${port}/health/live`)).ok) return;
-    } catch {
-      // not listening yet
-    }
-    await new Promise((done) => setTimeout(done, 100));
-  }
-}
-
-async function admin(method: string, path: string, body?: unknown): Promise<void> {
-  const response = await fetch(`http://127.0.0.1:${port}/api/v1${path}`, {
-    method,
-    headers: { 'x-api-key': KEY, 'x-tenant-id': 'acme', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
-    body: body === undefined ? undefined : JSON.stringify(body),
-  });
-  expect(response.status, await response.text()).toBeLessThan(300);
 }
 
 /** One validation on the client's own keep-alive agent. */
@@ -111,35 +90,13 @@ function validateWith(agent: http.Agent, serverPort: number, payload: unknown): 
 }
 
 beforeAll(async () => {
-  db = await freshDatabase();
-  port = await freePort();
-  const inherited = { ...process.env };
-  for (const name of ['DATABASE_URL', 'RULES_DATA_DIR', 'RULES_BOOTSTRAP_TENANTS', 'LOG_LEVEL', 'WORKERS', 'RATE_LIMIT_MAX']) delete inherited[name];
-  child = spawn(process.execPath, serviceArgs(), {
-    cwd: ROOT,
-    env: {
-      ...inherited,
-      PORT: String(port),
-      HOST: '127.0.0.1',
-      RULES_DATA_DIR: db.dataDir,
-      DATABASE_URL: db.databaseUrl ?? '',
-      RULES_BOOTSTRAP_TENANTS: `acme:${KEY}`,
-      LOG_LEVEL: 'warn',
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stdout!.on('data', (chunk) => (output += chunk));
-  child.stderr!.on('data', (chunk) => (output += chunk));
-  exited = new Promise((done) => child.on('exit', (code) => done(code)));
-  await untilListening();
-  await admin('POST', '/rules', { context: CONTEXT, code: 'TOTAL', name: 'Total', fieldPath: 'total', required: true, expression: '$value <= 1000' });
-  await admin('POST', '/rules', { context: CONTEXT, code: 'ITEMS', name: 'Items', forEach: 'items', fieldPath: 'items[].qty', expression: '$value > 0' });
-  await admin('POST', `/contexts/${CONTEXT}/publish`);
+  steady = await startLoadedServer({});
+  ({ child, exited, port } = steady);
 }, 60_000);
 
 afterAll(async () => {
   if (child !== undefined && child.exitCode === null) child.kill('SIGKILL');
-  await db?.drop();
+  await steady?.drop();
 });
 
 interface OwnServer {
@@ -294,7 +251,7 @@ describe('SIGTERM while keep-alive clients send a steady stream of validations',
     for (let id = 0; id < CONNECTIONS; id++) expect(outcomes.filter((o) => o.client === id).at(-1)?.error).toBe('ECONNREFUSED');
     // ...after answers that told it to go: draining answers carry Connection: close.
     expect(statuses.filter((o) => o.afterSigterm && o.connection === 'close').length).toBeGreaterThan(0);
-    expect(output).not.toMatch(/"level":(50|60)/);
+    expect(steady.output()).not.toMatch(/"level":(50|60)/);
   }, 60_000);
 });
 

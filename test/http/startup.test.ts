@@ -3,8 +3,8 @@
  * dist/server.js`), as an operator runs it: the first run on an empty
  * database prints a curl command that works when pasted into a shell,
  * later runs do not, bootstrap keys work (and one revoked stays revoked
- * across restarts), a bad
- * configuration stops the start naming the variable, and SIGTERM drains
+ * across restarts), a bad configuration stops the start naming the
+ * variable, and SIGTERM drains
  * requests in flight (answered with Connection: close) before exiting 0.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
