@@ -20,7 +20,7 @@ import type { InstanceMetrics } from './cluster/cluster-metrics.ts';
 import type { Config } from './config.ts';
 import { clientErrorHandler, frameworkErrorHandler, registerErrorHandlers } from './http/error-handler.ts';
 import { consoleRoutes, defaultConsoleDir } from './console/console-routes.ts';
-import { registerConnectionDrain } from './http/connection-drain.ts';
+import { registerConnectionDrain, type ConnectionDrain } from './http/connection-drain.ts';
 import { registerJsonBodyParser } from './http/json-body-parser.ts';
 import { nextRequestId } from './http/request-id.ts';
 import { deferredChildLogger } from './http/request-logger.ts';
@@ -107,6 +107,8 @@ export interface AppInternals {
   readonly overload: OverloadMonitor;
   /** Undefined when the fast lane is off (request logging on, or a hook it does not account for: the log says which). */
   readonly fastLane: FastLaneStats | undefined;
+  /** Begun by the shutdown at SIGTERM (src/startup/shutdown.ts). */
+  readonly drain: ConnectionDrain;
 }
 
 declare module 'fastify' {
@@ -225,7 +227,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   // Before the route is added: at ready, every hook of the single validation must be one the fast lane accounts for.
   const validationHooks = watchRouteHooks(app, 'POST', FAST_LANE_URL);
 
-  await app.register(healthRoutes, { deps, overload });
+  await app.register(healthRoutes, { deps, overload, drain });
   const instanceMetrics = options.instanceMetrics?.(metrics.registries);
   // eslint-disable-next-line @typescript-eslint/require-await -- Fastify runs a hook without a done parameter only when it returns a promise
   if (instanceMetrics !== undefined) app.addHook('onClose', async () => instanceMetrics.close());
@@ -250,7 +252,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(consoleRoutes, { dir: config.consoleDir ?? defaultConsoleDir() });
 
   const internals: { -readonly [K in keyof AppInternals]: AppInternals[K] } = {
-    validators, keyCache, lastUsed, contextUsage, samples, auditRetention, cacheSync, overload, fastLane: undefined,
+    validators, keyCache, lastUsed, contextUsage, samples, auditRetention, cacheSync, overload, fastLane: undefined, drain,
   };
   app.decorate('internals', internals);
 

@@ -44,6 +44,9 @@ export interface Config {
   readonly warmStartMs: number;
   /** A request that has not arrived in full after this long is refused and its connection closed. */
   readonly requestTimeoutMs: number;
+  /** After SIGTERM the listener keeps accepting this long, before the drain of what is in flight (docs/operations.md, "Shutdown"). */
+  readonly shutdownDrainMs: number;
+  /** After the drain period, how long requests in flight may take before the process stops anyway. */
   readonly shutdownTimeoutMs: number;
   /**
    * Event-loop delay (p99 of a half second), in ms, which exceeded two half seconds in a row makes the
@@ -186,7 +189,11 @@ export const CONFIG_VARIABLE_BY_NAME = deepFreeze({
     'REQUEST_TIMEOUT_MS', 30_000, 100, 3_600_000,
     'a request not fully arrived this long after it began is refused and its connection closed, in milliseconds',
   ),
-  SHUTDOWN_TIMEOUT_MS: integerVariable('SHUTDOWN_TIMEOUT_MS', 10_000, 0, undefined, 'time after SIGTERM before a hard stop, in milliseconds'),
+  SHUTDOWN_DRAIN_MS: integerVariable(
+    'SHUTDOWN_DRAIN_MS', 0, 0, undefined,
+    'after SIGTERM, how long the listener keeps accepting (readiness 503, answers with Connection: close), in milliseconds',
+  ),
+  SHUTDOWN_TIMEOUT_MS: integerVariable('SHUTDOWN_TIMEOUT_MS', 10_000, 0, undefined, 'time after the drain period before a hard stop, in milliseconds'),
   MAX_EVENT_LOOP_DELAY_MS: integerVariable(
     'MAX_EVENT_LOOP_DELAY_MS', 200, 0, 60_000,
     'event-loop delay (p99 of a half second) which, exceeded two half seconds in a row, makes a process refuse management requests '
@@ -305,6 +312,7 @@ export function loadConfig(env: Env = process.env): Config {
     workers,
     warmStartMs: integer(vars.WARM_START_MS),
     requestTimeoutMs: integer(vars.REQUEST_TIMEOUT_MS),
+    shutdownDrainMs: integer(vars.SHUTDOWN_DRAIN_MS),
     shutdownTimeoutMs: integer(vars.SHUTDOWN_TIMEOUT_MS),
     maxEventLoopDelayMs: integer(vars.MAX_EVENT_LOOP_DELAY_MS),
     metricsTenantLabels: boolean(vars.METRICS_TENANT_LABELS),

@@ -49,6 +49,8 @@ export interface Problem {
   code: ErrorCode;
   requestId: string;
   errors?: FieldError[];
+  /** A 409 for an edit based on a version that is no longer the latest: the latest one, to read and edit again. */
+  currentVersion?: number;
 }
 
 /** A problem ready to send: its code, what it says, and what goes with it. */
@@ -56,6 +58,8 @@ export interface ProblemSpec {
   readonly code: ErrorCode;
   readonly detail: string;
   readonly errors?: FieldError[];
+  /** The rule's latest version, for an edit based on another (Problem.currentVersion). */
+  readonly currentVersion?: number;
   /** Added to the response (Retry-After for 429 and 503). */
   readonly headers?: Record<string, string>;
 }
@@ -82,6 +86,7 @@ export class ProblemError extends Error implements ProblemSpec {
   readonly code: ErrorCode;
   readonly detail: string;
   readonly errors?: FieldError[];
+  readonly currentVersion?: number;
   readonly headers?: Record<string, string>;
 
   constructor(problem: ProblemSpec) {
@@ -90,13 +95,14 @@ export class ProblemError extends Error implements ProblemSpec {
     this.code = problem.code;
     this.detail = problem.detail;
     if (problem.errors !== undefined) this.errors = problem.errors;
+    if (problem.currentVersion !== undefined) this.currentVersion = problem.currentVersion;
     if (problem.headers !== undefined) this.headers = problem.headers;
     this.status = ERRORS[problem.code].status;
   }
 }
 
-/** Builds the problem+json body for a code. */
-export function problemBody(code: ErrorCode, detail: string, requestId: string, errors?: FieldError[]): Problem {
+/** Builds the problem+json body for a code; `currentVersion` goes with a stale edit's 409. */
+export function problemBody(code: ErrorCode, detail: string, requestId: string, errors?: FieldError[], currentVersion?: number): Problem {
   const body: Problem = {
     type: problemType(code),
     title: ERRORS[code].title,
@@ -106,6 +112,7 @@ export function problemBody(code: ErrorCode, detail: string, requestId: string, 
     requestId,
   };
   if (errors !== undefined && errors.length > 0) body.errors = errors;
+  if (currentVersion !== undefined) body.currentVersion = currentVersion;
   return body;
 }
 
@@ -264,7 +271,7 @@ export const PROBLEMS = {
   // 409: the state of what is changed.
   ruleArchived: (): ProblemSpec => ({ code: 'CONFLICT', detail: 'the rule is archived' }),
   staleVersion: (currentVersion: number, basedOnVersion: number): ProblemSpec => ({
-    code: 'CONFLICT', detail: `the rule is at version ${currentVersion}, not ${basedOnVersion}`,
+    code: 'CONFLICT', detail: `the rule is at version ${currentVersion}, not ${basedOnVersion}`, currentVersion,
   }),
   testsFailed: (errors: FieldError[], context: string): ProblemSpec => ({
     code: 'TESTS_FAILED',
@@ -319,6 +326,8 @@ export const PROBLEMS = {
     detail: 'The database is unavailable; retry shortly.',
     headers: retryAfter(TUNING.unavailableRetryAfterSeconds.value),
   }),
+  /** Readiness once SIGTERM came: no Retry-After, this process will not be back. */
+  shuttingDown: (): ProblemSpec => ({ code: 'SERVICE_UNAVAILABLE', detail: 'The service is shutting down.' }),
   workerMetricsUnavailable: (): ProblemWithHeaders => ({
     code: 'SERVICE_UNAVAILABLE',
     detail: 'The workers\' metrics could not be collected; retry shortly.',

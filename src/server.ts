@@ -25,7 +25,7 @@ import { ConfigError, loadConfig, type Config } from './config.ts';
 import { createStorage } from './storage/create-storage.ts';
 import type { StorageLogger } from './storage/open-database.ts';
 import type { Storage } from './storage/types.ts';
-import { bootstrapTenants } from './startup/bootstrap.ts';
+import { bootstrapTenants, type BootstrapLog } from './startup/bootstrap.ts';
 import { validateCurlCommand } from './startup/curl-command.ts';
 import { DEMO_CONTEXT, DEMO_PAYLOAD, DEMO_TENANT, seedDemo } from './startup/demo-seed.ts';
 import { installShutdown } from './startup/shutdown.ts';
@@ -84,7 +84,8 @@ async function startPrimary(config: Config, storage: Storage, early: EarlyLogEnt
   const keys = createKeyService(storage.apiKeys, new KeyCache({ find: (keyHash) => storage.apiKeys.findActiveByHash(keyHash) }));
   await prepareTenants(config, storage, { validators, keys }, log);
   await storage.close();
-  runClusterPrimary({ workers: config.workers, shutdownTimeoutMs: config.shutdownTimeoutMs, log });
+  // A worker's hard stop comes after its drain period and its shutdown timeout.
+  runClusterPrimary({ workers: config.workers, shutdownTimeoutMs: config.shutdownDrainMs + config.shutdownTimeoutMs, log });
 }
 
 async function start(config: Config, storage: Storage, early: EarlyLogEntry[]): Promise<void> {
@@ -105,7 +106,7 @@ async function start(config: Config, storage: Storage, early: EarlyLogEntry[]): 
     budgetMs: config.warmStartMs,
     log: app.log,
   });
-  installShutdown({ app, storage, timeoutMs: config.shutdownTimeoutMs });
+  installShutdown({ app, storage, drain: app.internals.drain, drainMs: config.shutdownDrainMs, timeoutMs: config.shutdownTimeoutMs });
   await app.listen({ host: config.host, port: config.port });
 }
 
@@ -114,11 +115,10 @@ async function prepareTenants(
   config: Config,
   storage: Storage,
   deps: Pick<AppDeps, 'validators' | 'keys'>,
-  log: { info(o: object, msg?: string): void },
+  log: BootstrapLog,
 ): Promise<void> {
   if (config.bootstrapTenants !== undefined) {
-    await bootstrapTenants(storage, config.bootstrapTenants);
-    log.info({ tenants: config.bootstrapTenants.map((t) => t.tenantId) }, 'bootstrap tenants ensured');
+    await bootstrapTenants(storage, config.bootstrapTenants, log);
   } else {
     const demoKey = await seedDemo({ storage, ...deps, maxRulesPerContext: config.maxRulesPerContext });
     if (demoKey !== undefined) {

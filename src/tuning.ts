@@ -343,6 +343,18 @@ export const TUNING = tunables({
     value: 1000, unit: 'ms', min: 0,
     why: 'connections idle at shutdown stay open this long for requests already on their way',
   },
+  acceptQueueQuietMs: {
+    value: 50, unit: 'ms', min: 1,
+    why: 'at shutdown the listener closes once no connection came for this long: longer than a cluster hand-over of one',
+  },
+  acceptQueueQuickTurnMs: {
+    value: 10, unit: 'ms', min: 1,
+    why: 'a loop turn this short, poll included, saw the accept queue as it is: too short for clients to fill it meanwhile',
+  },
+  acceptQueueCheckMs: {
+    value: 10, unit: 'ms', min: 1,
+    why: 'how often shutdown looks whether the accept queue is empty; each look is one loop turn',
+  },
   unavailableRetryAfterSeconds: {
     value: 5, unit: 's', min: 1, max: 10,
     why: 'Retry-After of a 503 for an unreachable database: it is expected back within 10 s',

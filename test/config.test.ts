@@ -23,6 +23,7 @@ describe('loadConfig', () => {
       workers: 1,
       warmStartMs: 15_000,
       requestTimeoutMs: 30_000,
+      shutdownDrainMs: 0,
       shutdownTimeoutMs: 10000,
       maxEventLoopDelayMs: 200,
       metricsTenantLabels: false,

@@ -43,9 +43,16 @@ export interface CommandLine {
   command: Command;
   /** Print JSON instead of text. */
   json: boolean;
-  /** --url and --key: run a rules-file command against that service instead of the database. */
-  remote?: { url: string; key: string };
+  /**
+   * --url: run a remote command against that service instead of the
+   * database, with the tenant's admin key; `key` absent means "read it from
+   * stdin" (--key-stdin), which runCli does before the command runs.
+   */
+  remote?: { url: string; key?: string };
 }
+
+/** The environment variable the remote commands read the admin key from when the command line gives none. */
+export const API_KEY_VARIABLE = 'RULES_API_KEY';
 
 /** The columns are PostgreSQL `integer`s. */
 const MAX_INT4 = 2_147_483_647;
@@ -54,13 +61,13 @@ const MAX_KEY_NAME = 200;
 const ROLES: readonly Role[] = ['admin', 'validator'];
 
 /**
- * Parses `argv` (without node and the script).
+ * Parses `argv` (without node and the script); `env` gives RULES_API_KEY.
  *
  * @example
  * parseCommandLine(['key', 'create', 'acme', 'ci', '--role', 'validator']);
  * // { command: { kind: 'key-create', tenantId: 'acme', name: 'ci', role: 'validator' }, json: false }
  */
-export function parseCommandLine(argv: readonly string[]): CommandLine {
+export function parseCommandLine(argv: readonly string[], env: Record<string, string | undefined> = {}): CommandLine {
   let parsed: ReturnType<typeof parseOptions>;
   try {
     parsed = parseOptions(argv);
@@ -71,6 +78,7 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
   const json = values.json === true;
   if (values.help === true) return { command: { kind: 'help' }, json };
   const command = draftCommand(positionals);
+  const remote = remoteOf(command, values, env);
   if (values.role !== undefined && command.kind !== 'key-create') {
     throw new UsageError('--role applies only to "key create"');
   }
@@ -87,15 +95,6 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
   for (const [flag, kind] of Object.entries(fileFlags)) {
     if (values[flag as keyof typeof fileFlags] !== undefined && command.kind !== kind) throw new UsageError(`--${flag} applies only to "${kind}"`);
   }
-  if ((values.url === undefined) !== (values.key === undefined)) throw new UsageError('--url and --key go together');
-  let remote: CommandLine['remote'];
-  if (values.url !== undefined && values.key !== undefined) {
-    if (command.kind !== 'export' && command.kind !== 'import' && command.kind !== 'test' && command.kind !== 'impact') {
-      throw new UsageError('--url and --key apply only to export, import, test and impact');
-    }
-    if (!/^https?:\/\/[^\s]+$/.test(values.url)) throw new UsageError(`--url must be an http(s) URL, got "${values.url}"`);
-    remote = { url: values.url.replace(/\/+$/, ''), key: values.key };
-  }
   if (command.kind === 'export') return { command: { ...command, draft: values.draft === true, out: values.out }, json, remote };
   if (command.kind === 'import') {
     const flags = { dryRun: values['dry-run'] === true, prune: values.prune === true, publish: values.publish === true, force: values.force === true };
@@ -107,6 +106,31 @@ export function parseCommandLine(argv: readonly string[]): CommandLine {
     return { command: { ...command, target, limit }, json, remote };
   }
   return { command, json, remote };
+}
+
+/**
+ * --url and where the admin key comes from. The command line wins over the
+ * environment: --key-stdin (the key on stdin, seen by no other process) or
+ * --key KEY (visible in the process list), else RULES_API_KEY.
+ */
+function remoteOf(command: Draft, values: ReturnType<typeof parseOptions>['values'], env: Record<string, string | undefined>): CommandLine['remote'] {
+  const keyStdin = values['key-stdin'] === true;
+  if (values.url === undefined) {
+    if (values.key !== undefined || keyStdin) throw new UsageError('--key and --key-stdin go with --url');
+    return undefined;
+  }
+  if (command.kind !== 'export' && command.kind !== 'import' && command.kind !== 'test' && command.kind !== 'impact') {
+    throw new UsageError('--url applies only to export, import, test and impact');
+  }
+  if (!/^https?:\/\/[^\s]+$/.test(values.url)) throw new UsageError(`--url must be an http(s) URL, got "${values.url}"`);
+  if (values.key !== undefined && keyStdin) throw new UsageError('give the key one way: --key-stdin or --key, not both');
+  const url = values.url.replace(/\/+$/, '');
+  if (keyStdin) return { url };
+  const key = values.key ?? env[API_KEY_VARIABLE];
+  if (key === undefined || key === '') {
+    throw new UsageError(`--url needs the tenant's admin key: set ${API_KEY_VARIABLE}, or pipe the key with --key-stdin`);
+  }
+  return { url, key };
 }
 
 /** `--target`: draft, or a ruleset version number. */
@@ -134,6 +158,7 @@ function parseOptions(argv: readonly string[]) {
       limit: { type: 'string' },
       url: { type: 'string' },
       key: { type: 'string' },
+      'key-stdin': { type: 'boolean' },
       help: { type: 'boolean', short: 'h' },
     },
   });

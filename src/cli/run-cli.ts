@@ -14,10 +14,12 @@ import { runRemoteFileCommand } from './remote-file-commands.ts';
 import { runCommand, type CommandOutput } from './run-command.ts';
 import { USAGE } from './usage.ts';
 
-/** Where the CLI writes; process streams in production, buffers in tests. */
+/** Where the CLI reads and writes; process streams in production, buffers in tests. */
 export interface CliIo {
   stdout(text: string): void;
   stderr(text: string): void;
+  /** The first line of standard input, read only for --key-stdin; absent, stdin is empty. */
+  stdinLine?(): Promise<string>;
 }
 
 /**
@@ -29,7 +31,7 @@ export interface CliIo {
 export async function runCli(argv: readonly string[], env: Record<string, string | undefined>, io: CliIo): Promise<number> {
   let line: CommandLine;
   try {
-    line = parseCommandLine(argv);
+    line = parseCommandLine(argv, env);
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
     // With no arguments at all, the whole usage is the useful answer.
@@ -41,7 +43,7 @@ export async function runCli(argv: readonly string[], env: Record<string, string
     return 0;
   }
   try {
-    const output = await execute(line, env);
+    const output = await execute(line, env, io);
     io.stdout(`${line.json ? JSON.stringify(output.json, null, 2) : output.text}\n`);
     return output.exitCode ?? 0;
   } catch (error) {
@@ -50,11 +52,11 @@ export async function runCli(argv: readonly string[], env: Record<string, string
   }
 }
 
-async function execute(line: CommandLine, env: Record<string, string | undefined>): Promise<CommandOutput> {
+async function execute(line: CommandLine, env: Record<string, string | undefined>, io: CliIo): Promise<CommandOutput> {
   const { command, remote } = line;
   // Against a service: its configuration and database are its own.
   if (remote !== undefined && (command.kind === 'export' || command.kind === 'import' || command.kind === 'test' || command.kind === 'impact')) {
-    return runRemoteFileCommand(command, remote);
+    return runRemoteFileCommand(command, { url: remote.url, key: remote.key ?? (await keyFromStdin(io)) });
   }
   const config = loadConfig(env);
   const location = { databaseUrl: config.databaseUrl, dataDir: config.dataDir };
@@ -72,6 +74,13 @@ async function execute(line: CommandLine, env: Record<string, string | undefined
   } finally {
     await storage.close();
   }
+}
+
+/** --key-stdin: the key is the first line of stdin, without surrounding blanks. */
+async function keyFromStdin(io: CliIo): Promise<string> {
+  const key = (await io.stdinLine?.() ?? '').trim();
+  if (key === '') throw new UsageError('--key-stdin: no key on stdin (pipe it in, e.g. from a secrets file)');
+  return key;
 }
 
 /** What the operator reads: our own errors as they are, others with their kind. */

@@ -32,16 +32,19 @@ Commands:
 
 Options:
   --json      print the result as JSON (for scripts)
-  --url URL --key KEY
-              export, import, test and impact against the service at URL with the
-              tenant's admin KEY, instead of on the database
+  --url URL   export, import, test and impact against the service at URL instead
+              of on the database, as the tenant's admin key, given by one of:
+    --key-stdin   the first line of stdin (pipe it in: no other process sees it)
+    --key KEY     the command line (other users see it in the process list)
+    RULES_API_KEY in the environment, when neither option is given
   -h, --help  print this help
 
 Environment: the service's own. DATABASE_URL selects PostgreSQL; without it the
 embedded database in RULES_DATA_DIR (default ./data) is used, which belongs to
 one process: stop the server before running the CLI on it (the CLI refuses
 while a server holds the folder). RATE_LIMIT_MAX and RATE_LIMIT_WINDOW_MS are
-the defaults shown by "tenant rate-limit".
+the defaults shown by "tenant rate-limit". RULES_API_KEY is the admin key of
+--url when the command line gives none.
 
 Exit status: 0 done, 1 the command failed (or a test failed), 2 the command line is wrong.
 `;

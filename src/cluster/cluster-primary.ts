@@ -25,7 +25,7 @@ import { TUNING } from '../tuning.ts';
 
 export interface ClusterPrimaryOptions {
   workers: number;
-  /** The workers' own hard stop; the primary allows a little more. */
+  /** The workers' own hard stop after a signal (drain period and shutdown timeout); the primary allows a little more. */
   shutdownTimeoutMs: number;
   log: PrimaryLogger;
   exit?: (code: number) => void;

@@ -1,7 +1,9 @@
 /**
- * Graceful drain: once the app starts closing, responses carry
+ * Graceful drain (docs/operations.md, "Shutdown"): from SIGTERM readiness
+ * answers 503, so that load balancers stop sending new connections; while
+ * the drain period lasts, and once the app starts closing, responses carry
  * `Connection: close`, so clients on keep-alive connections go elsewhere
- * after their current request instead of getting a 503 (docs/operations.md).
+ * after their current request instead of getting a 503.
  *
  * `spareIdleConnections` closes a second gap, at SIGTERM: Node's
  * `server.close()` destroys every idle keep-alive connection at once, and a
@@ -15,16 +17,24 @@ import type { Server } from 'node:http';
 import type { FastifyInstance, onSendHookHandler } from 'fastify';
 import { accountedForByFastLane } from './route-hooks.ts';
 
-/** What other parts of the app need to know of the drain. */
+/** What other parts of the app need to know of the drain, and what the shutdown tells it (src/startup/shutdown.ts). */
 export interface ConnectionDrain {
-  /** True once the app started closing. */
+  /** True while answers carry Connection: close: the drain period, then from the app's close on. */
   isDraining(): boolean;
+  /** True from SIGTERM on: readiness answers 503. */
+  isStopping(): boolean;
+  /** SIGTERM came. */
+  stop(): void;
+  /** Whether answers carry Connection: close while the listener still accepts. */
+  closeConnections(on: boolean): void;
 }
 
 /** Registers the preClose flag and the onSend header. */
 export function registerConnectionDrain(app: FastifyInstance): ConnectionDrain {
   let draining = false;
+  let stopping = false;
   app.addHook('preClose', (done) => {
+    stopping = true;
     draining = true;
     done();
   });
@@ -33,7 +43,16 @@ export function registerConnectionDrain(app: FastifyInstance): ConnectionDrain {
     if (draining) reply.header('connection', 'close');
     done(null, payload);
   }));
-  return { isDraining: () => draining };
+  return {
+    isDraining: () => draining,
+    isStopping: () => stopping,
+    stop: () => {
+      stopping = true;
+    },
+    closeConnections: (on) => {
+      draining = on;
+    },
+  };
 }
 
 /**

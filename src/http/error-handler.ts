@@ -79,7 +79,7 @@ export function sendProblem(request: FastifyRequest, reply: FastifyReply, proble
   return reply
     .code(ERRORS[problem.code].status)
     .type(PROBLEM_CONTENT_TYPE)
-    .send(problemBody(problem.code, problem.detail, request.id, problem.errors));
+    .send(problemBody(problem.code, problem.detail, request.id, problem.errors, problem.currentVersion));
 }
 
 const INTERNAL = PROBLEMS.internal();

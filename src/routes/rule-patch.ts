@@ -16,7 +16,7 @@ import { operation } from '../openapi/operation.ts';
 import { assertRuleCompiles } from '../rules/check-rule-content.ts';
 import { RuleArchivedError, StaleVersionError } from '../storage/types.ts';
 import { idParamsSchema, isUuid, originOf, tenantOf } from './schemas/route-helpers.ts';
-import { immutableFieldErrors, patchedContent, removedRequiredFields, type PatchRuleBody } from './schemas/rule-body.ts';
+import { immutableFieldErrors, overNestedPatchFields, patchedContent, removedRequiredFields, type PatchRuleBody } from './schemas/rule-body.ts';
 import { patchRuleBodySchema } from './schemas/rule-schemas.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
 import { withWarnings } from '../rules/rule-warnings.ts';
@@ -31,6 +31,12 @@ const MERGE_PATCH_MEDIA_TYPE = 'application/merge-patch+json';
 function refuseRemovingRequired(request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void {
   const errors = removedRequiredFields(request.body);
   done(errors.length > 0 ? new ProblemError(PROBLEMS.requiredRuleFieldsRemoved(errors)) : undefined);
+}
+
+/** A patch nested deeper than a rule may be is named as such before anything walks it. */
+function refuseOverNested(request: FastifyRequest, _reply: FastifyReply, done: (error?: Error) => void): void {
+  const errors = overNestedPatchFields(request.body);
+  done(errors.length > 0 ? new ProblemError(PROBLEMS.invalidBody(errors)) : undefined);
 }
 
 /**
@@ -48,7 +54,7 @@ export const rulePatchRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app
 
   app.patch<{ Params: { id: string }; Body: PatchRuleBody }>('/rules/:id', {
     config: { role: 'admin' },
-    preValidation: refuseRemovingRequired,
+    preValidation: [refuseOverNested, refuseRemovingRequired],
     schema: {
       ...operation({
         id: 'patchRule',
@@ -61,7 +67,8 @@ export const rulePatchRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app
         answers: {
           200: 'The rule with its new version (status draft), or unchanged when the patch changes nothing.',
           400: 'The patch is invalid: a field of the wrong type, an unknown field, a missing `version`, null for `name` or `version`, '
-            + 'another context or code; or the patched rule does not compile (`errors` names each field, line and column).',
+            + 'another context or code, `expectedValue` or `schema` nested deeper than 32 levels; or the patched rule does not compile '
+            + '(`errors` names each field, line and column).',
           404: 'No rule with this id in the tenant.',
           409: 'The version sent is not the latest (another edit came first), or the rule is archived.',
           415: 'The body is not sent as Content-Type: application/merge-patch+json, or is compressed.',

@@ -11,7 +11,9 @@ import { notifyChange } from '../sync/change-notice.ts';
 import { guard } from './database-errors.ts';
 import { isUuid } from './identifiers.ts';
 import type { ApiKeysTable, DatabaseSchema } from './schema.ts';
-import { ApiKeyNotFoundError, ConflictError, type ApiKeyRecord, type ApiKeyStore, type ChangeOrigin, type KeyRef, type Role } from './types.ts';
+import {
+  ApiKeyNotFoundError, ConflictError, type ApiKeyRecord, type ApiKeyStore, type ChangeOrigin, type EnsuredApiKey, type KeyRef, type Role,
+} from './types.ts';
 import { writeAudit } from './audit-log.ts';
 import { TUNING } from '../tuning.ts';
 
@@ -56,7 +58,7 @@ export class SqlApiKeyStore implements ApiKeyStore {
     }), 'an API key with this hash already exists');
   }
 
-  ensure(tenantId: string, name: string, role: Role, keyHash: string): Promise<ApiKeyRecord> {
+  ensure(tenantId: string, name: string, role: Role, keyHash: string): Promise<EnsuredApiKey> {
     return guard(async () => {
       const existing = await this.#db
         .selectFrom('api_keys')
@@ -72,26 +74,29 @@ export class SqlApiKeyStore implements ApiKeyStore {
           .executeTakeFirst();
         // Lost a race with another instance bootstrapping the same key.
         if (row === undefined) return this.ensure(tenantId, name, role, keyHash);
-        return toRecord(row);
+        return { key: toRecord(row), outcome: 'created' };
       }
       if (existing.tenant_id !== tenantId) {
         throw new ConflictError('this key is already registered for another tenant');
       }
-      // Configuration is authoritative: a bootstrap key is active with the
-      // configured role at every start, even after an API revocation.
-      if (existing.revoked_at !== null || existing.role !== role) {
-        const row = await this.#db
-          .updateTable('api_keys')
-          .set({ revoked_at: null, role })
-          .where('tenant_id', '=', tenantId)
-          .where('id', '=', existing.id)
-          .returning(KEY_COLUMNS)
-          .executeTakeFirstOrThrow();
-        // Another process may hold the key with its old role.
-        if (existing.role !== role) await notifyChange(this.#db, { kind: 'key', tenantId, keyId: existing.id });
-        return toRecord(row);
-      }
-      return toRecord(existing);
+      // A revocation is a decision someone made, audited, for a reason
+      // (a leaked key, a person gone): configuration left unchanged since
+      // does not undo it. The update below only touches an active key, so a
+      // revocation committing meanwhile is not undone either.
+      if (existing.revoked_at !== null) return { key: toRecord(existing), outcome: 'revoked' };
+      if (existing.role === role) return { key: toRecord(existing), outcome: 'active' };
+      const row = await this.#db
+        .updateTable('api_keys')
+        .set({ role })
+        .where('tenant_id', '=', tenantId)
+        .where('id', '=', existing.id)
+        .where('revoked_at', 'is', null)
+        .returning(KEY_COLUMNS)
+        .executeTakeFirst();
+      if (row === undefined) return this.ensure(tenantId, name, role, keyHash);
+      // Another process may hold the key with its old role.
+      await notifyChange(this.#db, { kind: 'key', tenantId, keyId: existing.id });
+      return { key: toRecord(row), outcome: 'active' };
     });
   }
 

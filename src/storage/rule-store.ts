@@ -65,10 +65,23 @@ function selectRules(db: Db) {
 
 async function findRule(db: Db, tenantId: string, id: string, lock = false): Promise<RuleRow | undefined> {
   if (!isUuid(id)) return undefined;
-  let query = selectRules(db).where('r.tenant_id', '=', tenantId).where('r.id', '=', id);
-  // FOR UPDATE OF r: the version row is immutable and needs no lock.
-  if (lock) query = query.modifyEnd(sql`for update of r`);
-  return query.executeTakeFirst();
+  if (lock) {
+    // The rules row is locked on its own, then read with its content by a
+    // statement of its own. Locked through the join instead, a read that
+    // waited for another edit of the rule would be rechecked by PostgreSQL
+    // against the version row it had read before waiting, which no longer
+    // matches the new `r.version`: the rule would look gone (404) instead
+    // of edited meanwhile (409). The version rows are immutable.
+    const locked = await db
+      .selectFrom('rules')
+      .select('id')
+      .where('tenant_id', '=', tenantId)
+      .where('id', '=', id)
+      .forUpdate()
+      .executeTakeFirst();
+    if (locked === undefined) return undefined;
+  }
+  return selectRules(db).where('r.tenant_id', '=', tenantId).where('r.id', '=', id).executeTakeFirst();
 }
 
 async function requireRule(db: Db, tenantId: string, id: string, lock = false): Promise<RuleRow> {

@@ -256,11 +256,22 @@ export interface TenantStore {
   isEmpty(): Promise<boolean>;
 }
 
+/** What ApiKeyStore.ensure found and did. */
+export interface EnsuredApiKey {
+  key: ApiKeyRecord;
+  /** `created`: there was none; `active`: it was there, active (with the role now); `revoked`: it was revoked and stays so. */
+  outcome: 'created' | 'active' | 'revoked';
+}
+
 export interface ApiKeyStore {
   /** Stores the key's SHA-256 hash (hex), never the key. */
   create(tenantId: string, name: string, role: Role, keyHash: string, origin?: ChangeOrigin): Promise<ApiKeyRecord>;
-  /** Idempotent: makes sure an admin key with this hash exists for the tenant (bootstrap). */
-  ensure(tenantId: string, name: string, role: Role, keyHash: string): Promise<ApiKeyRecord>;
+  /**
+   * Idempotent (bootstrap): creates the key when no key has this hash, gives
+   * an active one the role, and leaves a revoked one revoked: a revocation
+   * is never undone. ConflictError when the hash is another tenant's.
+   */
+  ensure(tenantId: string, name: string, role: Role, keyHash: string): Promise<EnsuredApiKey>;
   /** The active (not revoked) key with this hash, or null. */
   findActiveByHash(keyHash: string): Promise<ApiKeyRecord | null>;
   list(tenantId: string): Promise<ApiKeyRecord[]>;

@@ -33,17 +33,18 @@ function databaseEnv(): Record<string, string> {
   return { RULES_DATA_DIR: db.dataDir, DATABASE_URL: db.databaseUrl ?? '' };
 }
 
-/** Runs the CLI in a child process with the test database's configuration. */
-function cli(args: string[], env: Record<string, string> = {}): Promise<CliRun> {
+/** Runs the CLI in a child process with the test database's configuration, and `stdin` on its standard input when given. */
+function cli(args: string[], env: Record<string, string> = {}, stdin?: string): Promise<CliRun> {
   const inherited = { ...process.env };
-  for (const name of ['DATABASE_URL', 'RULES_DATA_DIR', 'RULES_BOOTSTRAP_TENANTS', 'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW_MS']) {
+  for (const name of ['DATABASE_URL', 'RULES_DATA_DIR', 'RULES_BOOTSTRAP_TENANTS', 'RATE_LIMIT_MAX', 'RATE_LIMIT_WINDOW_MS', 'RULES_API_KEY']) {
     delete inherited[name];
   }
   const child = spawn(process.execPath, ['--import', 'tsx', 'src/cli.ts', ...args], {
     cwd: ROOT,
     env: { ...inherited, ...databaseEnv(), ...env },
-    stdio: ['ignore', 'pipe', 'pipe'],
+    stdio: ['pipe', 'pipe', 'pipe'],
   });
+  child.stdin.end(stdin ?? '');
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk) => (stdout += chunk));
@@ -52,8 +53,8 @@ function cli(args: string[], env: Record<string, string> = {}): Promise<CliRun> 
 }
 
 /** Runs a command that must succeed with --json and returns its JSON. */
-async function cliJson(args: string[], env: Record<string, string> = {}): Promise<any> {
-  const run = await cli([...args, '--json'], env);
+async function cliJson(args: string[], env: Record<string, string> = {}, stdin?: string): Promise<any> {
+  const run = await cli([...args, '--json'], env, stdin);
   expect(run.code, run.stderr).toBe(0);
   return JSON.parse(run.stdout);
 }
@@ -118,6 +119,9 @@ describe('command-line mistakes (exit 2, nothing opened)', () => {
     [['key', 'list', 'acme', '--role', 'admin'], '--role applies only to "key create"'],
     [['key', 'revoke', 'acme'], 'expected: key revoke <tenant> <keyId>'],
     [['contexts'], 'expected: contexts <tenant>'],
+    [['export', 'acme', 'orders', '--key-stdin'], '--key and --key-stdin go with --url'],
+    [['export', 'acme', 'orders', '--url', 'http://127.0.0.1:1', '--key', 'k', '--key-stdin'], 'give the key one way'],
+    [['contexts', 'acme', '--url', 'http://127.0.0.1:1'], '--url applies only to export, import, test and impact'],
   ])('%j', async (args, message) => {
     let stderr = '';
     let stdout = '';
@@ -264,6 +268,31 @@ describe('operating a tenant with the CLI and the service in turns', () => {
       expect(await run(['key', 'revoke', 'acme', unknown])).toMatchObject({ code: 1, stderr: `error: tenant acme has no key ${unknown}\n` });
     }
   }, 60_000);
+
+  it('against the service, takes the admin key from RULES_API_KEY or from stdin (--key-stdin), off the command line', async () => {
+    const service = await startService();
+    try {
+      const remote = ['export', 'acme', 'orders', '--url', service.baseUrl];
+      const expected = await cliJson([...remote, '--key', adminKey]);
+      expect(expected.rules.map((rule: { code: string }) => rule.code)).toEqual(['QTY']);
+      expect(await cliJson(remote, { RULES_API_KEY: adminKey })).toEqual(expected);
+      expect(await cliJson([...remote, '--key-stdin'], {}, `${adminKey}\n`)).toEqual(expected);
+      // The command line wins over the environment.
+      expect(await cliJson([...remote, '--key-stdin'], { RULES_API_KEY: 'rk_wrong' }, adminKey)).toEqual(expected);
+      expect(await cliJson([...remote, '--key', adminKey], { RULES_API_KEY: 'rk_wrong' })).toEqual(expected);
+      const wrong = await cli(remote, { RULES_API_KEY: 'rk_wrong' });
+      expect(wrong.code).toBe(1);
+      const none = await cli(remote);
+      expect(none.code).toBe(2);
+      expect(none.stderr).toContain('RULES_API_KEY');
+      expect(none.stderr).toContain('--key-stdin');
+      const empty = await cli([...remote, '--key-stdin'], {}, '\n');
+      expect(empty.code).toBe(2);
+      expect(empty.stderr).toContain('no key on stdin');
+    } finally {
+      await service.close();
+    }
+  }, 120_000);
 
   it('the service refuses the revoked key and still accepts the admin key', async () => {
     const service = await startService();

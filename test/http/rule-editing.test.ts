@@ -114,6 +114,25 @@ describe('PATCH /rules/{id} with a JSON merge patch', () => {
     expect((await ok(api('GET', `/rules/${rule.id}`))).priority).toBe(1);
   });
 
+  it('of six parallel edits (PUT or PATCH) based on version 1, one is saved and the five others are 409 naming the current version', async () => {
+    const edits = {
+      PUT: (rule: Json, priority: number) => api('PUT', `/rules/${rule.id}`, { body: { ...rule, priority, version: 1 } }),
+      PATCH: (rule: Json, priority: number) => patch(rule.id, { priority, version: 1 }),
+    };
+    for (const [method, edit] of Object.entries(edits)) {
+      const rule = await createRule();
+      const answers = await Promise.all([1, 2, 3, 4, 5, 6].map((priority) => edit(rule, priority)));
+      expect(answers.map((answer) => answer.status).sort(), method).toEqual([200, 409, 409, 409, 409, 409]);
+      const saved = answers.find((answer) => answer.status === 200)!.body;
+      expect(saved.version, method).toBe(2);
+      for (const lost of answers.filter((answer) => answer.status === 409)) {
+        expect(lost.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+        expect(lost.body, method).toMatchObject({ code: 'CONFLICT', currentVersion: 2, detail: 'the rule is at version 2, not 1' });
+      }
+      expect(await ok(api('GET', `/rules/${rule.id}`)), method).toEqual(saved);
+    }
+  });
+
   it('400 naming version when it is missing or null', async () => {
     const rule = await createRule();
     for (const body of [{ priority: 1 }, { priority: 1, version: null }]) {
@@ -143,6 +162,20 @@ describe('PATCH /rules/{id} with a JSON merge patch', () => {
     const typed = await expectProblem(patch(rule.id, { priority: 'high', colour: 'red', version: 1 }), 400, 'INVALID_BODY');
     expect(typed.errors.map((error: Json) => error.path).sort()).toEqual(['colour', 'priority']);
     expect((await ok(api('GET', `/rules/${rule.id}`))).version).toBe(1);
+  });
+
+  it('400 naming the nesting limit and where it is passed for expectedValue or schema nested 5,000 levels, as PUT refuses them', async () => {
+    const rule = await createRule();
+    const deep = (key: string): string => `${`{"${key}":`.repeat(5000)}1${'}'.repeat(5000)}`;
+    for (const [field, key] of [['expectedValue', 'a'], ['schema', 'not']]) {
+      const rawBody = `{"version":1,"${field}":${deep(key)}}`;
+      const refused = await expectProblem(patch(rule.id, undefined, { rawBody }), 400, 'INVALID_BODY');
+      expect(refused.errors, field).toEqual([{ path: `${field}${`.${key}`.repeat(32)}`, message: 'is nested deeper than 32 levels' }]);
+      const put = await expectProblem(api('PUT', `/rules/${rule.id}`, { rawBody: `{"name":"Amount limit","expression":"amount <= 10000","version":1,"${field}":${deep(key)}}` }), 400, 'INVALID_BODY');
+      expect(put.errors[0].path, field).toBe(field);
+      expect(put.errors[0].message, field).toMatch(/nested deeper than 32 levels/);
+    }
+    expect(await ok(api('GET', `/rules/${rule.id}`))).toEqual(rule);
   });
 
   it('409 for an archived rule', async () => {

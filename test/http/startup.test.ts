@@ -2,8 +2,9 @@
  * The real process (the bundle `npm start` runs: `node --enable-source-maps
  * dist/server.js`), as an operator runs it: the first run on an empty
  * database prints a curl command that works when pasted into a shell,
- * later runs do not, bootstrap keys work, a bad
- * configuration stops the start naming the variable, and SIGTERM drains
+ * later runs do not, bootstrap keys work (and one revoked stays revoked
+ * across restarts), a bad configuration stops the start naming the
+ * variable, and SIGTERM drains
  * requests in flight (answered with Connection: close) before exiting 0.
  */
 import { execFile, spawn, type ChildProcess } from 'node:child_process';
@@ -199,6 +200,45 @@ describe('configured starts', () => {
       expect(server.stdout()).not.toContain('PAYLOAD-MARKER-123');
     } finally {
       expect(await stop(server)).toBe(0);
+    }
+  });
+
+  it('keeps a bootstrap key revoked through the API revoked after a restart, and logs that it left it alone', async () => {
+    const own = await freshDatabase();
+    const env = { ...databaseEnv(own), LOG_LEVEL: 'info', RULES_BOOTSTRAP_TENANTS: `alpha:${BOOTSTRAP_KEY}` };
+    const call = (server: Server, method: string, path: string, key: string, body?: unknown) => fetch(`http://127.0.0.1:${server.port}/api/v1${path}`, {
+      method,
+      headers: { 'x-api-key': key, 'x-tenant-id': 'alpha', ...(body === undefined ? {} : { 'content-type': 'application/json' }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const first = await startServer(env);
+    let second: Server | undefined;
+    try {
+      await untilListening(first);
+      const created = await call(first, 'POST', '/api-keys', BOOTSTRAP_KEY, { name: 'second admin', role: 'admin' });
+      expect(created.status).toBe(201);
+      const secondKey = ((await created.json()) as { key: string }).key;
+      const keys = (await (await call(first, 'GET', '/api-keys', secondKey)).json()) as { items: Array<{ id: string; name: string }> };
+      const bootstrap = keys.items.find((key) => key.name === 'bootstrap admin')!;
+      expect((await call(first, 'DELETE', `/api-keys/${bootstrap.id}`, secondKey)).status).toBe(204);
+      expect((await call(first, 'GET', '/rules', BOOTSTRAP_KEY)).status).toBe(401);
+      const auditBefore = await (await call(first, 'GET', '/audit', secondKey)).json() as { items: Array<{ action: string; target: string }> };
+      expect(auditBefore.items[0]).toMatchObject({ action: 'key.revoke', target: bootstrap.id });
+      expect(await stop(first)).toBe(0);
+
+      second = await startServer(env);
+      await untilListening(second);
+      expect((await call(second, 'GET', '/rules', BOOTSTRAP_KEY)).status).toBe(401);
+      const after = (await (await call(second, 'GET', '/api-keys', secondKey)).json()) as { items: Array<{ id: string; revokedAt: string | null }> };
+      expect(after.items.find((key) => key.id === bootstrap.id)!.revokedAt).not.toBeNull();
+      expect(await (await call(second, 'GET', '/audit', secondKey)).json()).toEqual(auditBefore);
+      const leftAlone = second.stdout().split('\n').filter((line) => line.includes('left revoked')).map((line) => JSON.parse(line));
+      expect(leftAlone).toEqual([expect.objectContaining({ level: 40, tenant: 'alpha', keyId: bootstrap.id })]);
+      expect(second.stdout()).not.toContain(BOOTSTRAP_KEY);
+    } finally {
+      await stop(first);
+      if (second !== undefined) expect(await stop(second)).toBe(0);
+      await own.drop();
     }
   });
 

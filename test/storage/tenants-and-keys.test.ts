@@ -118,16 +118,18 @@ describe('API keys', () => {
     ].sort());
   });
 
-  it('ensure is idempotent and restores a revoked bootstrap key', async () => {
+  it('ensure is idempotent and never re-enables a revoked bootstrap key', async () => {
     await storage.tenants.ensureTenant('boot');
     const first = await storage.apiKeys.ensure('boot', 'bootstrap', 'admin', 'hash-boot');
+    expect(first).toMatchObject({ outcome: 'created', key: { revokedAt: null } });
     const again = await storage.apiKeys.ensure('boot', 'bootstrap', 'admin', 'hash-boot');
-    expect(again).toEqual(first);
+    expect(again).toEqual({ key: first.key, outcome: 'active' });
     await storage.apiKeys.create('boot', 'second', 'admin', 'hash-boot-2');
-    await storage.apiKeys.revoke('boot', first.id);
-    const restored = await storage.apiKeys.ensure('boot', 'bootstrap', 'admin', 'hash-boot');
-    expect(restored).toMatchObject({ id: first.id, revokedAt: null });
-    expect(await storage.apiKeys.findActiveByHash('hash-boot')).toMatchObject({ id: first.id });
+    const revoked = await storage.apiKeys.revoke('boot', first.key.id);
+    const leftAlone = await storage.apiKeys.ensure('boot', 'bootstrap', 'admin', 'hash-boot');
+    expect(leftAlone).toEqual({ key: revoked, outcome: 'revoked' });
+    expect(leftAlone.key.revokedAt).not.toBeNull();
+    expect(await storage.apiKeys.findActiveByHash('hash-boot')).toBeNull();
     await expect(storage.apiKeys.ensure('acme', 'bootstrap', 'admin', 'hash-boot')).rejects.toBeInstanceOf(ConflictError);
   });
 });

@@ -33,7 +33,7 @@ export interface paths {
         };
         /**
          * Readiness
-         * @description Ready when the database answers (migrations ran before the server started listening) and the instance is not overloaded (its event loop keeps up).
+         * @description Ready when the database answers (migrations ran before the server started listening) and the instance is not overloaded (its event loop keeps up), until the process is told to stop.
          */
         get: operations["getReadiness"];
         put?: never;
@@ -2411,6 +2411,11 @@ export interface components {
             requestId: string;
             /** @description Each problem with the request body, query or parameters (400 and some 404 and 409 answers). */
             errors?: components["schemas"]["FieldError"][];
+            /**
+             * @description With a 409 for a PUT or PATCH of a rule whose `version` is not the latest: the latest version. Read the rule again, reapply the change and send it with this version.
+             * @example 3
+             */
+            currentVersion?: number;
         };
         /** @description One problem with the request, at a path in the rule-path syntax (`items[3].payload`, `rule.expression`). */
         FieldError: {
@@ -2490,7 +2495,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database does not answer, or the instance is overloaded; the detail says which. */
+            /** @description The database does not answer, the instance is overloaded, or the process is shutting down (from SIGTERM on); the detail says which. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -4548,7 +4553,7 @@ export interface operations {
                     "application/json": components["schemas"]["Rule"];
                 };
             };
-            /** @description The patch is invalid: a field of the wrong type, an unknown field, a missing `version`, null for `name` or `version`, another context or code; or the patched rule does not compile (`errors` names each field, line and column). */
+            /** @description The patch is invalid: a field of the wrong type, an unknown field, a missing `version`, null for `name` or `version`, another context or code, `expectedValue` or `schema` nested deeper than 32 levels; or the patched rule does not compile (`errors` names each field, line and column). */
             400: {
                 headers: {
                     [name: string]: unknown;

@@ -60,6 +60,12 @@ export const problemSchema = {
       description: 'Each problem with the request body, query or parameters (400 and some 404 and 409 answers).',
       items: { $ref: 'FieldError#' },
     },
+    currentVersion: {
+      type: 'integer',
+      description: 'With a 409 for a PUT or PATCH of a rule whose `version` is not the latest: the latest version. '
+        + 'Read the rule again, reapply the change and send it with this version.',
+      examples: [3],
+    },
   },
   examples: [{
     type: '/problems/invalid-body',

@@ -11,8 +11,11 @@ import {
   type RuleContent,
   type RuleContentInput,
 } from '../../../compiler/rule-schema.ts';
+import { DEFAULT_LIMITS } from '../../../compiler/limits.ts';
 import type { FieldError } from '../../domain-errors.ts';
+import { checkPayload } from '../../http/payload-guard.ts';
 import { applyMergePatch } from '../../rules/merge-patch.ts';
+import { TUNING } from '../../tuning.ts';
 import type { createRuleBodySchema, patchRuleBodySchema, testRuleSchema, updateRuleBodySchema } from './rule-schemas.ts';
 
 /** POST /rules. */
@@ -90,6 +93,29 @@ export function removedRequiredFields(patch: unknown): FieldError[] {
   return Object.keys(NOT_REMOVABLE)
     .filter((field) => Object.hasOwn(body, field) && body[field] === null)
     .map((field) => ({ path: field, message: NOT_REMOVABLE[field] }));
+}
+
+/**
+ * The errors of a merge patch whose `expectedValue` or `schema` nests
+ * deeper than a rule's may, each naming the limit and the path where it is
+ * passed; [] for anything else. Merging walks the patch one call per level,
+ * so such a patch is refused before it is merged; a PUT of the same value
+ * is refused by the save-time check with the same limit.
+ *
+ * @example
+ * overNestedPatchFields({ expectedValue: <33 levels of {"a": ...}>, version: 1 });
+ * // [{ path: 'expectedValue.a.a…', message: 'is nested deeper than 32 levels' }]
+ */
+export function overNestedPatchFields(patch: unknown): FieldError[] {
+  if (typeof patch !== 'object' || patch === null || Array.isArray(patch)) return [];
+  const body = patch as Record<string, unknown>;
+  const limits = { expectedValue: TUNING.maxExpectedValueDepth.value, schema: DEFAULT_LIMITS.maxSchemaDepth };
+  const errors: FieldError[] = [];
+  for (const [field, maxDepth] of Object.entries(limits)) {
+    const error = Object.hasOwn(body, field) ? checkPayload(body[field], field, maxDepth) : undefined;
+    if (error !== undefined) errors.push(error);
+  }
+  return errors;
 }
 
 /**
