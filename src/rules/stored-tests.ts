@@ -26,7 +26,7 @@ export interface TestOutcome {
   trace?: TraceEntry[];
 }
 
-/** A ruleset's explaining variant (ValidatorService.compileUncached with `explain: true`). */
+/** A ruleset's explaining variant (compiler/explain-ruleset.ts). */
 export type ExplainFn = (payload: unknown, now: number) => ExplainResult;
 
 /** The limits a test is evaluated under: those of a validation. */
@@ -48,30 +48,40 @@ export function runStoredTests(
   limits: TestRunLimits,
   explain?: ExplainFn,
 ): TestOutcome[] {
-  const profile = costProfileOf(validator);
   const now = Date.now();
-  return tests.map((test, index) => {
-    const path = `tests[${index}].payload`;
-    const size: PayloadSize = { values: 0, characters: 0 };
-    // Payloads were checked when stored; a lower depth limit since is met here.
-    const problem = checkPayload(test.payload, path, limits.maxPayloadDepth, size);
-    if (problem !== undefined) return { name: test.name, ok: false, isValid: false, failures: [] };
-    const cost = estimateCost(profile, sizeOf(size));
-    // Explained, the explaining variant answers instead: the same failures, and the trace.
-    let trace: TraceEntry[] | undefined;
-    const result = evaluateBounded(cost, path, () => {
-      if (explain === undefined) return validator.validate(test.payload, now);
-      const explained = explain(test.payload, now);
-      trace = explained.trace;
-      return explained;
-    });
-    if (trace === undefined) assertAnswerFits(result.failures, limits.maxAnswerBytes, path);
-    else assertExplainedAnswerFits(result.failures, trace, limits.maxAnswerBytes, path);
-    const failures = [...new Set(result.failures.map((failure) => failure.ruleCode))];
-    const outcome: TestOutcome = { name: test.name, ok: meetsExpectation(test.expect, result.isValid, failures), isValid: result.isValid, failures };
-    if (trace !== undefined) outcome.trace = trace;
-    return outcome;
+  return tests.map((test, index) => runStoredTest(validator, test, index, limits, now, explain));
+}
+
+/**
+ * Runs test `index` of a context's tests against the validator (or, when
+ * explaining, the explaining variant, which answers the same and traces).
+ *
+ * @example
+ * runStoredTest(validator, { name: 'small', payload: { amount: 5 }, expect: { isValid: true } }, 0, limits, Date.now());
+ */
+export function runStoredTest(
+  validator: CompiledValidator, test: StoredTest, index: number, limits: TestRunLimits, now: number, explain?: ExplainFn,
+): TestOutcome {
+  const path = `tests[${index}].payload`;
+  const size: PayloadSize = { values: 0, characters: 0 };
+  // Payloads were checked when stored; a lower depth limit since is met here.
+  const problem = checkPayload(test.payload, path, limits.maxPayloadDepth, size);
+  if (problem !== undefined) return { name: test.name, ok: false, isValid: false, failures: [] };
+  const cost = estimateCost(costProfileOf(validator), sizeOf(size));
+  // Explained, the explaining variant answers instead: the same failures, and the trace.
+  let trace: TraceEntry[] | undefined;
+  const result = evaluateBounded(cost, path, () => {
+    if (explain === undefined) return validator.validate(test.payload, now);
+    const explained = explain(test.payload, now);
+    trace = explained.trace;
+    return explained;
   });
+  if (trace === undefined) assertAnswerFits(result.failures, limits.maxAnswerBytes, path);
+  else assertExplainedAnswerFits(result.failures, trace, limits.maxAnswerBytes, path);
+  const failures = [...new Set(result.failures.map((failure) => failure.ruleCode))];
+  const outcome: TestOutcome = { name: test.name, ok: meetsExpectation(test.expect, result.isValid, failures), isValid: result.isValid, failures };
+  if (trace !== undefined) outcome.trace = trace;
+  return outcome;
 }
 
 /**

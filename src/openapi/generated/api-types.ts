@@ -455,7 +455,7 @@ export interface paths {
         put?: never;
         /**
          * Run the stored tests of a context
-         * @description Runs every stored test against the rules a context publish would make live now (`target: "draft"`, the default), against the live rules (`"live"`) or against a ruleset version of the context (its number), and says how each fared. Changes nothing. With `explain: true` each result adds `trace`: what became of each rule on that test's payload.
+         * @description Runs every stored test against the rules a context publish would make live now (`target: "draft"`, the default), against the live rules (`"live"`) or against a ruleset version of the context (its number), and says how each fared. Changes nothing. With `explain: true` each result adds `trace`: what became of each rule on that test's payload. The run has a time budget (OPERATION_TIME_BUDGET_MS) and its `results` a size budget (OPERATION_ANSWER_MAX_BYTES): past the size, the first results are answered with `truncated: true`.
          */
         post: operations["runContextTests"];
         delete?: never;
@@ -1559,16 +1559,21 @@ export interface components {
              */
             target: string | number;
             /**
-             * @description Tests that got the answer they expect.
+             * @description Tests that got the answer they expect, of every stored test.
              * @example 3
              */
             passed: number;
             /**
-             * @description Tests that did not.
+             * @description Tests that did not, of every stored test.
              * @example 1
              */
             failed: number;
-            /** @description One entry per test, in order. */
+            /**
+             * @description True when `results` stops before the last test: the results would have been larger than OPERATION_ANSWER_MAX_BYTES. `passed` and `failed` still count every test.
+             * @example false
+             */
+            truncated: boolean;
+            /** @description One entry per test, in order; only the first ones when `truncated` is true. */
             results: {
                 /**
                  * @description The test's name, unique in the context.
@@ -3169,7 +3174,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The context's ruleset is over a limit (LIMIT_EXCEEDED). */
+            /** @description The context's ruleset is over a limit, or the test stopped at its time or memory budget (LIMIT_EXCEEDED). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3196,7 +3201,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            /** @description The tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After). */
             429: {
                 headers: {
                     /** @description Whole seconds to wait, at least 1. */
@@ -3222,7 +3227,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description No management thread was free within the test's time budget (SERVICE_UNAVAILABLE, with Retry-After). */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -3415,7 +3420,7 @@ export interface operations {
                     "application/json": components["schemas"]["ImpactReport"];
                 };
             };
-            /** @description The body is invalid, or replaying took longer than the report may (INVALID_BODY, naming `limit`). */
+            /** @description The body is invalid (INVALID_BODY). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3451,7 +3456,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The target ruleset is over a limit (LIMIT_EXCEEDED). */
+            /** @description The target ruleset is over a limit, or the replay stopped at its time or memory budget, naming `limit` (LIMIT_EXCEEDED). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3478,7 +3483,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An impact report of the tenant is still running on this instance; one runs at a time (RATE_LIMITED, with Retry-After). */
+            /** @description The tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After). */
             429: {
                 headers: {
                     /** @description Whole seconds to wait, at least 1. */
@@ -3504,7 +3509,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description No management thread was free within the report's time budget (SERVICE_UNAVAILABLE, with Retry-After). */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -5984,7 +5989,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The context's draft ruleset is over a limit (LIMIT_EXCEEDED). */
+            /** @description The context's draft ruleset is over a limit, or the run stopped at its time or memory budget, saying at which test (LIMIT_EXCEEDED). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6011,7 +6016,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            /** @description The tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After). */
             429: {
                 headers: {
                     /** @description Whole seconds to wait, at least 1. */
@@ -6037,7 +6042,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description No management thread was free within the run's time budget (SERVICE_UNAVAILABLE, with Retry-After). */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
