@@ -44,6 +44,8 @@ export interface PoolOperation {
   readonly unit: string;
   /** The request field to make smaller when it runs out of time, if any (`limit`). */
   readonly path?: string;
+  /** Where it was when stopped before its first item; default `while compiling the ruleset`. */
+  readonly before?: string;
 }
 
 /** How a task on a thread ended, for the metrics. */
@@ -227,12 +229,16 @@ export class ManagementPool {
   #budgetRefusal(error: unknown, operation: PoolOperation, progress: TaskProgress, outcome: (result: TaskOutcome) => void): unknown {
     if (error instanceof Error && error.name === 'AbortError') {
       outcome('over_time');
-      return new ProblemError(PROBLEMS.operationOverTimeBudget(operation.name, this.#budgetMs, describeProgress(progress, operation.unit), operation.path));
+      return new ProblemError(PROBLEMS.operationOverTimeBudget(operation.name, this.#budgetMs, reached(operation, progress), operation.path));
     }
     if ((error as { code?: unknown } | null)?.code === 'ERR_WORKER_OUT_OF_MEMORY') {
       outcome('over_memory');
-      return new ProblemError(PROBLEMS.operationOverMemoryBudget(operation.name, this.#memoryMb, describeProgress(progress, operation.unit)));
+      return new ProblemError(PROBLEMS.operationOverMemoryBudget(operation.name, this.#memoryMb, reached(operation, progress)));
     }
     return error;
   }
+}
+
+function reached(operation: PoolOperation, progress: TaskProgress): string {
+  return describeProgress(progress, operation.unit, operation.before ?? 'while compiling the ruleset');
 }

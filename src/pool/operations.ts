@@ -8,4 +8,7 @@ export const OPERATIONS = {
   storedTestRun: { name: 'stored-test run', unit: 'test' },
   ruleTest: { name: 'rule test', unit: 'payload' },
   impactReport: { name: 'impact report', unit: 'sample', path: 'limit' },
+  ruleCheck: { name: 'rule check', unit: 'rule', before: 'while compiling the rule' },
+  importCheck: { name: 'import', unit: 'rule', before: 'while checking the file\'s rules' },
+  diff: { name: 'diff', unit: 'rule', before: 'while comparing the rulesets' },
 } as const satisfies Record<string, PoolOperation>;

@@ -28,14 +28,14 @@ export function reportItems(progress: TaskProgress | undefined, done: number, to
 }
 
 /**
- * Where the task was, in words: "while compiling the ruleset", or
- * "at test 17 of 400" (the item it was on, counted from 1).
+ * Where the task was, in words: `before` while it had not reached its
+ * items (compiling), or "at test 17 of 400" (the item it was on, counted from 1).
  *
  * @example
- * describeProgress(progress, 'test'); // 'at test 17 of 400'
+ * describeProgress(progress, 'test', 'while compiling the ruleset'); // 'at test 17 of 400'
  */
-export function describeProgress(progress: TaskProgress, unit: string): string {
-  if (Atomics.load(progress, STAGE) === COMPILING) return 'while compiling the ruleset';
+export function describeProgress(progress: TaskProgress, unit: string, before: string): string {
+  if (Atomics.load(progress, STAGE) === COMPILING) return before;
   const total = Atomics.load(progress, TOTAL);
   const done = Atomics.load(progress, DONE);
   return done >= total ? `after all ${total} ${unit}s` : `at ${unit} ${done + 1} of ${total}`;

@@ -1,5 +1,6 @@
 /**
- * The tasks a management thread runs, by kind: what each takes and gives
+ * The tasks a management thread runs, by kind (a stored-test run, a rule
+ * test, an impact replay, a rule check, an import's checks, a diff): what each takes and gives
  * (plain data both ways: the main thread reads the database and sends what
  * the task needs; the task sends back what the answer needs), and the one
  * function the worker entry exports. A refusal the task meets (a ruleset
@@ -8,9 +9,14 @@
  */
 import { ProblemError, type ProblemSpec } from '../errors.ts';
 import { domainProblem } from '../http/problem-mapping.ts';
+import type { RuleProblem } from '../rules/check-rule-content.ts';
 import type { ImpactReport } from '../rules/impact-report.ts';
+import type { RulesetDiff } from '../rules/ruleset-diff.ts';
 import type { TaskProgress } from './task-progress.ts';
+import { runDiffTask, type DiffInput } from './tasks/diff-task.ts';
 import { runImpactTask, type ImpactInput } from './tasks/impact-task.ts';
+import { runImportCheckTask, type ImportCheckInput, type ImportCheckOutput } from './tasks/import-check-task.ts';
+import { runRuleCheckTask, type RuleCheckInput } from './tasks/rule-check-task.ts';
 import { runRuleTestTask, type RuleTestInput, type RuleTestOutput } from './tasks/rule-test-task.ts';
 import { runStoredTestsTask, type StoredTestsInput, type StoredTestsOutput } from './tasks/stored-tests-task.ts';
 
@@ -19,6 +25,9 @@ export interface TaskKinds {
   storedTests: { input: StoredTestsInput; output: StoredTestsOutput };
   ruleTest: { input: RuleTestInput; output: RuleTestOutput };
   impact: { input: ImpactInput; output: ImpactReport };
+  ruleCheck: { input: RuleCheckInput; output: RuleProblem[] };
+  importCheck: { input: ImportCheckInput; output: ImportCheckOutput };
+  diff: { input: DiffInput; output: RulesetDiff };
 }
 
 export type TaskKind = keyof TaskKinds;
@@ -37,6 +46,9 @@ const RUNNERS: { [K in TaskKind]: (input: TaskKinds[K]['input'], progress: TaskP
   storedTests: runStoredTestsTask,
   ruleTest: runRuleTestTask,
   impact: runImpactTask,
+  ruleCheck: runRuleCheckTask,
+  importCheck: runImportCheckTask,
+  diff: runDiffTask,
 };
 
 /**

@@ -3311,6 +3311,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The check stopped at its time or memory budget (LIMIT_EXCEEDED). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The body is larger than the limit (MAX_BODY_BYTES). */
             413: {
                 headers: {
@@ -3329,7 +3338,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            /** @description The tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After). */
             429: {
                 headers: {
                     /** @description Whole seconds to wait, at least 1. */
@@ -3355,7 +3364,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description No management thread was free within the check's time budget (SERVICE_UNAVAILABLE, with Retry-After). */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -6349,7 +6358,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            /** @description The comparison stopped at its time or memory budget (LIMIT_EXCEEDED). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After). */
             429: {
                 headers: {
                     /** @description Whole seconds to wait, at least 1. */
@@ -6375,7 +6393,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description No management thread was free within the diff's time budget (SERVICE_UNAVAILABLE, with Retry-After). */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -6734,7 +6752,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The context would have more rules than it may (LIMIT_EXCEEDED), a code was taken meanwhile (CONFLICT), or a stored test fails against what a publish would make live (TESTS_FAILED). */
+            /** @description The context would have more rules than it may, or checking the file stopped at its time or memory budget (LIMIT_EXCEEDED), a code was taken meanwhile (CONFLICT), or a stored test fails against what a publish would make live (TESTS_FAILED). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6761,7 +6779,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            /** @description The tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After). */
             429: {
                 headers: {
                     /** @description Whole seconds to wait, at least 1. */
@@ -6787,7 +6805,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable; retry after Retry-After seconds. */
+            /** @description No management thread was free within the import's time budget (SERVICE_UNAVAILABLE, with Retry-After). */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
