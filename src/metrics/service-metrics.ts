@@ -131,7 +131,7 @@ export class ServiceMetrics {
     });
     this.#compiles = new Counter({
       name: 'rules_validator_compiles_total',
-      help: 'Ruleset compiles (warm starts, cache misses, publishes, recompiles, rule tests), by result.',
+      help: 'Ruleset compiles for the validator cache (warm starts, cache misses, publishes, recompiles), by result.',
       labelNames: ['result', ...tenantContext],
       registers,
     });

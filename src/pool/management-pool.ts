@@ -216,7 +216,7 @@ export class ManagementPool {
       return answer.output;
     } catch (error) {
       if (outcome === 'refused') throw error;
-      throw this.#budgetRefusal(error, operation, progress, (result) => {
+      throw this.#budgetRefusal(error, budget.signal.aborted, operation, progress, (result) => {
         outcome = result;
       });
     } finally {
@@ -226,8 +226,9 @@ export class ManagementPool {
   }
 
   /** The refusal of a task its thread stopped: past its time or its memory; anything else as it was. */
-  #budgetRefusal(error: unknown, operation: PoolOperation, progress: TaskProgress, outcome: (result: TaskOutcome) => void): unknown {
-    if (error instanceof Error && error.name === 'AbortError') {
+  #budgetRefusal(error: unknown, pastDeadline: boolean, operation: PoolOperation, progress: TaskProgress, outcome: (result: TaskOutcome) => void): unknown {
+    // Aborted by its deadline; an abort of the pool closing with the app is an error like any other.
+    if (pastDeadline && error instanceof Error && error.name === 'AbortError') {
       outcome('over_time');
       return new ProblemError(PROBLEMS.operationOverTimeBudget(operation.name, this.#budgetMs, reached(operation, progress), operation.path));
     }
