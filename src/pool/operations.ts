@@ -8,6 +8,7 @@ export const OPERATIONS = {
   storedTestRun: { name: 'stored-test run', unit: 'test' },
   ruleTest: { name: 'rule test', unit: 'payload' },
   impactReport: { name: 'impact report', unit: 'sample', path: 'limit' },
+  goLiveTests: { name: 'stored-test run before going live', unit: 'test' },
   ruleCheck: { name: 'rule check', unit: 'rule', before: 'while compiling the rule' },
   importCheck: { name: 'import', unit: 'rule', before: 'while checking the file\'s rules' },
   diff: { name: 'diff', unit: 'rule', before: 'while comparing the rulesets' },

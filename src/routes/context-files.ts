@@ -10,6 +10,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { AppDeps } from '../app-deps.ts';
 import { PROBLEMS, ProblemError } from '../errors.ts';
 import { operation } from '../openapi/operation.ts';
+import { goLiveTestsOnPool } from '../pool/go-live-tests.ts';
 import { OPERATIONS } from '../pool/operations.ts';
 import { toRulesFile, type IncomingRulesFile } from '../rules/rules-file.ts';
 import { storedTestsGate } from '../rules/stored-tests.ts';
@@ -130,7 +131,8 @@ export const contextFilesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
       const info = changeInfoOf(request);
       // The tests that gate the publish: the file's when it carries them, as they are what will be stored.
       const testSource = plan.tests === undefined ? storage.tests : { list: () => Promise.resolve(plan.tests ?? []) };
-      const gate = storedTestsGate(testSource, config, request.query.force === 'true');
+      // Inside this operation: the import's turn runs its tests too.
+      const gate = storedTestsGate(testSource, goLiveTestsOnPool(pool, config, run), request.query.force === 'true');
       const { result } = options.dryRun
         ? await storage.rules.importContext(tenantId, context, plan, options, () => undefined, info)
         : await compileAhead(

@@ -11,6 +11,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { buildStandaloneModule, StandaloneModuleCache } from '../../compiler/standalone/index.ts';
 import { compileAhead } from '../validators/early-compile.ts';
+import { goLiveTestsOnPool } from '../pool/go-live-tests.ts';
 import { storedTestsGate } from '../rules/stored-tests.ts';
 import { forceQuerySchema } from './schemas/context-test-schemas.ts';
 import { runInSlices } from '../validators/time-slices.ts';
@@ -78,7 +79,7 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
     const tenantId = tenantOf(request);
     const context = contextOf(request.params);
     const info = changeInfoOf(request, request.body);
-    const gate = storedTestsGate(storage.tests, deps.config, request.query.force === 'true');
+    const gate = storedTestsGate(storage.tests, goLiveTestsOnPool(deps.pool, deps.config), request.query.force === 'true');
     // A context without rules is refused by storage (ContextNotFoundError, a 404 CONTEXT_NOT_FOUND).
     const { result } = await compileAhead(
       validators,
@@ -115,7 +116,7 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
     const tenantId = tenantOf(request);
     const context = contextOf(request.params);
     const info = changeInfoOf(request, request.body);
-    const gate = storedTestsGate(storage.tests, deps.config, request.query.force === 'true');
+    const gate = storedTestsGate(storage.tests, goLiveTestsOnPool(deps.pool, deps.config), request.query.force === 'true');
     const { result } = await compileAhead(
       validators,
       (compile) => storage.rules.rollback(tenantId, context, request.body.rulesetVersion, deps.config.maxRulesPerContext, compile, gate.info(info)),

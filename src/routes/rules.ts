@@ -16,6 +16,7 @@ import type { ListRulesQuery, Rule, RuleStatus } from '../storage/types.ts';
 import { assertRuleCompiles } from '../rules/check-rule-content.ts';
 import { withWarnings } from '../rules/rule-warnings.ts';
 import { compileAhead } from '../validators/early-compile.ts';
+import { goLiveTestsOnPool } from '../pool/go-live-tests.ts';
 import { storedTestsGate } from '../rules/stored-tests.ts';
 import { forceQuerySchema } from './schemas/context-test-schemas.ts';
 import { operation } from '../openapi/operation.ts';
@@ -214,7 +215,7 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
     const tenantId = tenantOf(request);
     if (!isUuid(request.params.id)) throw new ProblemError(PROBLEMS.ruleNotFound());
     const info = changeInfoOf(request, request.body);
-    const gate = storedTestsGate(storage.tests, deps.config, request.query.force === 'true');
+    const gate = storedTestsGate(storage.tests, goLiveTestsOnPool(deps.pool, deps.config), request.query.force === 'true');
     const { rule, result } = await compileAhead(
       validators,
       (compile) => storage.rules.publishRule(tenantId, request.params.id, compile, gate.info(info)),

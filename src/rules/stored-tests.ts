@@ -1,7 +1,7 @@
 /**
  * Stored test cases run against a compiled validator: on demand
  * (POST /contexts/{context}/tests/run) and before a publish, a rollback or
- * an import that publishes, which they can refuse (see `assertTestsPass`).
+ * an import that publishes, which they can refuse (see `storedTestsGate`).
  * Each test is evaluated as a validation is: under the evaluation deadline
  * and the answer-size limit, its payload checked by the payload guard.
  */
@@ -85,13 +85,23 @@ export function runStoredTest(
 }
 
 /**
- * Refuses (TestsFailedError, 409 TESTS_FAILED) when a test does not get
+ * Runs stored tests against a validator about to go live: here, at once
+ * (`runStoredTestsHere`), or on a management thread (src/pool/go-live-tests.ts).
+ */
+export type StoredTestRunner = (validator: CompiledValidator, tests: StoredTest[]) => Promise<TestOutcome[]>;
+
+/** A runner that runs the tests on the calling thread (the CLI's). */
+export function runStoredTestsHere(limits: TestRunLimits): StoredTestRunner {
+  return (validator, tests) => Promise.resolve(runStoredTests(validator, tests, limits));
+}
+
+/**
+ * Refuses (TestsFailedError, 409 TESTS_FAILED) when a test did not get
  * what it expects from the validator about to go live.
  */
-export function assertTestsPass(context: string, validator: CompiledValidator, tests: readonly StoredTest[], limits: TestRunLimits): void {
-  if (tests.length === 0) return;
+function assertTestsPassed(context: string, tests: readonly StoredTest[], outcomes: readonly TestOutcome[]): void {
   const failing: FieldError[] = [];
-  runStoredTests(validator, tests, limits).forEach((outcome, index) => {
+  outcomes.forEach((outcome, index) => {
     if (!outcome.ok) failing.push({ path: `tests[${index}]`, message: describeFailure(outcome, tests[index]) });
   });
   if (failing.length > 0) throw new TestsFailedError(context, failing);
@@ -131,14 +141,15 @@ export interface StoredTestsGate {
  * the first check, which comes before the operation's transaction
  * (compileAhead), and kept for a second check inside it.
  */
-export function storedTestsGate(tests: Pick<ContextTestStore, 'list'>, limits: TestRunLimits, force: boolean): StoredTestsGate {
+export function storedTestsGate(tests: Pick<ContextTestStore, 'list'>, run: StoredTestRunner, force: boolean): StoredTestsGate {
   let stored: StoredTest[] | undefined;
   let forcedPast: string[] = [];
   return {
     async check(validator) {
       stored ??= await tests.list(validator.tenantId, validator.context);
       try {
-        assertTestsPass(validator.context, validator, stored, limits);
+        // No tests, nothing to run (nor a thread to wait for).
+        if (stored.length > 0) assertTestsPassed(validator.context, stored, await run(validator, stored));
         forcedPast = [];
       } catch (error) {
         if (!force || !(error instanceof TestsFailedError)) throw error;

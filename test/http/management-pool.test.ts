@@ -9,7 +9,10 @@
  * - that run stops at its time budget: 409 naming the budget and the test
  *   it had reached, nothing changed, and the thread free again at once;
  * - a run whose results would be larger than the answer budget answers the
- *   first results with `truncated: true`, and counts every test.
+ *   first results with `truncated: true`, and counts every test;
+ * - an import's checks, a rule check and a diff are tasks of the threads;
+ * - a publish runs its stored tests there too, within the budget, and past
+ *   it publishes nothing.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.ts';
@@ -112,5 +115,25 @@ describe('the management pool', () => {
     expect(await done('importCheck')).toBe(before.importCheck + 2);
     expect(await done('ruleCheck')).toBe(before.ruleCheck + 1);
     expect(await done('diff')).toBe(before.diff + 1);
+  });
+
+  it('runs a publish\'s stored tests on a management thread, within the time budget, and publishes nothing past it', async () => {
+    const live = async () => ((await ok(t.request('GET', '/api/v1/contexts'))).items as Array<{ context: string; rulesetVersion: number }>)
+      .find((item) => item.context === 'slow')?.rulesetVersion;
+    const before = await live();
+    await ok(t.request('POST', '/api/v1/rules', { body: { context: 'slow', code: 'SIZE', name: 'size', fieldPath: 'a', expression: 'len(a) >= 0' } }), 201);
+    let publishSettled = false;
+    const publish = t.request('POST', '/api/v1/contexts/slow/publish').finally(() => {
+      publishSettled = true;
+    });
+    await expect.poll(() => metricSample(t, 'rules_pool_tasks_running'), { timeout: 10_000 }).toBe(1);
+    const validation = await t.request('POST', VALIDATE, { ...other(), body: { context: 'steady', payload: { amount: 1 } } });
+    expect(validation.status).toBe(200);
+    expect(publishSettled, 'the validation was answered only after the publish had ended').toBe(false);
+    const problem = await expectProblem(publish, 409, 'LIMIT_EXCEEDED');
+    expect(problem.detail).toMatch(
+      /^The stored-test run before going live stopped after 4 s, its time budget \(OPERATION_TIME_BUDGET_MS\), at test \d+ of 100; nothing was changed\.$/,
+    );
+    expect(await live()).toBe(before);
   });
 });
