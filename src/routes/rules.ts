@@ -202,7 +202,8 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
           400: 'The body is not `{ note }` with a note of at most 500 characters (INVALID_BODY).',
           404: NO_SUCH_RULE,
           409: 'The latest version is already live, or the rule is archived (CONFLICT); or the context\'s ruleset would be over a limit (LIMIT_EXCEEDED); '
-            + 'or a stored test of the context fails against it (TESTS_FAILED).',
+            + 'or its stored tests took longer than the time budget (LIMIT_EXCEEDED); or a stored test of the context fails against it (TESTS_FAILED).',
+          429: 'The context has stored tests and the tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After).',
         },
       }),
       params: idParamsSchema,

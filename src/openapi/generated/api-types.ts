@@ -4752,7 +4752,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The latest version is already live, or the rule is archived (CONFLICT); or the context's ruleset would be over a limit (LIMIT_EXCEEDED); or a stored test of the context fails against it (TESTS_FAILED). */
+            /** @description The latest version is already live, or the rule is archived (CONFLICT); or the context's ruleset would be over a limit (LIMIT_EXCEEDED); or its stored tests took longer than the time budget (LIMIT_EXCEEDED); or a stored test of the context fails against it (TESTS_FAILED). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4779,7 +4779,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            /** @description The context has stored tests and the tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After). */
             429: {
                 headers: {
                     /** @description Whole seconds to wait, at least 1. */
@@ -5125,7 +5125,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The ruleset would be over a limit (LIMIT_EXCEEDED); or a stored test of the context fails against it (TESTS_FAILED). */
+            /** @description The ruleset would be over a limit, or its stored tests took longer than the time budget (LIMIT_EXCEEDED); or a stored test of the context fails against it (TESTS_FAILED). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5152,7 +5152,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            /** @description The context has stored tests and the tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After). */
             429: {
                 headers: {
                     /** @description Whole seconds to wait, at least 1. */
@@ -5285,7 +5285,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The version is the current one, or a revived rule's code is taken by another live rule (CONFLICT); or the context would be over a limit (LIMIT_EXCEEDED); or a stored test of the context fails against the rules it would make live (TESTS_FAILED). */
+            /** @description The version is the current one, or a revived rule's code is taken by another live rule (CONFLICT); or the context would be over a limit (LIMIT_EXCEEDED); or its stored tests took longer than the time budget (LIMIT_EXCEEDED); or a stored test of the context fails against the rules it would make live (TESTS_FAILED). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5312,7 +5312,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            /** @description The context has stored tests and the tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After). */
             429: {
                 headers: {
                     /** @description Whole seconds to wait, at least 1. */
