@@ -3,10 +3,10 @@
  * `buildApp` and passed as plugin options (`{ deps }`). Handlers never build
  * their own storage, caches or compilers.
  */
-import type { ExplainResult } from '../compiler/explain-ruleset.ts';
-import type { CompileError, ValidatorFn } from '../compiler/types.ts';
+import type { ValidatorFn } from '../compiler/types.ts';
 import type {} from 'fastify';
 import type { Config } from './config.ts';
+import type { ManagementPool } from './pool/management-pool.ts';
 import type { PayloadSchemas } from './rules/payload-schemas.ts';
 import type { SampleSink } from './sampling/sample-recorder.ts';
 import type { ApiKeyRecord, ChangeOrigin, LiveRuleset, Role, Storage } from './storage/types.ts';
@@ -54,19 +54,6 @@ export interface ValidatorService {
   invalidate(tenantId: string, context: string): void;
   /** Rebuilds from the database now (POST /contexts/{c}/recompile). Null when the context has no ruleset version. */
   recompile(tenantId: string, context: string): Promise<CompiledValidator | null>;
-  /**
-   * Compiles without caching (POST /rules/test); returns compile errors instead of throwing.
-   * With `explain: true`, also the ruleset's explaining variant (`explain`, with a validator
-   * only): it answers as the validator does and traces every rule; it is never cached.
-   */
-  compileUncached(ruleset: LiveRuleset, options?: { explain?: boolean }): Promise<UncachedCompile>;
-}
-
-/** What `compileUncached` gives: a validator or compile errors, and the explaining variant when asked for. */
-export interface UncachedCompile {
-  validator?: CompiledValidator;
-  errors: CompileError[];
-  explain?: (payload: unknown, now: number) => ExplainResult;
 }
 
 /** API keys: generation, hashing and the cached lookup behind authentication. */
@@ -86,6 +73,8 @@ export interface AppDeps {
   readonly payloadSchemas: PayloadSchemas;
   /** The queue of sampled validations (sampling/sample-recorder.ts). */
   readonly samples: SampleSink;
+  /** Worker threads for heavy management work, with a fair queue per tenant and one budget per operation (pool/management-pool.ts). */
+  readonly pool: ManagementPool;
 }
 
 /** Who is calling, set by the authentication hook on every /api/v1 request. */

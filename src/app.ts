@@ -12,6 +12,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type RouteOptions } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { AppDeps } from './app-deps.ts';
+import { ManagementPool } from './pool/management-pool.ts';
 import { registerAuth } from './auth/auth-hook.ts';
 import { KeyCache } from './auth/key-cache.ts';
 import { createKeyService } from './auth/key-service.ts';
@@ -207,8 +208,18 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   // Before the timing hooks: a publish's wait for sibling workers counts in Server-Timing.
   const cacheSync = registerCacheSync(app, { storage, validators, keyCache, databaseUrl: config.databaseUrl, siblings: options.siblings });
   const payloadSchemas = new PayloadSchemas({ store: storage.payloadSchemas, limits: { maxExpressionLength: config.maxExpressionLength } });
+  const pool = new ManagementPool({
+    threads: config.poolThreads,
+    workerMemoryMb: config.poolWorkerMemoryMb,
+    operationsPerTenant: config.operationsPerTenant,
+    timeBudgetMs: config.operationTimeBudgetMs,
+    observer: metrics.pool,
+  });
+  metrics.watchPool(() => ({ queued: pool.queued, running: pool.running, threads: pool.startedThreads }));
+  // The threads end with the app; a task still running is stopped.
+  app.addHook('onClose', async () => pool.close());
   const deps: AppDeps = cacheSync.observe({
-    config, storage, validators, keys: createKeyService(storage.apiKeys, keyCache), payloadSchemas, samples,
+    config, storage, validators, keys: createKeyService(storage.apiKeys, keyCache), payloadSchemas, samples, pool,
   });
   app.decorate('deps', deps);
 

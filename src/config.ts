@@ -40,6 +40,16 @@ export interface Config {
   /** Estimated heap those validators may hold together, in MiB (LRU beyond it). */
   readonly validatorCacheMb: number;
   readonly workers: number;
+  /** Threads of the management pool (src/pool/); 0: one less than the cores, at least 1. */
+  readonly poolThreads: number;
+  /** Heap each of those threads may grow to, in MiB. */
+  readonly poolWorkerMemoryMb: number;
+  /** Heavy management operations one tenant may have waiting or running in a process; more get 429. */
+  readonly operationsPerTenant: number;
+  /** Wall time one heavy management operation may take, in milliseconds. */
+  readonly operationTimeBudgetMs: number;
+  /** Bytes of results one heavy management operation may answer; past them the list is cut (`truncated`). */
+  readonly operationAnswerMaxBytes: number;
   /** Longest time a starting process spends compiling likely validators before it serves; 0: none (src/validators/warm-start.ts). */
   readonly warmStartMs: number;
   /** A request that has not arrived in full after this long is refused and its connection closed. */
@@ -181,6 +191,26 @@ export const CONFIG_VARIABLE_BY_NAME = deepFreeze({
     'estimated heap the cached validators may hold together, in MiB; least recently used beyond it are dropped',
   ),
   WORKERS: integerVariable('WORKERS', 1, 1, 64, 'processes sharing the port; more than 1 needs DATABASE_URL'),
+  POOL_THREADS: integerVariable(
+    'POOL_THREADS', 0, 0, 64,
+    'worker threads that run heavy management work (compiles for one request, stored-test runs, impact replays, explain traces, import checks, diffs); 0 means one less than the cores, at least 1',
+  ),
+  POOL_WORKER_MEMORY_MB: integerVariable(
+    'POOL_WORKER_MEMORY_MB', 512, 64, 16_384,
+    'heap each of those threads may grow to, in MiB; an operation that needs more is refused with 409',
+  ),
+  OPERATIONS_PER_TENANT: integerVariable(
+    'OPERATIONS_PER_TENANT', 2, 1, 100,
+    'heavy management operations one tenant may have waiting or running in each process; more get 429 with Retry-After',
+  ),
+  OPERATION_TIME_BUDGET_MS: integerVariable(
+    'OPERATION_TIME_BUDGET_MS', 10_000, 100, 600_000,
+    'wall time one heavy management operation may take, in milliseconds; past it the operation is stopped, changes nothing and gets 409',
+  ),
+  OPERATION_ANSWER_MAX_BYTES: integerVariable(
+    'OPERATION_ANSWER_MAX_BYTES', 4_194_304, 65_536, 268_435_456,
+    'bytes of results one stored-test run may answer; the results past them are left out and the answer says `truncated: true`',
+  ),
   WARM_START_MS: integerVariable(
     'WARM_START_MS', 15_000, 0, 600_000,
     'longest time a starting process spends compiling the validators most likely to be asked for before it listens, in milliseconds; 0 starts cold',
@@ -310,6 +340,11 @@ export function loadConfig(env: Env = process.env): Config {
     validatorCacheSize: integer(vars.VALIDATOR_CACHE_SIZE),
     validatorCacheMb: integer(vars.VALIDATOR_CACHE_MB),
     workers,
+    poolThreads: integer(vars.POOL_THREADS),
+    poolWorkerMemoryMb: integer(vars.POOL_WORKER_MEMORY_MB),
+    operationsPerTenant: integer(vars.OPERATIONS_PER_TENANT),
+    operationTimeBudgetMs: integer(vars.OPERATION_TIME_BUDGET_MS),
+    operationAnswerMaxBytes: integer(vars.OPERATION_ANSWER_MAX_BYTES),
     warmStartMs: integer(vars.WARM_START_MS),
     requestTimeoutMs: integer(vars.REQUEST_TIMEOUT_MS),
     shutdownDrainMs: integer(vars.SHUTDOWN_DRAIN_MS),

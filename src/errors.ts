@@ -129,6 +129,11 @@ function retryAfter(seconds: number): Record<string, string> {
 }
 
 /** Context names as a detail quotes them: `"a", "b"`. */
+/** Milliseconds as seconds, with a decimal only where it says something. */
+function seconds(ms: number): string {
+  return Number.isInteger(ms / 1000) ? String(ms / 1000) : (ms / 1000).toFixed(1);
+}
+
 function quoted(names: readonly string[]): string {
   return names.map((name) => JSON.stringify(name)).join(', ');
 }
@@ -207,6 +212,17 @@ export const PROBLEMS = {
     code: 'INVALID_BODY',
     detail: 'Replaying the samples took too long.',
     errors: [{ path: 'limit', message: `replaying this many samples took longer than ${budgetMs} ms of evaluation; ask for fewer` }],
+  }),
+  /** A heavy management operation stopped at its time budget; `reached` says how far it got. Nothing was changed. */
+  operationOverTimeBudget: (operation: string, budgetMs: number, reached: string, path?: string): ProblemSpec => ({
+    code: 'LIMIT_EXCEEDED',
+    detail: `The ${operation} stopped after ${seconds(budgetMs)} s, its time budget (OPERATION_TIME_BUDGET_MS), ${reached}; nothing was changed.`,
+    ...(path === undefined ? {} : { errors: [{ path, message: `asks for more work than ${seconds(budgetMs)} s allow; ask for less` }] }),
+  }),
+  /** A heavy management operation whose thread ran out of its heap. Nothing was changed. */
+  operationOverMemoryBudget: (operation: string, memoryMb: number, reached: string): ProblemSpec => ({
+    code: 'LIMIT_EXCEEDED',
+    detail: `The ${operation} stopped ${reached}: it needed more than the ${memoryMb} MiB a management thread may use (POOL_WORKER_MEMORY_MB); nothing was changed.`,
   }),
   ruleDoesNotCompile: (errors: FieldError[]): ProblemSpec => ({ code: 'INVALID_BODY', detail: 'The rule does not compile.', errors }),
   /** A ruleset that does not compile; `context` names it when it is a stored context's. */
@@ -306,10 +322,12 @@ export const PROBLEMS = {
     detail: `The tenant's budget of ${max} requests per window is spent; retry in ${resetSeconds} s.`,
     headers: retryAfter(resetSeconds),
   }),
-  impactReportRunning: (): ProblemWithHeaders => ({
+  /** A heavy management operation refused because the tenant has its most waiting or running (management-pool.ts). */
+  operationsBusy: (operation: string, most: number): ProblemWithHeaders => ({
     code: 'RATE_LIMITED',
-    detail: `An impact report of this tenant is already running; one runs at a time. Retry in ${TUNING.impactBusyRetryAfterSeconds.value} s.`,
-    headers: retryAfter(TUNING.impactBusyRetryAfterSeconds.value),
+    detail: `The ${operation} was not started: the tenant already has ${most} heavy management operation(s) waiting or running `
+      + `(OPERATIONS_PER_TENANT). Retry in ${TUNING.operationBusyRetryAfterSeconds.value} s.`,
+    headers: retryAfter(TUNING.operationBusyRetryAfterSeconds.value),
   }),
   addressBudgetSpent: (resetSeconds: number): ProblemWithHeaders => ({
     code: 'RATE_LIMITED',
@@ -328,6 +346,12 @@ export const PROBLEMS = {
   }),
   /** Readiness once SIGTERM came: no Retry-After, this process will not be back. */
   shuttingDown: (): ProblemSpec => ({ code: 'SERVICE_UNAVAILABLE', detail: 'The service is shutting down.' }),
+  /** A heavy management operation that waited a whole time budget for a management thread. */
+  managementThreadsBusy: (operation: string): ProblemWithHeaders => ({
+    code: 'SERVICE_UNAVAILABLE',
+    detail: `The ${operation} was not started: every management thread stayed busy with other tenants' operations for its whole time budget; retry shortly.`,
+    headers: retryAfter(TUNING.unavailableRetryAfterSeconds.value),
+  }),
   workerMetricsUnavailable: (): ProblemWithHeaders => ({
     code: 'SERVICE_UNAVAILABLE',
     detail: 'The workers\' metrics could not be collected; retry shortly.',

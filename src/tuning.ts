@@ -75,11 +75,15 @@ export const TUNING = tunables({
   },
   impactReplayBudgetMs: {
     value: 10_000, unit: 'ms', min: 1,
-    why: 'evaluation time one impact report may spend replaying samples; past it the report is refused, so slow samples cannot hold the process',
+    why: 'evaluation time the CLI\'s impact report may spend replaying samples (the service\'s is OPERATION_TIME_BUDGET_MS)',
   },
-  impactBusyRetryAfterSeconds: {
+  operationBusyRetryAfterSeconds: {
     value: 1, unit: 's', min: 1,
-    why: 'Retry-After of a report refused while the tenant\'s previous report runs: most reports take well under a second',
+    why: 'Retry-After of a heavy operation refused while the tenant has its most in flight: most take well under a second',
+  },
+  poolIdleTimeoutMs: {
+    value: 30_000, unit: 'ms', min: 0,
+    why: 'a management thread idle this long ends, so an instance that is not being managed holds no thread nor its heap',
   },
   maxStoredTests: {
     value: 1000, unit: 'tests', min: 1,

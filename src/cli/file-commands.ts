@@ -10,7 +10,7 @@ import type { Config } from '../config.ts';
 import { describeCompileError } from '../rules/check-rule-content.ts';
 import { checkRulesFile, rulesFileWarnings, toRulesFile, warningSchemaOf, type RulesFile } from '../rules/rules-file.ts';
 import { PayloadSchema } from '../../compiler/index.ts';
-import { runStoredTests, storedTestsGate, type TestOutcome } from '../rules/stored-tests.ts';
+import { runStoredTests, runStoredTestsHere, storedTestsGate, type TestOutcome } from '../rules/stored-tests.ts';
 import { ContextNotFoundError, type ChangeInfo, type ImportResult, type LiveRuleset, type Storage } from '../storage/types.ts';
 import { compileValidator } from '../validators/compile-validator.ts';
 import { CommandError } from './cli-errors.ts';
@@ -98,7 +98,7 @@ async function importFile(command: Extract<FileCommand, { kind: 'import' }>, sto
   const info: ChangeInfo = { actorKeyId: null, note: null, origin: { actor: { cli: true } } };
   // Read before the transaction: on the embedded database the transaction holds the one connection.
   const tests = plan.tests ?? (await storage.tests.list(tenantId, context));
-  const gate = storedTestsGate({ list: () => Promise.resolve(tests) }, config, command.force);
+  const gate = storedTestsGate({ list: () => Promise.resolve(tests) }, runStoredTestsHere(config), command.force);
   const { result } = await storage.rules.importContext(tenantId, context, plan, options, async (next) => {
     const validator = await compiled(next, config);
     await gate.check(validator);

@@ -13,10 +13,18 @@
 import { Counter, Gauge, Histogram, Registry } from 'prom-client';
 import type { OverloadStats } from '../overload/overload-monitor.ts';
 import type { RateLimitObserver, RateLimitScope, RateLimitStoreStatus } from '../rate-limit/register-rate-limit.ts';
+import type { ManagementPoolObserver } from '../pool/management-pool.ts';
 import type { SamplerStats } from '../sampling/sample-recorder.ts';
 import type { ValidatorCacheObserver } from '../validators/validator-cache.ts';
 import { LatencyHistogram, type HistogramSeries } from './latency-histogram.ts';
 import { processMetrics } from './process-metrics.ts';
+
+/** The management pool as a scrape sees it. */
+export interface PoolState {
+  queued: number;
+  running: number;
+  threads: number;
+}
 
 /** The three validation operations, as labelled. */
 export type ValidationOperation = 'single' | 'batch' | 'transaction';
@@ -50,6 +58,8 @@ export class ServiceMetrics {
   readonly validatorCache: ValidatorCacheObserver;
   /** Handed to registerRateLimit. */
   readonly rateLimit: RateLimitObserver;
+  /** Handed to the management pool. */
+  readonly pool: ManagementPoolObserver;
 
   readonly #tenantLabels: boolean;
   readonly #requestDuration: LatencyHistogram;
@@ -71,6 +81,7 @@ export class ServiceMetrics {
   #samplerStats: () => SamplerStats = () => ({ written: 0, droppedQueueFull: 0, droppedWriteFailed: 0, droppedRejected: 0, droppedTooLarge: 0, queued: 0 });
   #overloadStats: () => OverloadStats = () => ({ shedding: false, delayP99Ms: 0, delayMaxMs: 0, pressures: [], shed: 0 });
   readonly #recorders = new Map<string, RequestRecorder>();
+  #poolState: () => PoolState = () => ({ queued: 0, running: 0, threads: 0 });
 
   constructor(options: ServiceMetricsOptions) {
     this.#tenantLabels = options.tenantLabels;
@@ -123,7 +134,7 @@ export class ServiceMetrics {
     });
     this.#compiles = new Counter({
       name: 'rules_validator_compiles_total',
-      help: 'Ruleset compiles (warm starts, cache misses, publishes, recompiles, rule tests), by result.',
+      help: 'Ruleset compiles for the validator cache (warm starts, cache misses, publishes, recompiles), by result.',
       labelNames: ['result', ...tenantContext],
       registers,
     });
@@ -260,6 +271,8 @@ export class ServiceMetrics {
       },
     });
 
+    this.pool = this.#poolMetrics(registers);
+
     this.validatorCache = options.tenantLabels
       ? {
         hit: (tenantId, context) => this.#cacheHits.inc({ tenant: tenantId, context }),
@@ -300,6 +313,68 @@ export class ServiceMetrics {
   watchValidatorCache(size: () => number, bytes: () => number = () => 0): void {
     this.#cacheSize = size;
     this.#cacheBytes = bytes;
+  }
+
+  /** Reports the management pool's queue and threads at each scrape. */
+  watchPool(state: () => PoolState): void {
+    this.#poolState = state;
+  }
+
+  /** The management pool's metrics (src/pool/): never per tenant, whatever METRICS_TENANT_LABELS says. */
+  #poolMetrics(registers: Registry[]): ManagementPoolObserver {
+    // eslint-disable-next-line @typescript-eslint/no-this-alias -- prom-client calls collect() with `this` bound to the metric
+    const self = this;
+    new Gauge({
+      name: 'rules_pool_tasks_queued',
+      help: 'Heavy management tasks waiting for a management thread, all tenants together.',
+      registers,
+      collect() {
+        this.set(self.#poolState().queued);
+      },
+    });
+    new Gauge({
+      name: 'rules_pool_tasks_running',
+      help: 'Heavy management tasks running on a management thread.',
+      registers,
+      collect() {
+        this.set(self.#poolState().running);
+      },
+    });
+    new Gauge({
+      name: 'rules_pool_threads',
+      help: 'Management threads started (busy or idle; idle ones end after a while).',
+      registers,
+      collect() {
+        this.set(self.#poolState().threads);
+      },
+    });
+    const tasks = new Counter({
+      name: 'rules_pool_tasks_total',
+      help: 'Tasks run on a management thread, by kind and outcome: done, refused (a problem of the request, e.g. a ruleset that does not compile), over_time or over_memory (stopped at the operation\'s budget), failed (an internal error).',
+      labelNames: ['kind', 'outcome'],
+      registers,
+    });
+    const duration = new Histogram({
+      name: 'rules_pool_task_duration_seconds',
+      help: 'Time a task spent on a management thread, by kind.',
+      labelNames: ['kind'],
+      buckets: COMPILE_BUCKETS,
+      registers,
+    });
+    const refused = new Counter({
+      name: 'rules_pool_operations_refused_total',
+      help: 'Heavy management operations refused before they ran, by reason: tenant_bound (429, the tenant had OPERATIONS_PER_TENANT in flight), threads_busy (503, no thread was free within the time budget).',
+      labelNames: ['reason'],
+      registers,
+    });
+    for (const reason of ['tenant_bound', 'threads_busy']) refused.inc({ reason }, 0);
+    return {
+      taskEnded: (kind, outcome, seconds) => {
+        tasks.inc({ kind, outcome });
+        duration.observe({ kind }, seconds);
+      },
+      operationRefused: (reason) => refused.inc({ reason }),
+    };
   }
 
   /** Reports the sample queue's counts at each scrape. */

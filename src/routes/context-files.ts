@@ -10,7 +10,9 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { AppDeps } from '../app-deps.ts';
 import { PROBLEMS, ProblemError } from '../errors.ts';
 import { operation } from '../openapi/operation.ts';
-import { checkRulesFile, rulesFileWarnings, toRulesFile, warningSchemaOf, type IncomingRulesFile } from '../rules/rules-file.ts';
+import { goLiveTestsOnPool } from '../pool/go-live-tests.ts';
+import { OPERATIONS } from '../pool/operations.ts';
+import { toRulesFile, type IncomingRulesFile } from '../rules/rules-file.ts';
 import { storedTestsGate } from '../rules/stored-tests.ts';
 import { LimitExceededError } from '../storage/types.ts';
 import { compileAhead } from '../validators/early-compile.ts';
@@ -44,7 +46,7 @@ const adminOnly = { role: 'admin' } as const;
  */
 // eslint-disable-next-line @typescript-eslint/require-await -- a Fastify plugin without a done parameter must return a promise
 export const contextFilesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
-  const { storage, validators, config, payloadSchemas } = deps;
+  const { storage, validators, config, payloadSchemas, pool } = deps;
 
   app.get<{ Params: ContextParams; Querystring: { from?: 'live' | 'draft' } }>('/contexts/:context/export', {
     config: adminOnly,
@@ -94,8 +96,10 @@ export const contextFilesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
           400: 'The document is not a rules file, or a rule does not compile, a code repeats, the payload schema or a test is refused; '
             + '`errors` name each place, such as `rules[3].expression` (INVALID_BODY).',
           404: 'The name is one no context can have (CONTEXT_NOT_FOUND).',
-          409: 'The context would have more rules than it may (LIMIT_EXCEEDED), a code was taken meanwhile (CONFLICT), or a stored test '
-            + 'fails against what a publish would make live (TESTS_FAILED).',
+          409: 'The context would have more rules than it may, or checking the file stopped at its time or memory budget (LIMIT_EXCEEDED), '
+            + 'a code was taken meanwhile (CONFLICT), or a stored test fails against what a publish would make live (TESTS_FAILED).',
+          429: 'The tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After).',
+          503: 'No management thread was free within the import\'s time budget (SERVICE_UNAVAILABLE, with Retry-After).',
         },
       }),
       params: contextParamsSchema,
@@ -110,28 +114,34 @@ export const contextFilesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
     if (file.rules.length > config.maxRulesPerContext) {
       throw new LimitExceededError(`the file has ${file.rules.length} rules, a context may have at most ${config.maxRulesPerContext}`);
     }
-    const checked = checkRulesFile(file, config);
-    if (!checked.ok) throw new ProblemError(PROBLEMS.invalidBody(checked.errors));
-    const { plan } = checked;
-    const options = {
-      dryRun: request.query.dryRun === 'true',
-      prune: request.query.prune === 'true',
-      publish: request.query.publish === 'true',
-      maxRulesPerContext: config.maxRulesPerContext,
-    };
-    const info = changeInfoOf(request);
-    // The tests that gate the publish: the file's when it carries them, as they are what will be stored.
-    const testSource = plan.tests === undefined ? storage.tests : { list: () => Promise.resolve(plan.tests ?? []) };
-    const gate = storedTestsGate(testSource, config, request.query.force === 'true');
-    const { result } = options.dryRun
-      ? await storage.rules.importContext(tenantId, context, plan, options, () => undefined, info)
-      : await compileAhead(
-        validators,
-        (compile) => storage.rules.importContext(tenantId, context, plan, options, compile, gate.info(info)),
-        gate.check,
-      );
-    if (!options.dryRun && plan.payloadSchema !== undefined) payloadSchemas.forget(tenantId, context);
-    const schema = await warningSchemaOf(plan, () => payloadSchemas.forWarnings(tenantId, context));
-    return { ...result, warnings: rulesFileWarnings(plan, schema, config.maxExpressionLength) };
+    return pool.operation(tenantId, OPERATIONS.importCheck, async (run) => {
+      // The file's checks and its rules' warnings, on a management thread, before anything is written.
+      const stored = file.payloadSchema === undefined ? await storage.payloadSchemas.get(tenantId, context) : null;
+      const checked = await run('importCheck', {
+        file, limits: { maxExpressionLength: config.maxExpressionLength, maxPayloadDepth: config.maxPayloadDepth }, storedPayloadSchema: stored?.schema ?? null,
+      });
+      if (!checked.ok) throw new ProblemError(PROBLEMS.invalidBody(checked.errors));
+      const { plan, warnings } = checked;
+      const options = {
+        dryRun: request.query.dryRun === 'true',
+        prune: request.query.prune === 'true',
+        publish: request.query.publish === 'true',
+        maxRulesPerContext: config.maxRulesPerContext,
+      };
+      const info = changeInfoOf(request);
+      // The tests that gate the publish: the file's when it carries them, as they are what will be stored.
+      const testSource = plan.tests === undefined ? storage.tests : { list: () => Promise.resolve(plan.tests ?? []) };
+      // Inside this operation: the import's turn runs its tests too.
+      const gate = storedTestsGate(testSource, goLiveTestsOnPool(pool, config, run), request.query.force === 'true');
+      const { result } = options.dryRun
+        ? await storage.rules.importContext(tenantId, context, plan, options, () => undefined, info)
+        : await compileAhead(
+          validators,
+          (compile) => storage.rules.importContext(tenantId, context, plan, options, compile, gate.info(info)),
+          gate.check,
+        );
+      if (!options.dryRun && plan.payloadSchema !== undefined) payloadSchemas.forget(tenantId, context);
+      return { ...result, warnings };
+    });
   });
 };

@@ -8,7 +8,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppDeps } from '../app-deps.ts';
 import { PROBLEMS, ProblemError } from '../errors.ts';
-import { diffRulesets } from '../rules/ruleset-diff.ts';
+import { OPERATIONS } from '../pool/operations.ts';
 import type { RulesetRef } from '../storage/types.ts';
 import { operation } from '../openapi/operation.ts';
 import { contextParamsSchema } from './schemas/context-schemas.ts';
@@ -103,6 +103,9 @@ export const contextHistoryRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async
           200: 'The differences.',
           400: '`from` or `to` is not a version number, `live` (or, for `to`, `draft`) (INVALID_BODY).',
           404: 'The context is unknown (CONTEXT_NOT_FOUND) or has no such version (NOT_FOUND).',
+          409: 'The comparison stopped at its time or memory budget (LIMIT_EXCEEDED).',
+          429: 'The tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After).',
+          503: 'No management thread was free within the diff\'s time budget (SERVICE_UNAVAILABLE, with Retry-After).',
         },
       }),
       params: contextParamsSchema,
@@ -114,8 +117,11 @@ export const contextHistoryRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async
     const context = contextOf(request.params);
     const from = rulesetRef('from', request.query.from ?? 'live', false);
     const to = rulesetRef('to', request.query.to ?? 'draft', true);
-    const [before, after] = await storage.history.rulesets(tenantId, context, [from, to]);
-    return { from, to, ...diffRulesets(before.rules, after.rules) };
+    // Admitted before the read: two rulesets of thousands of rules each, compared on a management thread.
+    return deps.pool.operation(tenantId, OPERATIONS.diff, async (run) => {
+      const [before, after] = await storage.history.rulesets(tenantId, context, [from, to]);
+      return { from, to, ...(await run('diff', { before: before.rules, after: after.rules })) };
+    });
   });
 };
 

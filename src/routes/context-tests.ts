@@ -11,10 +11,10 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { AppDeps } from '../app-deps.ts';
 import { PROBLEMS, ProblemError } from '../errors.ts';
 import { operation } from '../openapi/operation.ts';
-import { compileUncachedOrRefuse } from '../rules/compile-uncached.ts';
+import { OPERATIONS } from '../pool/operations.ts';
 import { optionalBody } from './change-info.ts';
 import { rulesetOfVersion } from '../rules/ruleset-version.ts';
-import { runStoredTests, storedTestsProblems } from '../rules/stored-tests.ts';
+import { storedTestsProblems } from '../rules/stored-tests.ts';
 import type { StoredTest } from '../storage/types.ts';
 import { contextParamsSchema } from './schemas/context-schemas.ts';
 import { storedTestsBodySchema, testRunBodySchema } from './schemas/context-test-schemas.ts';
@@ -41,8 +41,8 @@ const IMPOSSIBLE_NAME = 'The URL names a context no context can be called (CONTE
  */
 // eslint-disable-next-line @typescript-eslint/require-await -- a Fastify plugin without a done parameter must return a promise
 export const contextTestsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
-  const { storage, validators, config } = deps;
-
+  const { storage, pool, config } = deps;
+  const compilerLimits = { maxExpressionLength: config.maxExpressionLength };
 
   app.put<{ Params: ContextParams; Body: { tests: StoredTest[] } }>('/contexts/:context/tests', {
     config: adminOnly,
@@ -94,11 +94,14 @@ export const contextTestsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
         summary: 'Run the stored tests of a context',
         description: 'Runs every stored test against the rules a context publish would make live now (`target: "draft"`, the default), '
           + 'against the live rules (`"live"`) or against a ruleset version of the context (its number), and says how each fared. Changes nothing. With `explain: true` each result adds '
-          + '`trace`: what became of each rule on that test\'s payload.',
+          + '`trace`: what became of each rule on that test\'s payload. The run has a time budget (OPERATION_TIME_BUDGET_MS) and its `results` '
+          + 'a size budget (OPERATION_ANSWER_MAX_BYTES): past the size, the first results are answered with `truncated: true`.',
         answers: {
           200: 'Each test\'s outcome.',
           404: 'The context has no rules (draft) or no published ruleset (live) (CONTEXT_NOT_FOUND), or no such ruleset version (NOT_FOUND).',
-          409: 'The context\'s draft ruleset is over a limit (LIMIT_EXCEEDED).',
+          409: 'The context\'s draft ruleset is over a limit, or the run stopped at its time or memory budget, saying at which test (LIMIT_EXCEEDED).',
+          429: 'The tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After).',
+          503: 'No management thread was free within the run\'s time budget (SERVICE_UNAVAILABLE, with Retry-After).',
         },
       }),
       params: contextParamsSchema,
@@ -111,19 +114,26 @@ export const contextTestsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
     const tenantId = tenantOf(request);
     const context = contextOf(request.params);
     const target = request.body?.target ?? 'draft';
-    const ruleset = typeof target === 'number'
-      ? await rulesetOfVersion(storage, tenantId, context, target)
-      : target === 'draft'
-        ? await storage.rules.draftRuleset(tenantId, context)
-        : await storage.rules.liveRuleset(tenantId, context);
-    if (ruleset === null) {
-      throw new ProblemError(target === 'draft' ? PROBLEMS.contextHasNoRules(context) : PROBLEMS.contextsNotPublished([{ context }]));
-    }
-    const tests = await storage.tests.list(tenantId, context);
-    const explaining = request.body?.explain === true;
-    const { validator, explain } = await compileUncachedOrRefuse(validators, ruleset, { explain: explaining, context });
-    const results = runStoredTests(validator, tests, config, explain);
-    const passed = results.filter((result) => result.ok).length;
-    return { target, passed, failed: results.length - passed, results };
+    // Admitted before anything is read: a tenant past its bound costs no query.
+    return pool.operation(tenantId, OPERATIONS.storedTestRun, async (run) => {
+      const ruleset = typeof target === 'number'
+        ? await rulesetOfVersion(storage, tenantId, context, target)
+        : target === 'draft'
+          ? await storage.rules.draftRuleset(tenantId, context)
+          : await storage.rules.liveRuleset(tenantId, context);
+      if (ruleset === null) {
+        throw new ProblemError(target === 'draft' ? PROBLEMS.contextHasNoRules(context) : PROBLEMS.contextsNotPublished([{ context }]));
+      }
+      const tests = await storage.tests.list(tenantId, context);
+      const outcome = await run('storedTests', {
+        ruleset,
+        tests,
+        explain: request.body?.explain === true,
+        limits: { maxPayloadDepth: config.maxPayloadDepth, maxAnswerBytes: config.maxAnswerBytes },
+        compilerLimits,
+        maxResultBytes: config.operationAnswerMaxBytes,
+      });
+      return { target, ...outcome };
+    });
   });
 };

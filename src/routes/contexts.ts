@@ -11,6 +11,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import { buildStandaloneModule, StandaloneModuleCache } from '../../compiler/standalone/index.ts';
 import { compileAhead } from '../validators/early-compile.ts';
+import { goLiveTestsOnPool } from '../pool/go-live-tests.ts';
 import { storedTestsGate } from '../rules/stored-tests.ts';
 import { forceQuerySchema } from './schemas/context-test-schemas.ts';
 import { runInSlices } from '../validators/time-slices.ts';
@@ -64,7 +65,9 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
           200: 'What was published, and what changed by code; `published` is empty and the version unchanged when there were no drafts.',
           400: 'The body is not `{ note }` with a note of at most 500 characters (INVALID_BODY).',
           404: 'The context has no rules (CONTEXT_NOT_FOUND).',
-          409: 'The ruleset would be over a limit (LIMIT_EXCEEDED); or a stored test of the context fails against it (TESTS_FAILED).',
+          409: 'The ruleset would be over a limit, or its stored tests took longer than the time budget (LIMIT_EXCEEDED); or a stored test of the context '
+            + 'fails against it (TESTS_FAILED).',
+          429: 'The context has stored tests and the tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After).',
         },
       }),
       params: contextParamsSchema,
@@ -78,7 +81,7 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
     const tenantId = tenantOf(request);
     const context = contextOf(request.params);
     const info = changeInfoOf(request, request.body);
-    const gate = storedTestsGate(storage.tests, deps.config, request.query.force === 'true');
+    const gate = storedTestsGate(storage.tests, goLiveTestsOnPool(deps.pool, deps.config), request.query.force === 'true');
     // A context without rules is refused by storage (ContextNotFoundError, a 404 CONTEXT_NOT_FOUND).
     const { result } = await compileAhead(
       validators,
@@ -103,7 +106,9 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
           400: 'The body is not `{ rulesetVersion, note? }` (INVALID_BODY).',
           404: 'The context has no such ruleset version (NOT_FOUND or CONTEXT_NOT_FOUND).',
           409: 'The version is the current one, or a revived rule\'s code is taken by another live rule (CONFLICT); or the context would be over a limit (LIMIT_EXCEEDED); '
-            + 'or a stored test of the context fails against the rules it would make live (TESTS_FAILED).',
+            + 'or its stored tests took longer than the time budget (LIMIT_EXCEEDED); or a stored test of the context fails against the rules it would make live '
+            + '(TESTS_FAILED).',
+          429: 'The context has stored tests and the tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After).',
         },
       }),
       params: contextParamsSchema,
@@ -115,7 +120,7 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
     const tenantId = tenantOf(request);
     const context = contextOf(request.params);
     const info = changeInfoOf(request, request.body);
-    const gate = storedTestsGate(storage.tests, deps.config, request.query.force === 'true');
+    const gate = storedTestsGate(storage.tests, goLiveTestsOnPool(deps.pool, deps.config), request.query.force === 'true');
     const { result } = await compileAhead(
       validators,
       (compile) => storage.rules.rollback(tenantId, context, request.body.rulesetVersion, deps.config.maxRulesPerContext, compile, gate.info(info)),

@@ -10,14 +10,15 @@
  * the target is compiled for the report and dropped with it.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import type { AppDeps, CompiledValidator } from '../app-deps.ts';
+import { MessageChannel } from 'node:worker_threads';
+import type { AppDeps } from '../app-deps.ts';
 import { PROBLEMS, ProblemError } from '../errors.ts';
 import { operation } from '../openapi/operation.ts';
-import { compileUncachedOrRefuse } from '../rules/compile-uncached.ts';
-import { ImpactReplay, ReplayBudgetExceededError, replayInPages, type ImpactReport } from '../rules/impact-report.ts';
-import { ImpactSlots } from '../rules/impact-slots.ts';
+import type { TaskRunner } from '../pool/management-pool.ts';
+import { OPERATIONS } from '../pool/operations.ts';
+import { serveSamplePages } from '../pool/sample-pages.ts';
+import type { ImpactReport } from '../rules/impact-report.ts';
 import { impactTargetRuleset, type ImpactTarget } from '../rules/impact-target.ts';
-import type { SampleCursor } from '../storage/types.ts';
 import { TUNING } from '../tuning.ts';
 import { optionalBody } from './change-info.ts';
 import { contextParamsSchema } from './schemas/context-schemas.ts';
@@ -41,41 +42,41 @@ const adminOnly = { role: 'admin' } as const;
  */
 // eslint-disable-next-line @typescript-eslint/require-await -- a Fastify plugin without a done parameter must return a promise
 export const impactRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
-  const { storage, validators, config } = deps;
+  const { storage, validators, config, pool } = deps;
   const limits = {
     maxPayloadDepth: config.maxPayloadDepth,
     evaluationDeadlineMs: TUNING.evaluationDeadlineMs.value,
-    budgetMs: TUNING.impactReplayBudgetMs.value,
+    budgetMs: config.operationTimeBudgetMs,
   };
-  const slots = new ImpactSlots();
+  const compilerLimits = { maxExpressionLength: config.maxExpressionLength };
 
-  /** The target's validator: the live one when the target is what is live, else compiled for this report only. */
-  const targetValidator = async (tenantId: string, context: string, target: ImpactTarget, live: CompiledValidator | null) => {
-    const ruleset = await impactTargetRuleset(storage, tenantId, context, target, live?.rulesetVersion ?? null);
-    if (ruleset === null) return live!;
-    return (await compileUncachedOrRefuse(validators, ruleset, { context })).validator;
-  };
-
-  /** The report itself, run while the tenant's slot is held. */
-  const report = async (tenantId: string, context: string, body: ImpactBody | undefined): Promise<ImpactReport> => {
+  /** The report, replayed on a management thread that asks this thread for the samples a page at a time. */
+  const report = async (run: TaskRunner, tenantId: string, context: string, body: ImpactBody | undefined): Promise<ImpactReport> => {
     const target = body?.target ?? 'draft';
     const { maxSamples } = await storage.tenants.getSampling(tenantId);
     // Samples past the context's maxSamples wait for the minute's sweep: the report never counts them.
     const limit = Math.min(body?.limit ?? TUNING.impactDefaultSamples.value, maxSamples);
     const live = validators.peek(tenantId, context) ?? (await validators.load(tenantId, context));
-    const read = (count: number, before?: SampleCursor) =>
-      storage.samples.newestBefore(tenantId, context, count, before, TUNING.impactBytesPerRead.value);
-    const pageSize = TUNING.impactSamplesPerRead.value;
-    // The first page is read while the target compiles: on PostgreSQL the two overlap.
-    const [compiledTarget, first] = await Promise.all([targetValidator(tenantId, context, target, live), read(Math.min(limit, pageSize))]);
-    const replay = new ImpactReplay({ live, target: compiledTarget }, limits, Date.now());
+    const targetRuleset = await impactTargetRuleset(storage, tenantId, context, target, live?.rulesetVersion ?? null);
+    const { port1, port2 } = new MessageChannel();
+    const pages = serveSamplePages(port1, (count, before) =>
+      storage.samples.newestBefore(tenantId, context, count, before, TUNING.impactBytesPerRead.value));
     try {
-      await replayInPages(replay, read, limit, pageSize, first);
+      return await run('impact', {
+        context,
+        live: live?.ruleset ?? null,
+        target: targetRuleset,
+        limit,
+        pageSize: TUNING.impactSamplesPerRead.value,
+        limits,
+        compilerLimits,
+        pages: port2,
+      }, [port2]);
     } catch (error) {
-      if (error instanceof ReplayBudgetExceededError) throw new ProblemError(PROBLEMS.impactReplayTooLong(error.budgetMs));
-      throw error;
+      throw pages.failure ?? error;
+    } finally {
+      port1.close();
     }
-    return replay.report();
   };
 
   app.post<{ Params: { context: string }; Body: ImpactBody | undefined }>('/contexts/:context/impact', {
@@ -91,10 +92,11 @@ export const impactRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, {
           + 'fail; and examples with their sample ids. A context with nothing live counts every sample as valid live. Changes nothing.',
         answers: {
           200: 'The report.',
-          400: 'The body is invalid, or replaying took longer than the report may (INVALID_BODY, naming `limit`).',
+          400: 'The body is invalid (INVALID_BODY).',
           404: 'The context is unknown, has no rules (draft) (CONTEXT_NOT_FOUND), or has no such version (NOT_FOUND).',
-          409: 'The target ruleset is over a limit (LIMIT_EXCEEDED).',
-          429: 'An impact report of the tenant is still running on this instance; one runs at a time (RATE_LIMITED, with Retry-After).',
+          409: 'The target ruleset is over a limit, or the replay stopped at its time or memory budget, naming `limit` (LIMIT_EXCEEDED).',
+          429: 'The tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After).',
+          503: 'No management thread was free within the report\'s time budget (SERVICE_UNAVAILABLE, with Retry-After).',
         },
       }),
       params: contextParamsSchema,
@@ -105,13 +107,8 @@ export const impactRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, {
     preValidation: optionalBody,
   }, async (request): Promise<ImpactReport> => {
     const tenantId = tenantOf(request);
-    const release = slots.take(tenantId);
-    if (release === undefined) throw new ProblemError(PROBLEMS.impactReportRunning());
-    try {
-      return await report(tenantId, contextOf(request.params), request.body);
-    } finally {
-      release();
-    }
+    const context = contextOf(request.params);
+    return pool.operation(tenantId, OPERATIONS.impactReport, (run) => report(run, tenantId, context, request.body));
   });
 
   app.get<{ Params: { context: string; sampleId: string } }>('/contexts/:context/samples/:sampleId', {

@@ -7,8 +7,8 @@
  * and a rule half written is not a bad request.
  *
  * It costs one indexed read (the payload schema's revision) when the rule
- * names a context, and a parse of its expressions; nothing is compiled to
- * code that runs, cached or stored.
+ * names a context, and the rule's compile check, on a management thread
+ * (src/pool/); nothing is compiled to code that runs, cached or stored.
  */
 import { Ajv } from 'ajv';
 import type { FastifyPluginAsync } from 'fastify';
@@ -17,7 +17,8 @@ import type { AppDeps } from '../app-deps.ts';
 import { schemaErrorsToFieldErrors } from '../http/schema-errors.ts';
 import { findUnstorableText } from '../http/storable-text.ts';
 import { operation } from '../openapi/operation.ts';
-import { ruleContentProblems, type RuleProblem } from '../rules/check-rule-content.ts';
+import { OPERATIONS } from '../pool/operations.ts';
+import type { RuleProblem } from '../rules/check-rule-content.ts';
 import { warningsFor } from '../rules/rule-warnings.ts';
 import { tenantOf } from './schemas/route-helpers.ts';
 import { toRuleContent, type TestRuleBody } from './schemas/rule-body.ts';
@@ -69,7 +70,12 @@ export const ruleCheckRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app
         description: 'Checks a rule as POST /rules would (code uniqueness aside) and stores nothing: the errors a save would refuse it for, '
           + 'each with its field, line and column, and the warnings it would be saved with, against the payload schema of the rule\'s `context`. '
           + 'Errors are answered 200 with `ok: false`, so an editor can call this on every keystroke.',
-        answers: { 200: 'What a save would say: `ok`, `errors` and `warnings`.' },
+        answers: {
+          200: 'What a save would say: `ok`, `errors` and `warnings`.',
+          409: 'The check stopped at its time or memory budget (LIMIT_EXCEEDED).',
+          429: 'The tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After).',
+          503: 'No management thread was free within the check\'s time budget (SERVICE_UNAVAILABLE, with Retry-After).',
+        },
       }),
       body: ruleCheckBodySchema,
       response: { 200: sharedRef('RuleCheckResult') },
@@ -85,7 +91,11 @@ export const ruleCheckRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app
     if (unstorable !== undefined) return { ok: false, errors: [placed(unstorable)], warnings: [] };
 
     const content = toRuleContent(rule);
-    const errors = ruleContentProblems(rule.code, content, { maxExpressionLength: config.maxExpressionLength }).map(placed);
+    // Compiling a rule's schema or expressions is a heavy operation's work: on a management thread.
+    const problems = await deps.pool.operation(tenantId, OPERATIONS.ruleCheck, (run) => run('ruleCheck', {
+      code: rule.code, content, maxExpressionLength: config.maxExpressionLength,
+    }));
+    const errors = problems.map(placed);
     // Warnings of the fields that do compile are worth showing beside the errors of those that do not.
     const warnings = await warningsFor(warningSources, tenantId, rule.context, rule.code, content);
     return { ok: errors.length === 0, errors, warnings };

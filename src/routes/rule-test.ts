@@ -7,19 +7,15 @@
  * validation sees.
  */
 import type { FastifyPluginAsync } from 'fastify';
-import type { TraceEntry } from '../../compiler/explain-ruleset.ts';
 import { toRuleDefinition } from '../../compiler/rule-schema.ts';
 import type { AppDeps } from '../app-deps.ts';
 import { PROBLEMS, ProblemError } from '../errors.ts';
-import { checkPayload, sizeOf, type PayloadSize } from '../http/payload-guard.ts';
+import { checkPayload } from '../http/payload-guard.ts';
+import { OPERATIONS } from '../pool/operations.ts';
 import { assertStorableText } from '../http/storable-text.ts';
 import type { LiveRuleset } from '../storage/types.ts';
 import { assertRuleCompiles } from '../rules/check-rule-content.ts';
-import { compileUncachedOrRefuse } from '../rules/compile-uncached.ts';
 import { warningsFor, type RuleWarning } from '../rules/rule-warnings.ts';
-import { assertAnswerFits, assertExplainedAnswerFits } from '../validators/answer-size.ts';
-import { evaluateBounded } from '../validators/bounded-evaluation.ts';
-import { costProfileOf, estimateCost } from '../validators/evaluation-cost.ts';
 import { tenantOf } from './schemas/route-helpers.ts';
 import { toRuleContent, type TestRuleBody } from './schemas/rule-body.ts';
 import { ruleTestBodySchema } from './schemas/rule-test-schemas.ts';
@@ -47,7 +43,7 @@ const TEST_CONTEXT = 'rule-test';
  */
 // eslint-disable-next-line @typescript-eslint/require-await -- a Fastify plugin without a done parameter must return a promise
 export const ruleTestRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
-  const { storage, validators, config } = deps;
+  const { storage, pool, config } = deps;
   const warningSources = { payloadSchemas: deps.payloadSchemas, maxExpressionLength: config.maxExpressionLength };
 
   /** The one-rule ruleset of `{ rule, payload }`, checked as a save would check it. */
@@ -89,7 +85,9 @@ export const ruleTestRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
         answers: {
           200: 'The result, as a single validation answers it, with the tested rule\'s warnings (empty for a context).',
           404: 'The context has no published ruleset (or, with `draft: true`, no rules) (CONTEXT_NOT_FOUND).',
-          409: 'The context\'s ruleset is over a limit (LIMIT_EXCEEDED).',
+          409: 'The context\'s ruleset is over a limit, or the test stopped at its time or memory budget (LIMIT_EXCEEDED).',
+          429: 'The tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After).',
+          503: 'No management thread was free within the test\'s time budget (SERVICE_UNAVAILABLE, with Retry-After).',
         },
       }),
       body: ruleTestBodySchema,
@@ -100,8 +98,7 @@ export const ruleTestRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
     const body = request.body;
     // The same guard as the validation operations: depth and finite numbers,
     // before anything recursive (the validator, the serializer) sees it.
-    const size: PayloadSize = { values: 0, characters: 0 };
-    const payloadProblem = checkPayload(body.payload, 'payload', config.maxPayloadDepth, size);
+    const payloadProblem = checkPayload(body.payload, 'payload', config.maxPayloadDepth);
     if (payloadProblem !== undefined) throw new ProblemError(PROBLEMS.invalidBody([payloadProblem]));
     let ruleset: LiveRuleset;
     let warnings: RuleWarning[] = [];
@@ -114,28 +111,21 @@ export const ruleTestRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
       ruleset = await contextRuleset(tenantId, requireContext(body), body.draft ?? false);
     }
 
-    const explaining = body.explain === true;
-    // A publish would refuse a ruleset that does not compile, or a draft over a ruleset-wide limit; so does the test.
-    const { validator, explain } = await compileUncachedOrRefuse(validators, ruleset, {
-      explain: explaining, pathPrefix: body.rule !== undefined ? 'rule.' : '',
-    });
-    // Under the same deadline as the validation operations: a test runs
-    // caller-supplied rules on a caller-supplied payload just the same.
-    const now = Date.now();
-    const cost = estimateCost(costProfileOf(validator), sizeOf(size));
-    // Explained, the explaining variant answers instead: the same failures, and the trace.
-    let trace: TraceEntry[] | undefined;
-    const result = evaluateBounded(cost, 'payload', () => {
-      if (explain === undefined) return validator.validate(body.payload, now);
-      const explained = explain(body.payload, now);
-      trace = explained.trace;
-      return explained;
-    });
-    if (trace === undefined) assertAnswerFits(result.failures, config.maxAnswerBytes, 'payload');
-    else assertExplainedAnswerFits(result.failures, trace, config.maxAnswerBytes, 'payload');
+    // On a management thread, under the same deadline as the validation operations: a test
+    // runs caller-supplied rules on a caller-supplied payload just the same. A publish would
+    // refuse a ruleset that does not compile, or a draft over a ruleset-wide limit; so does the test.
+    const result = await pool.operation(tenantId, OPERATIONS.ruleTest, (run) => run('ruleTest', {
+      ruleset,
+      payload: body.payload,
+      explain: body.explain === true,
+      pathPrefix: body.rule !== undefined ? 'rule.' : '',
+      compilerLimits: { maxExpressionLength: config.maxExpressionLength },
+      maxPayloadDepth: config.maxPayloadDepth,
+      maxAnswerBytes: config.maxAnswerBytes,
+    }));
     // The same body, and clock, as a single validation's, with the rule's warnings.
     const answer = new RuleTestAnswer(result.isValid, result.totalRulesEvaluated, result.failures, warnings, request.startedAt);
-    if (trace !== undefined) answer.trace = trace;
+    if (result.trace !== undefined) answer.trace = result.trace;
     return answer;
   });
 };

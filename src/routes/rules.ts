@@ -16,6 +16,7 @@ import type { ListRulesQuery, Rule, RuleStatus } from '../storage/types.ts';
 import { assertRuleCompiles } from '../rules/check-rule-content.ts';
 import { withWarnings } from '../rules/rule-warnings.ts';
 import { compileAhead } from '../validators/early-compile.ts';
+import { goLiveTestsOnPool } from '../pool/go-live-tests.ts';
 import { storedTestsGate } from '../rules/stored-tests.ts';
 import { forceQuerySchema } from './schemas/context-test-schemas.ts';
 import { operation } from '../openapi/operation.ts';
@@ -201,7 +202,8 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
           400: 'The body is not `{ note }` with a note of at most 500 characters (INVALID_BODY).',
           404: NO_SUCH_RULE,
           409: 'The latest version is already live, or the rule is archived (CONFLICT); or the context\'s ruleset would be over a limit (LIMIT_EXCEEDED); '
-            + 'or a stored test of the context fails against it (TESTS_FAILED).',
+            + 'or its stored tests took longer than the time budget (LIMIT_EXCEEDED); or a stored test of the context fails against it (TESTS_FAILED).',
+          429: 'The context has stored tests and the tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After).',
         },
       }),
       params: idParamsSchema,
@@ -214,7 +216,7 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
     const tenantId = tenantOf(request);
     if (!isUuid(request.params.id)) throw new ProblemError(PROBLEMS.ruleNotFound());
     const info = changeInfoOf(request, request.body);
-    const gate = storedTestsGate(storage.tests, deps.config, request.query.force === 'true');
+    const gate = storedTestsGate(storage.tests, goLiveTestsOnPool(deps.pool, deps.config), request.query.force === 'true');
     const { rule, result } = await compileAhead(
       validators,
       (compile) => storage.rules.publishRule(tenantId, request.params.id, compile, gate.info(info)),

@@ -1,7 +1,7 @@
 /**
  * Stored test cases run against a compiled validator: on demand
  * (POST /contexts/{context}/tests/run) and before a publish, a rollback or
- * an import that publishes, which they can refuse (see `assertTestsPass`).
+ * an import that publishes, which they can refuse (see `storedTestsGate`).
  * Each test is evaluated as a validation is: under the evaluation deadline
  * and the answer-size limit, its payload checked by the payload guard.
  */
@@ -26,7 +26,7 @@ export interface TestOutcome {
   trace?: TraceEntry[];
 }
 
-/** A ruleset's explaining variant (ValidatorService.compileUncached with `explain: true`). */
+/** A ruleset's explaining variant (compiler/explain-ruleset.ts). */
 export type ExplainFn = (payload: unknown, now: number) => ExplainResult;
 
 /** The limits a test is evaluated under: those of a validation. */
@@ -48,40 +48,60 @@ export function runStoredTests(
   limits: TestRunLimits,
   explain?: ExplainFn,
 ): TestOutcome[] {
-  const profile = costProfileOf(validator);
   const now = Date.now();
-  return tests.map((test, index) => {
-    const path = `tests[${index}].payload`;
-    const size: PayloadSize = { values: 0, characters: 0 };
-    // Payloads were checked when stored; a lower depth limit since is met here.
-    const problem = checkPayload(test.payload, path, limits.maxPayloadDepth, size);
-    if (problem !== undefined) return { name: test.name, ok: false, isValid: false, failures: [] };
-    const cost = estimateCost(profile, sizeOf(size));
-    // Explained, the explaining variant answers instead: the same failures, and the trace.
-    let trace: TraceEntry[] | undefined;
-    const result = evaluateBounded(cost, path, () => {
-      if (explain === undefined) return validator.validate(test.payload, now);
-      const explained = explain(test.payload, now);
-      trace = explained.trace;
-      return explained;
-    });
-    if (trace === undefined) assertAnswerFits(result.failures, limits.maxAnswerBytes, path);
-    else assertExplainedAnswerFits(result.failures, trace, limits.maxAnswerBytes, path);
-    const failures = [...new Set(result.failures.map((failure) => failure.ruleCode))];
-    const outcome: TestOutcome = { name: test.name, ok: meetsExpectation(test.expect, result.isValid, failures), isValid: result.isValid, failures };
-    if (trace !== undefined) outcome.trace = trace;
-    return outcome;
-  });
+  return tests.map((test, index) => runStoredTest(validator, test, index, limits, now, explain));
 }
 
 /**
- * Refuses (TestsFailedError, 409 TESTS_FAILED) when a test does not get
+ * Runs test `index` of a context's tests against the validator (or, when
+ * explaining, the explaining variant, which answers the same and traces).
+ *
+ * @example
+ * runStoredTest(validator, { name: 'small', payload: { amount: 5 }, expect: { isValid: true } }, 0, limits, Date.now());
+ */
+export function runStoredTest(
+  validator: CompiledValidator, test: StoredTest, index: number, limits: TestRunLimits, now: number, explain?: ExplainFn,
+): TestOutcome {
+  const path = `tests[${index}].payload`;
+  const size: PayloadSize = { values: 0, characters: 0 };
+  // Payloads were checked when stored; a lower depth limit since is met here.
+  const problem = checkPayload(test.payload, path, limits.maxPayloadDepth, size);
+  if (problem !== undefined) return { name: test.name, ok: false, isValid: false, failures: [] };
+  const cost = estimateCost(costProfileOf(validator), sizeOf(size));
+  // Explained, the explaining variant answers instead: the same failures, and the trace.
+  let trace: TraceEntry[] | undefined;
+  const result = evaluateBounded(cost, path, () => {
+    if (explain === undefined) return validator.validate(test.payload, now);
+    const explained = explain(test.payload, now);
+    trace = explained.trace;
+    return explained;
+  });
+  if (trace === undefined) assertAnswerFits(result.failures, limits.maxAnswerBytes, path);
+  else assertExplainedAnswerFits(result.failures, trace, limits.maxAnswerBytes, path);
+  const failures = [...new Set(result.failures.map((failure) => failure.ruleCode))];
+  const outcome: TestOutcome = { name: test.name, ok: meetsExpectation(test.expect, result.isValid, failures), isValid: result.isValid, failures };
+  if (trace !== undefined) outcome.trace = trace;
+  return outcome;
+}
+
+/**
+ * Runs stored tests against a validator about to go live: here, at once
+ * (`runStoredTestsHere`), or on a management thread (src/pool/go-live-tests.ts).
+ */
+export type StoredTestRunner = (validator: CompiledValidator, tests: StoredTest[]) => Promise<TestOutcome[]>;
+
+/** A runner that runs the tests on the calling thread (the CLI's). */
+export function runStoredTestsHere(limits: TestRunLimits): StoredTestRunner {
+  return (validator, tests) => Promise.resolve(runStoredTests(validator, tests, limits));
+}
+
+/**
+ * Refuses (TestsFailedError, 409 TESTS_FAILED) when a test did not get
  * what it expects from the validator about to go live.
  */
-export function assertTestsPass(context: string, validator: CompiledValidator, tests: readonly StoredTest[], limits: TestRunLimits): void {
-  if (tests.length === 0) return;
+function assertTestsPassed(context: string, tests: readonly StoredTest[], outcomes: readonly TestOutcome[]): void {
   const failing: FieldError[] = [];
-  runStoredTests(validator, tests, limits).forEach((outcome, index) => {
+  outcomes.forEach((outcome, index) => {
     if (!outcome.ok) failing.push({ path: `tests[${index}]`, message: describeFailure(outcome, tests[index]) });
   });
   if (failing.length > 0) throw new TestsFailedError(context, failing);
@@ -121,14 +141,15 @@ export interface StoredTestsGate {
  * the first check, which comes before the operation's transaction
  * (compileAhead), and kept for a second check inside it.
  */
-export function storedTestsGate(tests: Pick<ContextTestStore, 'list'>, limits: TestRunLimits, force: boolean): StoredTestsGate {
+export function storedTestsGate(tests: Pick<ContextTestStore, 'list'>, run: StoredTestRunner, force: boolean): StoredTestsGate {
   let stored: StoredTest[] | undefined;
   let forcedPast: string[] = [];
   return {
     async check(validator) {
       stored ??= await tests.list(validator.tenantId, validator.context);
       try {
-        assertTestsPass(validator.context, validator, stored, limits);
+        // No tests, nothing to run (nor a thread to wait for).
+        if (stored.length > 0) assertTestsPassed(validator.context, stored, await run(validator, stored));
         forcedPast = [];
       } catch (error) {
         if (!force || !(error instanceof TestsFailedError)) throw error;

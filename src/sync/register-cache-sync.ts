@@ -170,7 +170,6 @@ function announceInstalls(inner: ValidatorService, announce: (notice: ChangeNoti
     whileChanging: inner.whileChanging.bind(inner),
     invalidate: inner.invalidate.bind(inner),
     recompile: inner.recompile.bind(inner),
-    compileUncached: inner.compileUncached.bind(inner),
   };
 }
 

@@ -18,13 +18,12 @@
  * - Unknown contexts are remembered briefly, so a flood of requests for a
  *   context that does not exist costs one query per TTL.
  */
-import { explainRuleset } from '../../compiler/explain-ruleset.ts';
 import type { CompilerLimits } from '../../compiler/types.ts';
-import type { CompiledValidator, UncachedCompile, ValidatorService } from '../app-deps.ts';
+import type { CompiledValidator, ValidatorService } from '../app-deps.ts';
 import { RulesetInvalidError, RulesetOverLimitError, type FieldError } from '../domain-errors.ts';
 import type { LiveRuleset, RuleStore } from '../storage/types.ts';
 import { TUNING } from '../tuning.ts';
-import { compileValidator } from './compile-validator.ts';
+import { compileValidator, type CompileOutcome } from './compile-validator.ts';
 import { TenantQueue } from './tenant-queue.ts';
 
 export interface ValidatorCacheOptions {
@@ -183,7 +182,7 @@ export class ValidatorCache implements ValidatorService {
   }
 
   async compile(ruleset: LiveRuleset): Promise<CompiledValidator> {
-    const { validator, errors } = await this.compileUncached(ruleset);
+    const { validator, errors } = await this.#compileOnce(ruleset);
     if (validator === undefined) {
       const fieldErrors: FieldError[] = errors.map((error) => ({
         path: error.field,
@@ -201,15 +200,14 @@ export class ValidatorCache implements ValidatorService {
     return validator;
   }
 
-  compileUncached(ruleset: LiveRuleset, options: { explain?: boolean } = {}): Promise<UncachedCompile> {
+  /** One compile, in turn with the tenant's others; compile errors are returned, not thrown. */
+  #compileOnce(ruleset: LiveRuleset): Promise<CompileOutcome> {
     this.#compiles++;
     return this.#queue.run(ruleset.tenantId, async () => {
       const outcome = await compileValidator(ruleset, this.#limits);
       // The compile's own time, not the waits between its slices.
       this.#observer?.compiled(ruleset.tenantId, ruleset.context, outcome.compileMs, outcome.validator !== undefined);
-      if (options.explain !== true || outcome.validator === undefined) return outcome;
-      // Its own variant, compiled apart from the validator and dropped with the request.
-      return { ...outcome, explain: explainRuleset(ruleset.rules, { limits: this.#limits }).explain };
+      return outcome;
     });
   }
 

@@ -53,6 +53,15 @@ describe('bundleService', () => {
     }
     await builds;
     expect(reads).toBeGreaterThan(0);
-    expect((await readdir(OUT)).sort()).toEqual(['server.js', 'server.js.map']);
+    expect((await readdir(OUT)).sort()).toEqual(['management-worker.js', 'management-worker.js.map', 'server.js', 'server.js.map']);
+  });
+
+  it('writes the management threads\' entry beside the server, with the compiler and without storage', async () => {
+    await bundleService(OUT);
+    const worker = await readFile(path.join(OUT, 'management-worker.js'), 'utf8');
+    expect(worker).toContain('// compiler/runtime.ts');
+    expect(worker).toContain('// src/pool/worker-tasks.ts');
+    // The main thread reads the database; a thread that could would hold connections of its own.
+    expect(worker).not.toMatch(/from "(kysely|pg|@electric-sql\/pglite)"/);
   });
 });

@@ -455,7 +455,7 @@ export interface paths {
         put?: never;
         /**
          * Run the stored tests of a context
-         * @description Runs every stored test against the rules a context publish would make live now (`target: "draft"`, the default), against the live rules (`"live"`) or against a ruleset version of the context (its number), and says how each fared. Changes nothing. With `explain: true` each result adds `trace`: what became of each rule on that test's payload.
+         * @description Runs every stored test against the rules a context publish would make live now (`target: "draft"`, the default), against the live rules (`"live"`) or against a ruleset version of the context (its number), and says how each fared. Changes nothing. With `explain: true` each result adds `trace`: what became of each rule on that test's payload. The run has a time budget (OPERATION_TIME_BUDGET_MS) and its `results` a size budget (OPERATION_ANSWER_MAX_BYTES): past the size, the first results are answered with `truncated: true`.
          */
         post: operations["runContextTests"];
         delete?: never;
@@ -1559,16 +1559,21 @@ export interface components {
              */
             target: string | number;
             /**
-             * @description Tests that got the answer they expect.
+             * @description Tests that got the answer they expect, of every stored test.
              * @example 3
              */
             passed: number;
             /**
-             * @description Tests that did not.
+             * @description Tests that did not, of every stored test.
              * @example 1
              */
             failed: number;
-            /** @description One entry per test, in order. */
+            /**
+             * @description True when `results` stops before the last test: the results would have been larger than OPERATION_ANSWER_MAX_BYTES. `passed` and `failed` still count every test.
+             * @example false
+             */
+            truncated: boolean;
+            /** @description One entry per test, in order; only the first ones when `truncated` is true. */
             results: {
                 /**
                  * @description The test's name, unique in the context.
@@ -3174,7 +3179,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The context's ruleset is over a limit (LIMIT_EXCEEDED). */
+            /** @description The context's ruleset is over a limit, or the test stopped at its time or memory budget (LIMIT_EXCEEDED). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3201,7 +3206,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            /** @description The tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After). */
             429: {
                 headers: {
                     /** @description Whole seconds to wait, at least 1. */
@@ -3227,7 +3232,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
+            /** @description No management thread was free within the test's time budget (SERVICE_UNAVAILABLE, with Retry-After). */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -3311,6 +3316,15 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
+            /** @description The check stopped at its time or memory budget (LIMIT_EXCEEDED). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
             /** @description The body is larger than the limit (MAX_BODY_BYTES). */
             413: {
                 headers: {
@@ -3329,7 +3343,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            /** @description The tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After). */
             429: {
                 headers: {
                     /** @description Whole seconds to wait, at least 1. */
@@ -3355,7 +3369,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
+            /** @description No management thread was free within the check's time budget (SERVICE_UNAVAILABLE, with Retry-After). */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -3420,7 +3434,7 @@ export interface operations {
                     "application/json": components["schemas"]["ImpactReport"];
                 };
             };
-            /** @description The body is invalid, or replaying took longer than the report may (INVALID_BODY, naming `limit`). */
+            /** @description The body is invalid (INVALID_BODY). */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3456,7 +3470,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The target ruleset is over a limit (LIMIT_EXCEEDED). */
+            /** @description The target ruleset is over a limit, or the replay stopped at its time or memory budget, naming `limit` (LIMIT_EXCEEDED). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3483,7 +3497,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description An impact report of the tenant is still running on this instance; one runs at a time (RATE_LIMITED, with Retry-After). */
+            /** @description The tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After). */
             429: {
                 headers: {
                     /** @description Whole seconds to wait, at least 1. */
@@ -3509,7 +3523,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
+            /** @description No management thread was free within the report's time budget (SERVICE_UNAVAILABLE, with Retry-After). */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -4743,7 +4757,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The latest version is already live, or the rule is archived (CONFLICT); or the context's ruleset would be over a limit (LIMIT_EXCEEDED); or a stored test of the context fails against it (TESTS_FAILED). */
+            /** @description The latest version is already live, or the rule is archived (CONFLICT); or the context's ruleset would be over a limit (LIMIT_EXCEEDED); or its stored tests took longer than the time budget (LIMIT_EXCEEDED); or a stored test of the context fails against it (TESTS_FAILED). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4770,7 +4784,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            /** @description The context has stored tests and the tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After). */
             429: {
                 headers: {
                     /** @description Whole seconds to wait, at least 1. */
@@ -5116,7 +5130,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The ruleset would be over a limit (LIMIT_EXCEEDED); or a stored test of the context fails against it (TESTS_FAILED). */
+            /** @description The ruleset would be over a limit, or its stored tests took longer than the time budget (LIMIT_EXCEEDED); or a stored test of the context fails against it (TESTS_FAILED). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5143,7 +5157,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            /** @description The context has stored tests and the tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After). */
             429: {
                 headers: {
                     /** @description Whole seconds to wait, at least 1. */
@@ -5276,7 +5290,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The version is the current one, or a revived rule's code is taken by another live rule (CONFLICT); or the context would be over a limit (LIMIT_EXCEEDED); or a stored test of the context fails against the rules it would make live (TESTS_FAILED). */
+            /** @description The version is the current one, or a revived rule's code is taken by another live rule (CONFLICT); or the context would be over a limit (LIMIT_EXCEEDED); or its stored tests took longer than the time budget (LIMIT_EXCEEDED); or a stored test of the context fails against the rules it would make live (TESTS_FAILED). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -5303,7 +5317,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            /** @description The context has stored tests and the tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After). */
             429: {
                 headers: {
                     /** @description Whole seconds to wait, at least 1. */
@@ -5989,7 +6003,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The context's draft ruleset is over a limit (LIMIT_EXCEEDED). */
+            /** @description The context's draft ruleset is over a limit, or the run stopped at its time or memory budget, saying at which test (LIMIT_EXCEEDED). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6016,7 +6030,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            /** @description The tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After). */
             429: {
                 headers: {
                     /** @description Whole seconds to wait, at least 1. */
@@ -6042,7 +6056,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
+            /** @description No management thread was free within the run's time budget (SERVICE_UNAVAILABLE, with Retry-After). */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -6349,7 +6363,16 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            /** @description The comparison stopped at its time or memory budget (LIMIT_EXCEEDED). */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After). */
             429: {
                 headers: {
                     /** @description Whole seconds to wait, at least 1. */
@@ -6375,7 +6398,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
+            /** @description No management thread was free within the diff's time budget (SERVICE_UNAVAILABLE, with Retry-After). */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -6734,7 +6757,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The context would have more rules than it may (LIMIT_EXCEEDED), a code was taken meanwhile (CONFLICT), or a stored test fails against what a publish would make live (TESTS_FAILED). */
+            /** @description The context would have more rules than it may, or checking the file stopped at its time or memory budget (LIMIT_EXCEEDED), a code was taken meanwhile (CONFLICT), or a stored test fails against what a publish would make live (TESTS_FAILED). */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -6761,7 +6784,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            /** @description The tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After). */
             429: {
                 headers: {
                     /** @description Whole seconds to wait, at least 1. */
@@ -6787,7 +6810,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
+            /** @description No management thread was free within the import's time budget (SERVICE_UNAVAILABLE, with Retry-After). */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */

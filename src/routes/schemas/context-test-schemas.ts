@@ -101,18 +101,24 @@ export const testRunResultSchema = {
   $id: 'TestRunResult',
   type: 'object',
   description: 'How each stored test fared.',
-  required: ['target', 'passed', 'failed', 'results'],
+  required: ['target', 'passed', 'failed', 'results', 'truncated'],
   properties: {
     target: {
       anyOf: [{ type: 'string' }, { type: 'integer' }],
       description: 'The rules the tests ran against (`draft`, `live` or a ruleset version number), as asked.',
       examples: ['draft'],
     },
-    passed: { type: 'integer', description: 'Tests that got the answer they expect.', examples: [3] },
-    failed: { type: 'integer', description: 'Tests that did not.', examples: [1] },
+    passed: { type: 'integer', description: 'Tests that got the answer they expect, of every stored test.', examples: [3] },
+    failed: { type: 'integer', description: 'Tests that did not, of every stored test.', examples: [1] },
+    truncated: {
+      type: 'boolean',
+      description: 'True when `results` stops before the last test: the results would have been larger than OPERATION_ANSWER_MAX_BYTES. '
+        + '`passed` and `failed` still count every test.',
+      examples: [false],
+    },
     results: {
       type: 'array',
-      description: 'One entry per test, in order.',
+      description: 'One entry per test, in order; only the first ones when `truncated` is true.',
       items: {
         type: 'object',
         description: 'One test\'s outcome.',

@@ -1,0 +1,79 @@
+/**
+ * The tasks a management thread runs, by kind (a stored-test run, a rule
+ * test, an impact replay, a rule check, an import's checks, a diff): what each takes and gives
+ * (plain data both ways: the main thread reads the database and sends what
+ * the task needs; the task sends back what the answer needs), and the one
+ * function the worker entry exports. A refusal the task meets (a ruleset
+ * that does not compile, an evaluation past its deadline) comes back as the
+ * problem the route answers, since error classes do not cross threads.
+ */
+import { ProblemError, type ProblemSpec } from '../errors.ts';
+import { domainProblem } from '../http/problem-mapping.ts';
+import type { RuleProblem } from '../rules/check-rule-content.ts';
+import type { ImpactReport } from '../rules/impact-report.ts';
+import type { RulesetDiff } from '../rules/ruleset-diff.ts';
+import type { TaskProgress } from './task-progress.ts';
+import { runDiffTask, type DiffInput } from './tasks/diff-task.ts';
+import { runImpactTask, type ImpactInput } from './tasks/impact-task.ts';
+import { runImportCheckTask, type ImportCheckInput, type ImportCheckOutput } from './tasks/import-check-task.ts';
+import { runRuleCheckTask, type RuleCheckInput } from './tasks/rule-check-task.ts';
+import { runRuleTestTask, type RuleTestInput, type RuleTestOutput } from './tasks/rule-test-task.ts';
+import { runStoredTestsTask, type StoredTestsInput, type StoredTestsOutput } from './tasks/stored-tests-task.ts';
+
+/** Every task kind with its input and output. */
+export interface TaskKinds {
+  storedTests: { input: StoredTestsInput; output: StoredTestsOutput };
+  ruleTest: { input: RuleTestInput; output: RuleTestOutput };
+  impact: { input: ImpactInput; output: ImpactReport };
+  ruleCheck: { input: RuleCheckInput; output: RuleProblem[] };
+  importCheck: { input: ImportCheckInput; output: ImportCheckOutput };
+  diff: { input: DiffInput; output: RulesetDiff };
+}
+
+export type TaskKind = keyof TaskKinds;
+
+/** What is sent to a thread. */
+export interface TaskEnvelope<K extends TaskKind = TaskKind> {
+  kind: K;
+  input: TaskKinds[K]['input'];
+  progress: TaskProgress;
+}
+
+/** What comes back: the output, or the problem to answer. */
+export type TaskAnswer<K extends TaskKind = TaskKind> = { ok: true; output: TaskKinds[K]['output'] } | { ok: false; problem: ProblemSpec };
+
+const RUNNERS: { [K in TaskKind]: (input: TaskKinds[K]['input'], progress: TaskProgress) => Promise<TaskKinds[K]['output']> } = {
+  storedTests: runStoredTestsTask,
+  ruleTest: runRuleTestTask,
+  impact: runImpactTask,
+  ruleCheck: runRuleCheckTask,
+  importCheck: runImportCheckTask,
+  diff: runDiffTask,
+};
+
+/**
+ * Runs one task on the current thread (the worker entry's export).
+ *
+ * @example
+ * await runTask({ kind: 'ruleTest', input, progress: newTaskProgress() });
+ */
+export async function runTask<K extends TaskKind>(envelope: TaskEnvelope<K>): Promise<TaskAnswer<K>> {
+  const run = RUNNERS[envelope.kind] as (input: TaskKinds[K]['input'], progress: TaskProgress) => Promise<TaskKinds[K]['output']>;
+  try {
+    return { ok: true, output: await run(envelope.input, envelope.progress) };
+  } catch (error) {
+    const problem = error instanceof ProblemError ? error : domainProblem(error);
+    if (problem === undefined) throw error;
+    return { ok: false, problem: plainProblem(problem) };
+  }
+}
+
+/** A problem as plain data, which structured clone keeps whole (an Error's own fields it would drop). */
+function plainProblem(problem: ProblemSpec): ProblemSpec {
+  return {
+    code: problem.code,
+    detail: problem.detail,
+    ...(problem.errors === undefined ? {} : { errors: problem.errors }),
+    ...(problem.headers === undefined ? {} : { headers: problem.headers }),
+  };
+}
