@@ -200,7 +200,7 @@ export const CONFIG_VARIABLE_BY_NAME = deepFreeze({
     'heap each of those threads may grow to, in MiB; an operation that needs more is refused with 409',
   ),
   OPERATIONS_PER_TENANT: integerVariable(
-    'OPERATIONS_PER_TENANT', 2, 1, 100,
+    'OPERATIONS_PER_TENANT', 4, 1, 100,
     'heavy management operations one tenant may have waiting or running in each process; more get 429 with Retry-After',
   ),
   OPERATION_TIME_BUDGET_MS: integerVariable(

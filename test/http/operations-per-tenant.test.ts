@@ -26,7 +26,7 @@ describe('heavy operations, a few at a time per tenant', () => {
 
   beforeAll(async () => {
     // Two threads, so both reports of the tenant run (and read) at once.
-    t = await startTestApp({ env: { POOL_THREADS: '2' } });
+    t = await startTestApp({ env: { POOL_THREADS: '2', OPERATIONS_PER_TENANT: '2' } });
     await ok(t.request('POST', '/api/v1/rules', { body: { context: 'loans', code: 'LIMIT', name: 'Limit', fieldPath: 'amount', expression: 'amount <= 100' } }), 201);
     await ok(t.request('POST', '/api/v1/contexts/loans/publish'));
     await t.storage.samples.insertMany([{
