@@ -22,8 +22,14 @@ import { metricSample } from '../support/metrics.ts';
 const BUDGET_MS = 4000;
 const ANSWER_BYTES = 65_536;
 const VALIDATE = '/api/v1/validation/validate';
+const QUADRATIC_ITEMS = 12_000;
 
-/** A payload whose array the quadratic rule walks n^2 times: tens of milliseconds a test, far below the evaluation deadline. */
+/**
+ * A payload whose array the quadratic rule walks n^2 times. At 12,000 items
+ * a test takes 100-300 ms, below the evaluation deadline, and 100 of them
+ * far more than the budget even on a fast, quiet machine (at 6,000 items a
+ * quiet machine ran all 100 within 4 s).
+ */
 function quadraticPayload(n: number): { a: number[] } {
   return { a: Array.from({ length: n }, (_, i) => i) };
 }
@@ -34,14 +40,14 @@ describe('the management pool', () => {
 
   beforeAll(async () => {
     t = await startTestApp({
-      env: { OPERATION_TIME_BUDGET_MS: String(BUDGET_MS), OPERATION_ANSWER_MAX_BYTES: String(ANSWER_BYTES), MAX_BODY_BYTES: String(8 * 1024 * 1024) },
+      env: { OPERATION_TIME_BUDGET_MS: String(BUDGET_MS), OPERATION_ANSWER_MAX_BYTES: String(ANSWER_BYTES), MAX_BODY_BYTES: String(16 * 1024 * 1024) },
     });
     // Tenant A: a rule whose cost is quadratic in the payload's array, and 100 tests of it.
     await ok(t.request('POST', '/api/v1/rules', {
       body: { context: 'slow', code: 'PAIRS', name: 'pairs', fieldPath: 'a', expression: 'a.every(x => a.every(y => y >= 0))' },
     }), 201);
     await ok(t.request('POST', '/api/v1/contexts/slow/publish'));
-    const tests = Array.from({ length: 100 }, (_, i) => ({ name: `pairs ${i}`, payload: quadraticPayload(6000), expect: { isValid: true } }));
+    const tests = Array.from({ length: 100 }, (_, i) => ({ name: `pairs ${i}`, payload: quadraticPayload(QUADRATIC_ITEMS), expect: { isValid: true } }));
     await ok(t.request('PUT', '/api/v1/contexts/slow/tests', { body: { tests } }));
     // Tenant B: a small context, validated meanwhile.
     await ok(t.request('POST', '/api/v1/rules', { ...other(), body: { context: 'steady', code: 'A', name: 'a', fieldPath: 'amount', expression: 'amount > 0' } }), 201);
