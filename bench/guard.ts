@@ -32,13 +32,12 @@ import { runIsolationCheck, type IsolationCheckFigures } from './isolation/isola
 import { fixed, int } from './tools/report-table.ts';
 
 /**
- * Whether the guard runs the isolation check. Off while management work
- * (stored-test runs, compiles, impact replays) still runs on the event
- * loop that answers validations: until then the check fails on every run,
- * which is what `npm run bench:isolation` reports. Turn it on once heavy
- * work runs on worker threads.
+ * Whether the guard runs the isolation check. On since stored-test runs
+ * moved to the management threads (src/pool/): were they back on the event
+ * loop that answers validations, the check would fail on every run. Off
+ * only to bisect something else.
  */
-export const ISOLATION_GUARD_ENABLED = false;
+export const ISOLATION_GUARD_ENABLED = true;
 
 /** Where the guard fails. */
 export const guardThresholds = {

@@ -111,7 +111,8 @@ describe('guard machinery', () => {
   }, 60_000);
 
   it('measures the service against the bare route and judges the figures', async () => {
-    const { figures: measured, verdict } = await runGuard({ print: false, engine: false, httpRounds: 1, httpRoundS: 1 });
+    // The isolation check runs against the real service in isolation-check.test.ts.
+    const { figures: measured, verdict } = await runGuard({ print: false, engine: false, isolation: false, httpRounds: 1, httpRoundS: 1 });
     expect(measured.http.roundRatios).toHaveLength(1);
     expect(measured.http.serviceRps).toBeGreaterThan(0);
     expect(measured.http.bareRps).toBeGreaterThan(0);
