@@ -16,12 +16,19 @@ import { formatTime } from '../format.ts';
 
 const AUDIT_PAGE = 20;
 
-/** The actions the API records, for the filter. */
-const ACTIONS: ReadonlyArray<AuditEntry['action']> = [
-  'rule.create', 'rule.update', 'rule.patch', 'rule.archive', 'rule.restore', 'rule.publish',
-  'context.publish', 'context.rollback', 'context.import', 'context.recompile', 'context.payload-schema', 'context.tests',
-  'key.create', 'key.revoke', 'tenant.rate-limit', 'tenant.sampling',
-];
+/**
+ * The actions the API records, for the filter, in the order offered (an
+ * object's string keys keep their order). Keyed by every action of the
+ * API's types, so that the console's type-check fails when the API gains an
+ * action this list lacks (it once lacked tenant.samples-delete).
+ */
+const OFFERED_ACTIONS = {
+  'rule.create': true, 'rule.update': true, 'rule.patch': true, 'rule.archive': true, 'rule.restore': true, 'rule.publish': true,
+  'context.publish': true, 'context.rollback': true, 'context.import': true, 'context.recompile': true,
+  'context.payload-schema': true, 'context.tests': true,
+  'key.create': true, 'key.revoke': true, 'tenant.rate-limit': true, 'tenant.sampling': true, 'tenant.samples-delete': true,
+} satisfies Record<AuditEntry['action'], true>;
+const ACTIONS = Object.keys(OFFERED_ACTIONS) as ReadonlyArray<AuditEntry['action']>;
 
 function actorText(actor: AuditEntry['actor']): string {
   if (actor.cli === true) return 'CLI';
