@@ -40,6 +40,7 @@ describe('API keys', () => {
       await page.getByRole('heading', { name: 'API keys', level: 1 }).waitFor();
       const table = page.getByRole('table');
       await expect.poll(() => table.getByRole('row').count(), POLL).toBe(2);
+      expect(await table.locator('caption').textContent()).toBe('1 key, revoked ones included; secrets are never shown again');
 
       // A name the API refuses (blank) is shown under the name field.
       await page.getByLabel('Key name').fill('   ');

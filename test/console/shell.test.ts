@@ -120,6 +120,10 @@ describe('the console in Chromium', () => {
       expect(view.pageErrors).toEqual([]);
       expect(view.cspViolations).toEqual([]);
       expect(view.foreignRequests).toEqual([]);
+      // No request of the page's own is answered 404. A browser with tabs asks for /favicon.ico unless
+      // the page names an icon (headless Chromium never asks): the page names one the policy allows.
+      expect(view.notFound).toEqual([]);
+      expect(await page.locator('link[rel="icon"]').getAttribute('href')).toMatch(/^data:/);
     } finally {
       await view.close();
     }

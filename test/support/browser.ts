@@ -54,6 +54,8 @@ export interface ConsoleView {
   readonly cspViolations: string[];
   /** Requests the page made to another origin. */
   readonly foreignRequests: string[];
+  /** Paths of the service's answers of 404 to the page's own requests (a favicon it never offered, a missing asset). */
+  readonly notFound: string[];
   /** Closes the page's browser context. */
   close(): Promise<void>;
 }
@@ -71,6 +73,7 @@ export async function openConsole(browser: Browser, baseUrl: string, consolePath
   const pageErrors: string[] = [];
   const cspViolations: string[] = [];
   const foreignRequests: string[] = [];
+  const notFound: string[] = [];
   const origin = new URL(baseUrl).origin;
   page.on('dialog', (dialog) => {
     dialogs.push(dialog.message());
@@ -81,6 +84,9 @@ export async function openConsole(browser: Browser, baseUrl: string, consolePath
     const url = request.url();
     if (!url.startsWith(origin) && !url.startsWith('data:')) foreignRequests.push(url);
   });
+  page.on('response', (response) => {
+    if (response.status() === 404 && response.url().startsWith(origin)) notFound.push(new URL(response.url()).pathname);
+  });
   await page.exposeFunction('__reportCspViolation', (text: string) => cspViolations.push(text));
   // Scripts added by the test runner are not the page's: the policy does not stop this one.
   await page.addInitScript({
@@ -88,7 +94,7 @@ export async function openConsole(browser: Browser, baseUrl: string, consolePath
   });
   await page.goto(baseUrl + consolePath);
   await page.locator('h1').first().waitFor();
-  return { page, dialogs, pageErrors, cspViolations, foreignRequests, close: () => context.close() };
+  return { page, dialogs, pageErrors, cspViolations, foreignRequests, notFound, close: () => context.close() };
 }
 
 /** Signs in through the form and waits for the contexts page. */

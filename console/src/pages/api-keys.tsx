@@ -132,7 +132,7 @@ export function ApiKeysPage() {
       {keys.state === 'done' && (
         <>
           <table class="list">
-            <caption>{items.length} keys, revoked ones included; secrets are never shown again</caption>
+            <caption>{items.length} {items.length === 1 ? 'key' : 'keys'}, revoked ones included; secrets are never shown again</caption>
             <thead>
               <tr><th scope="col">Name</th><th scope="col">Role</th><th scope="col">Created</th><th scope="col">Last used</th><th scope="col">Status</th><th scope="col">Actions</th></tr>
             </thead>
