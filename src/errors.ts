@@ -207,12 +207,6 @@ export const PROBLEMS = {
       message: `its failures would take more than ${maxBytes} bytes (MAX_ANSWER_BYTES); send a smaller payload, or fewer items`,
     }],
   }),
-  /** An impact report that used up its evaluation time: fewer samples can still be replayed. */
-  impactReplayTooLong: (budgetMs: number): ProblemSpec => ({
-    code: 'INVALID_BODY',
-    detail: 'Replaying the samples took too long.',
-    errors: [{ path: 'limit', message: `replaying this many samples took longer than ${budgetMs} ms of evaluation; ask for fewer` }],
-  }),
   /** A heavy management operation stopped at its time budget; `reached` says how far it got. Nothing was changed. */
   operationOverTimeBudget: (operation: string, budgetMs: number, reached: string, path?: string): ProblemSpec => ({
     code: 'LIMIT_EXCEEDED',
