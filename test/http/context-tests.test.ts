@@ -69,7 +69,7 @@ describe('stored tests', () => {
     const problem = await expectProblem(t.request('POST', '/api/v1/contexts/loans/publish'), 409, 'TESTS_FAILED');
     expect(problem.detail).toContain('?force=true');
     expect(problem.errors).toEqual([
-      { path: 'tests[1]', message: 'test "big loan fails the limit" expects invalid, failing LIMIT; got valid' },
+      { path: 'tests[1]', message: 'test "big loan fails the limit" expects invalid, failing LIMIT; got valid: LIMIT did not fail' },
     ]);
     expect(await liveVersion()).toBe(before);
     expect(await validate(500)).toBe(false);
