@@ -65,8 +65,8 @@ const REFUSED_NODES: ReadonlyMap<string, string> = new Map([
 ]);
 
 /** "; did you mean `now()`?" for a suggestion of the language's records, or nothing. */
-function didYouMean(suggestion: string | undefined, before: string, after: string): string {
-  return suggestion === undefined ? '' : `; did you mean \`${before}${suggestion}${after}\`?`;
+function didYouMean(suggestion: string | undefined): string {
+  return suggestion === undefined ? '' : `; did you mean ${suggestion}?`;
 }
 
 /**
@@ -312,7 +312,7 @@ class Lowering {
       return this.fail('NOT_ALLOWED', `an escape sequence in the name \`${name}\` is not allowed`, callee);
     }
     const spec = FUNCTIONS[name];
-    if (spec === undefined) return this.fail('UNKNOWN_FUNCTION', `unknown function \`${name}\`${didYouMean(suggestFunction(name), '', '()')}`, callee);
+    if (spec === undefined) return this.fail('UNKNOWN_FUNCTION', `unknown function \`${name}\`${didYouMean(suggestFunction(name))}`, callee);
     const count = n.arguments.length;
     if (count < spec.min || count > spec.max) {
       return this.fail('BAD_ARGUMENTS', `\`${name}\` takes ${arityText(spec)}, got ${count}`, n);
@@ -356,7 +356,7 @@ class Lowering {
     }
     const spec = VALUE_METHODS[name];
     if (spec === undefined) {
-      return this.fail('UNKNOWN_FUNCTION', `unknown method \`.${name}()\`${didYouMean(suggestMethod(name), '.', '()')}`, callee.property);
+      return this.fail('UNKNOWN_FUNCTION', `unknown method \`.${name}()\`${didYouMean(suggestMethod(name))}`, callee.property);
     }
     const count = n.arguments.length;
     if (count < spec.min || count > spec.max) {

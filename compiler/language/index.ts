@@ -48,28 +48,46 @@ export const BOOLEAN_BINARY_OPERATORS: ReadonlySet<string> = new Set(
   OPERATOR_RECORDS.filter((o) => o.arity === 'infix' && o.boolean).map((o) => o.op),
 );
 
-/** The name a record lists among its aliases, or the nearest name by edit distance. */
-function suggest(name: string, records: readonly { readonly name: string; readonly aliases?: readonly string[] }[]): string | undefined {
+type Named = { readonly name: string; readonly aliases?: readonly string[] };
+
+/** The record whose name or one of whose aliases is `name`, ignoring case. */
+function byAlias(name: string, records: readonly Named[]): string | undefined {
   const lower = name.toLowerCase();
-  const byAlias = records.find((r) => r.aliases?.some((alias) => alias.toLowerCase() === lower) === true);
-  return byAlias?.name ?? closestKey(name, records.map((r) => r.name));
+  return records.find((r) => r.name.toLowerCase() === lower || r.aliases?.some((alias) => alias.toLowerCase() === lower) === true)?.name;
 }
 
+/** The name a record lists among its aliases, or the nearest name by edit distance. */
+function nearest(name: string, records: readonly Named[]): string | undefined {
+  return byAlias(name, records) ?? closestKey(name, records.map((r) => r.name));
+}
+
+const METHOD_RECORDS: readonly Named[] = [...VALUE_METHOD_RECORDS, ...CALLBACK_METHOD_RECORDS];
+
 /**
- * The function an unknown name was probably meant as: one that lists it as
- * an alias (`today` → `now`), else the nearest name (`lenght` → `len`).
+ * What an unknown function name was probably meant as, written as the
+ * author would write it: a function that lists it as an alias (`today` →
+ * `now()`) or is near it (`lenght` → `len()`), else a method that lists it
+ * (`contains` → the method `.includes()`).
  *
  * @example
- * suggestFunction('today'); // 'now'
+ * suggestFunction('today'); // '`now()`'
  */
 export function suggestFunction(name: string): string | undefined {
-  return suggest(name, FUNCTION_RECORDS);
+  const fn = nearest(name, FUNCTION_RECORDS);
+  if (fn !== undefined) return `\`${fn}()\``;
+  const method = byAlias(name, METHOD_RECORDS);
+  return method === undefined ? undefined : `the method \`.${method}()\``;
 }
 
 /**
- * The method an unknown method name was probably meant as (`contains` →
- * `includes`, `startWith` → `startsWith`), callback methods included.
+ * What an unknown method name was probably meant as: a method that lists
+ * it or is near it (`contains` → `.includes()`, `startWith` →
+ * `.startsWith()`), else a function of that name or alias (`.isEmpty()` →
+ * the function `isEmpty()`).
  */
 export function suggestMethod(name: string): string | undefined {
-  return suggest(name, [...VALUE_METHOD_RECORDS, ...CALLBACK_METHOD_RECORDS]);
+  const method = nearest(name, METHOD_RECORDS);
+  if (method !== undefined) return `\`.${method}()\``;
+  const fn = byAlias(name, FUNCTION_RECORDS);
+  return fn === undefined ? undefined : `the function \`${fn}()\``;
 }
