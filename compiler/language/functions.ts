@@ -82,7 +82,7 @@ export const FUNCTION_RECORDS: readonly FunctionRecord[] = [
     examples: ['round(total, 2) == round(sum(items.map(i => i.price)), 2)'], aliases: ['toFixed'],
   },
   unary('floor', NUMBER, 'the invalid number', NUMERIC, 'constant', {
-    forms: ['floor(x)'], doc: 'the largest whole number not above `x`; invalid for a non-number', examples: ['floor(age) >= 18'], aliases: ['trunc'],
+    forms: ['floor(x)'], doc: 'the largest whole number not above `x`; invalid for a non-number', examples: ['floor(tenureYears) >= 2'], aliases: ['trunc'],
   }),
   unary('ceil', NUMBER, 'the invalid number', NUMERIC, 'constant', {
     forms: ['ceil(x)'], doc: 'the smallest whole number not below `x`; invalid for a non-number', examples: ['ceil(weightKg) <= 30'], aliases: ['ceiling'],
