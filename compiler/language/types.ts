@@ -41,8 +41,8 @@ export interface Documentation {
 /** The kinds each argument must have for the call to mean anything; `undefined` means any kind. */
 export type Accepts = (index: number, count: number) => TypeSet | undefined;
 
-/** A function of docs/rule-language.md section 7. */
-export interface FunctionRecord extends Documentation {
+/** What a function and a method with plain arguments have in common: how they are called and typed. */
+export interface CallableSemantics {
   readonly name: string;
   readonly minArgs: number;
   /** Infinity for `min(...)` / `max(...)`. */
@@ -51,11 +51,17 @@ export interface FunctionRecord extends Documentation {
   readonly otherwise: Otherwise;
   readonly result: TypeSet;
   /**
-   * The key of compiler/runtime.ts's `runtime` that computes it. Constant
-   * arguments are folded at save time by calling this same helper, so a
-   * folded constant is what a validator would compute.
+   * The key of compiler/runtime.ts's `runtime` that computes it (a method's
+   * receiver is its first argument). Constant arguments are folded at save
+   * time by calling this same helper, so a folded constant is what a
+   * validator would compute.
    */
   readonly helper: string;
+  readonly cost: CostDegree;
+}
+
+/** A function of docs/rule-language.md section 7. */
+export interface FunctionRecord extends CallableSemantics, Documentation {
   /** For `min(a, b, ...)`: the two-argument helper several arguments fold through, left to right. */
   readonly pairHelper?: string;
   /** How constant arguments are folded: `call` (the helper on them), `never` (reads the clock, or checked by the walk). */
@@ -64,7 +70,6 @@ export interface FunctionRecord extends Documentation {
   readonly typeTest?: true;
   /** Reads the request's clock (`now()`, `age()`): never constant. */
   readonly clock?: true;
-  readonly cost: CostDegree;
 }
 
 /** One line of the methods' table: what a method does on one kind of receiver. */
@@ -85,17 +90,7 @@ export interface MethodDocumentation {
 }
 
 /** A method of section 6 that takes plain arguments; argument index 0 is the receiver. */
-export interface ValueMethodRecord extends MethodDocumentation {
-  readonly name: string;
-  readonly minArgs: number;
-  readonly maxArgs: number;
-  readonly accepts: Accepts;
-  readonly otherwise: Otherwise;
-  readonly result: TypeSet;
-  /** The key of `runtime` that computes it and folds it, called with the receiver first. */
-  readonly helper: string;
-  readonly cost: CostDegree;
-}
+export type ValueMethodRecord = CallableSemantics & MethodDocumentation;
 
 /** An array method of section 6 that takes one callback (`x => ...`). */
 export interface CallbackMethodRecord extends MethodDocumentation {
