@@ -56,11 +56,13 @@ export interface TableAnalysisOptions {
 }
 
 /**
- * Steps of the sweep (a row checked against a region): a few tens of
- * milliseconds of work. A table of 1,000 rows of the usual shapes takes far
- * fewer; one of 10,000 rows of wide overlapping ranges stops here.
+ * Steps of the analysis (a cell's answer for one region, a row carried
+ * through one branch of the sweep): some 50 ns each, so at most a few
+ * hundred milliseconds. Tables of 10,000 rows of equality, list and range
+ * columns take less than this; hundreds of wide, overlapping ranges in two
+ * columns stop here.
  */
-export const DEFAULT_ANALYSIS_BUDGET = 3_000_000;
+export const DEFAULT_ANALYSIS_BUDGET = 5_000_000;
 /** Findings of one kind listed in full; past them one more says how many were left out. */
 const MAX_LISTED = 10;
 /** Overlapping pairs remembered (so each is said once). */
@@ -107,7 +109,8 @@ class TableAnalysis {
   // What the sweep found.
   readonly #matched: Uint8Array;
   readonly #reachable: Uint8Array;
-  readonly #shadowers = new Map<number, Set<number>>();
+  /** Under first, per row not (yet) reached, the first rows that took inputs it matches. */
+  readonly #shadowers: (number[] | undefined)[] = [];
   readonly #pairs = new Map<number, { a: number; b: number; choice: Choice }>();
   #pairsLeftOut = 0;
   /** The inputs that match no row with the fewest columns set (the widest holes), at most MAX_GAPS. */
@@ -168,8 +171,7 @@ class TableAnalysis {
         this.#domains.push(domain);
         this.#answers.push(tests.map((test) => domain.matches.get(test) as Uint8Array));
       }
-      const rows = Int32Array.from({ length: this.#rowCount }, (_, r) => r);
-      this.#explore(0, rows, new Uint8Array(this.#rowCount), this.#choice);
+      this.#explore(0, Array.from({ length: this.#rowCount }, (_, r) => r * 2), this.#choice);
     } catch (err) {
       if (!(err instanceof Stopped)) throw err;
     }
@@ -184,24 +186,25 @@ class TableAnalysis {
     throw new Stopped();
   }
 
-  /** Sweeps column `c` for the rows still in play (`unsure`: an expression cell of theirs is open). */
-  #explore(c: number, rows: Int32Array, unsure: Uint8Array, choice: number[]): void {
-    if (c === this.#columns.length) {
-      this.#leaf(rows, unsure, choice);
-      return;
-    }
+  /**
+   * Sweeps column `c` for the rows still in play: `rows` holds each as
+   * `row * 2 + open`, open when an expression cell of the row was met.
+   */
+  #explore(c: number, rows: readonly number[], choice: number[]): void {
     const domain = this.#domains[c];
     const answers = this.#answers[c];
     const cells = this.#plan.cells;
+    const last = c === this.#columns.length - 1;
     // Only where one of these rows' cells changes its answer does the column split them.
     const seen = new Set<CellTest>();
     const cuts = new Set<number>();
-    for (const r of rows) {
-      const test = cells[r][c];
+    for (const entry of rows) {
+      const test = cells[entry >> 1][c];
       if (seen.has(test)) continue;
       seen.add(test);
       for (const cut of domain.changes.get(test) as Int32Array) cuts.add(cut);
     }
+    this.#spend(rows.length + cuts.size);
     const starts = [0, ...[...cuts].sort((a, b) => a - b)];
     const segments = starts.map((start, k) => {
       const end = starts[k + 1] ?? domain.regions.length;
@@ -211,48 +214,48 @@ class TableAnalysis {
     });
     // Witnesses of the expected kinds first.
     segments.sort((x, y) => Number(x.odd) - Number(y.odd));
-    const explored = new Map<number, Int32Array[]>();
+    const explored = new Map<number, number[][]>();
     let gapHere = false;
     for (const { region } of segments) {
       choice.push(region);
       this.#spend(rows.length);
       const next: number[] = [];
-      const nextUnsure: number[] = [];
-      for (let i = 0; i < rows.length; i++) {
-        const answer = answers[rows[i]][region];
-        if (answer === NO) continue;
-        next.push(rows[i]);
-        nextUnsure.push(unsure[i] | (answer === UNKNOWN ? 1 : 0));
+      for (const entry of rows) {
+        const answer = answers[entry >> 1][region];
+        if (answer !== NO) next.push(answer === UNKNOWN ? entry | 1 : entry);
       }
       if (next.length === 0) {
         // One input of a column that no row takes is enough; the column's other such values tell nothing more.
         if (!gapHere) this.#gap(choice);
         gapHere = true;
+      } else if (last) {
+        this.#leaf(next, choice);
       } else {
-        const key = hashRows(next, nextUnsure);
+        // Values of the column that leave the same rows in play lead to the same findings: sweep them once.
+        const key = hashRows(next);
         const same = explored.get(key);
-        const packed = Int32Array.from(next, (r, i) => r * 2 + nextUnsure[i]);
-        if (same === undefined || !same.some((other) => equalArrays(other, packed))) {
-          if (same === undefined) explored.set(key, [packed]);
-          else same.push(packed);
-          this.#explore(c + 1, Int32Array.from(next), Uint8Array.from(nextUnsure), choice);
+        if (same === undefined || !same.some((other) => equalArrays(other, next))) {
+          if (same === undefined) explored.set(key, [next]);
+          else same.push(next);
+          this.#explore(c + 1, next, choice);
         }
       }
       choice.pop();
     }
   }
 
-  /** The rows one input (one region per column) matches, in row order. */
-  #leaf(rows: Int32Array, unsure: Uint8Array, choice: Choice): void {
+  /** The rows one input (one region per column) matches, in row order, as `row * 2 + open`. */
+  #leaf(rows: readonly number[], choice: Choice): void {
+    this.#spend(rows.length);
     const policy = this.#plan.hitPolicy;
     let sure = 0;
     let firstSure = -1;
-    for (let i = 0; i < rows.length; i++) {
-      const r = rows[i];
+    for (const entry of rows) {
+      const r = entry >> 1;
       this.#matched[r] = 1;
       if (firstSure < 0) this.#reachable[r] = 1;
-      else this.#shadowedBy(r, firstSure);
-      if (unsure[i] === 0) {
+      else if (this.#reachable[r] === 0) this.#shadowedBy(r, firstSure);
+      if ((entry & 1) === 0) {
         sure++;
         if (firstSure < 0) firstSure = r;
       } else {
@@ -264,21 +267,23 @@ class TableAnalysis {
     let looked = 0;
     for (let i = 0; i < rows.length && looked < MAX_PAIRS_PER_REGION; i++) {
       for (let j = i + 1; j < rows.length && looked < MAX_PAIRS_PER_REGION; j++) {
-        if (policy === 'any' && this.#outputKey(rows[i]) === this.#outputKey(rows[j])) continue;
+        const a = rows[i] >> 1;
+        const b = rows[j] >> 1;
+        if (policy === 'any' && this.#outputKey(a) === this.#outputKey(b)) continue;
         looked++;
-        if (unsure[i] !== 0 || unsure[j] !== 0) {
+        if (((rows[i] | rows[j]) & 1) !== 0) {
           this.#openOverlaps++;
           continue;
         }
-        this.#pair(rows[i], rows[j], choice);
+        this.#pair(a, b, choice);
       }
     }
   }
 
   #shadowedBy(r: number, by: number): void {
-    let set = this.#shadowers.get(r);
-    if (set === undefined) this.#shadowers.set(r, (set = new Set()));
-    if (set.size < MAX_SHADOWERS) set.add(by);
+    const list = this.#shadowers[r];
+    if (list === undefined) this.#shadowers[r] = [by];
+    else if (list.length < MAX_SHADOWERS && !list.includes(by)) list.push(by);
   }
 
   #pair(a: number, b: number, choice: Choice): void {
@@ -416,7 +421,7 @@ class TableAnalysis {
   }
 
   #unreachableMessage(r: number): string {
-    const shadowers = [...(this.#shadowers.get(r) ?? [])].sort((a, b) => a - b);
+    const shadowers = [...(this.#shadowers[r] ?? [])].sort((a, b) => a - b);
     const schema = this.#columns.some((column) => column.source.allowed !== undefined || column.source.declaredTypes !== undefined);
     if (this.#matched[r] === 0) {
       return `no input matches rows[${r}]${schema ? ' among the values the payload schema allows' : ''}: its cells can never all hold`;
@@ -469,13 +474,13 @@ class TableAnalysis {
   }
 }
 
-function hashRows(rows: readonly number[], unsure: readonly number[]): number {
+function hashRows(rows: readonly number[]): number {
   let h = 0x811c9dc5 ^ rows.length;
-  for (let i = 0; i < rows.length; i++) h = Math.imul(h ^ (rows[i] * 2 + unsure[i]), 0x01000193);
+  for (const entry of rows) h = Math.imul(h ^ entry, 0x01000193);
   return h;
 }
 
-function equalArrays(a: Int32Array, b: Int32Array): boolean {
+function equalArrays(a: readonly number[], b: readonly number[]): boolean {
   if (a.length !== b.length) return false;
   for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return false;
   return true;
