@@ -335,7 +335,7 @@ class TableAnalysis {
       const value = this.#domains[c].regions[choice[c]].value;
       values.push(value);
       const column = this.#columns[c];
-      if (column.segments === undefined) notes.push(`${JSON.stringify(column.name)} ${value === undefined ? 'missing' : `= ${JSON.stringify(value)}`}`);
+      if (column.segments === undefined) notes.push(`${column.name} ${value === undefined ? 'missing' : `= ${JSON.stringify(value)}`}`);
       else if (value === undefined) notes.push(`${formatPath(column.segments) || 'the payload'} missing`);
       else if (!place(fragment, column.segments, value)) return undefined;
     }

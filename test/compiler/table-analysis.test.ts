@@ -6,9 +6,11 @@
  * compiler) to match what the warning says, and random tables whose
  * reported gaps, overlaps and unreachable rows are checked the same way.
  */
+import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { analyzeRule, explainRuleset, type RuleDefinition, type RuleWarning, type TableDefinition } from '../../compiler/index.ts';
+import { fencedBlocks } from '../docs/doc-examples.ts';
+import { analyzeRule, compileRuleset, explainRuleset, type RuleDefinition, type RuleWarning, type TableDefinition } from '../../compiler/index.ts';
 import { DEFAULT_LIMITS } from '../../compiler/limits.ts';
 import { planTable } from '../../compiler/table/plan-table.ts';
 import { analyzeTable } from '../../compiler/table/table-analysis.ts';
@@ -338,5 +340,53 @@ describe('explain names the table row', () => {
     });
     // Row 1 satisfies two (country, score), the others one at most.
     expect(explain({ amount: 5, product: 'bike', country: 'FR', score: 650 }, NOW).trace[0]).toMatchObject({ rows: [], closestRow: 1 });
+  });
+});
+
+describe('docs/rule-language.md, "Decision tables"', () => {
+  // Until the API takes tables, the section marks its examples `jsonc`, and they are checked here with the compiler:
+  // a rule compiles; a payload gets the result shown with the last rule above it; an analyzed rule gets the warnings shown.
+  const markdown = readFileSync(new URL('../../docs/rule-language.md', import.meta.url), 'utf8');
+  const start = markdown.indexOf('\n## 16. Decision tables\n');
+  const blocks = fencedBlocks(markdown.slice(start)).filter((b) => b.info.startsWith('jsonc') || b.info === 'text');
+  const ruleOfBlock = (body: string): RuleDefinition => {
+    const { context: _context, ...rule } = JSON.parse(body) as RuleDefinition & { context: string };
+    return rule;
+  };
+
+  it('has its examples: four hit policies, each kind of warning', () => {
+    expect(start).toBeGreaterThan(0);
+    expect(blocks.filter((b) => b.info === 'jsonc payload')).toHaveLength(4);
+    expect(blocks.filter((b) => b.info === 'jsonc analyzed')).toHaveLength(5);
+  });
+
+  it('shows what the compiler does', () => {
+    let rule: RuleDefinition | undefined;
+    let schema: unknown;
+    const checked: string[] = [];
+    for (let i = 0; i < blocks.length; i++) {
+      const block = blocks[i];
+      if (block.info === 'jsonc' || block.info === 'jsonc analyzed') {
+        rule = ruleOfBlock(block.body);
+        expect(compileRuleset([rule]).errors, `line ${block.line}`).toEqual([]);
+      }
+      if (block.info === 'jsonc schema') schema = JSON.parse(block.body);
+      if (block.info === 'jsonc payload') {
+        if (rule === undefined) throw new Error(`line ${block.line}: a payload without a rule above it`);
+        const result = blocks[i + 1];
+        expect(result.info, `line ${block.line}: a payload is followed by its result`).toBe('jsonc result');
+        const { executionTimeMs: _ms, ...answer } = compileRuleset([rule]).validate(JSON.parse(block.body), NOW);
+        expect(answer, `line ${block.line}`).toEqual(JSON.parse(result.body));
+        checked.push('payload');
+      }
+      if (block.info === 'jsonc analyzed') {
+        const shown = blocks[i + 1];
+        expect(shown.info, `line ${block.line}: an analyzed rule is followed by its warnings`).toBe('text');
+        const warnings = analyzeRule(ruleOfBlock(block.body), { payloadSchema: schema }).map((w) => `${w.code} ${w.path}: ${w.message}`);
+        expect(warnings, `line ${block.line}`).toEqual(shown.body.split('\n'));
+        checked.push('analyzed');
+      }
+    }
+    expect(checked).toHaveLength(9);
   });
 });
