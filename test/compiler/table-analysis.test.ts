@@ -375,7 +375,7 @@ describe('docs/rule-language.md, "Decision tables"', () => {
         if (rule === undefined) throw new Error(`line ${block.line}: a payload without a rule above it`);
         const result = blocks[i + 1];
         expect(result.info, `line ${block.line}: a payload is followed by its result`).toBe('jsonc result');
-        const { executionTimeMs: _ms, ...answer } = compileRuleset([rule]).validate(JSON.parse(block.body), NOW);
+        const answer = compileRuleset([rule]).validate(JSON.parse(block.body), NOW);
         expect(answer, `line ${block.line}`).toEqual(JSON.parse(result.body));
         checked.push('payload');
       }
