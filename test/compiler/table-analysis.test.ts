@@ -233,6 +233,8 @@ describe('TABLE_INCOMPLETE', () => {
       code: 'TABLE_INCOMPLETE', path: 'table',
       message: expect.stringMatching(/^the analysis stopped after 1,000 steps, while reading the cells of the column "a": /),
     }]);
+    // A caller of analyzeRule may set the budget, and the finding comes through its warnings.
+    expect(codes(analyzeRule({ ...ruleOf(table) }, { tableAnalysisBudget: 1000 }))).toEqual(['TABLE_INCOMPLETE']);
     // Its first 20 rows are analyzed in full: each reaches some input first, nothing is said.
     const small = planTable({ ...table, rows: rows.slice(0, 20) }, { ruleCode: 'T', limits: DEFAULT_LIMITS, compilePattern: () => (p) => compilePattern(p, DEFAULT_LIMITS) });
     if (!small.ok) throw new Error('the table plans');
