@@ -159,7 +159,8 @@ export function columnDomain(tests: readonly CellTest[], source: DomainSource): 
     regions = source.allowed.filter((value) => value !== null).map((value) => ({ value, odd: false }));
   } else {
     const present = source.declaredTypes ?? (NUMBER | STRING | BOOLEAN | ARRAY | OBJECT);
-    const expected = kinds === 0 ? present : kinds;
+    // The kinds a witness should have: those the schema declares, else those the column's literals have.
+    const expected = source.declaredTypes !== undefined || kinds === 0 ? present : kinds;
     const oddKind = (kind: TypeSet): boolean => (expected & kind) === 0;
     regions = [];
     const kindsInOrder: TypeSet[] = [...[NUMBER, STRING, BOOLEAN].filter((k) => !oddKind(k)), ...[NUMBER, STRING, BOOLEAN].filter(oddKind)];
