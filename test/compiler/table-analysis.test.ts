@@ -312,6 +312,50 @@ describe('random tables: what the analysis reports is real', () => {
   });
 });
 
+describe('random tables under a payload schema: what the analysis reports holds for the payloads it allows', () => {
+  const cell = fc.oneof(
+    { arbitrary: fc.constant('-'), weight: 2 },
+    { arbitrary: fc.constantFrom('0', '1', '2', '"a"', '"b"', '"z"', 'null'), weight: 4 },
+    { arbitrary: fc.constantFrom('in ["a", "b"]', 'in [0, 1]', '< 1', '>= 1', '[0..2)', '!= "a"', 'not(in [0, "b"])'), weight: 3 },
+  );
+  const SCHEMA = { type: 'object', properties: { e: { enum: ['a', 'b', 'c', 0, 1] }, n: { type: 'number' } } };
+  const tableArb = fc.record({
+    hitPolicy: fc.constantFrom('first' as const, 'unique' as const, 'collect' as const),
+    rows: fc.array(fc.record({ when: fc.tuple(cell, cell) }), { minLength: 1, maxLength: 10 }),
+  }).map(({ hitPolicy, rows }): TableDefinition => ({
+    hitPolicy, noMatch: 'fail', rows: rows.map((row) => ({ when: [...row.when] })),
+    inputs: [{ name: 'e', path: 'e' }, { name: 'n', path: 'n' }],
+  }));
+  const payloadArb = fc.record({
+    e: fc.constantFrom<unknown>('a', 'b', 'c', 0, 1, undefined, null),
+    n: fc.constantFrom<unknown>(-1, 0, 0.5, 1, 1.5, 2, 3, undefined, null),
+  }).map((p) => JSON.parse(JSON.stringify(p)) as unknown);
+
+  it('gaps, overlaps and unreachable rows are real; silence is kept', () => {
+    let findings = 0;
+    fc.assert(fc.property(tableArb, fc.array(payloadArb, { minLength: 20, maxLength: 30 }), (table, payloads) => {
+      const warnings = tableWarnings(table, SCHEMA);
+      findings += warnings.length;
+      for (const w of warnings.filter((x) => x.witness !== undefined)) {
+        const rows = rowsFor(table, w);
+        if (w.code === 'TABLE_GAP') expect(rows, w.message).toEqual([]);
+        else expect(rows.length, w.message).toBeGreaterThanOrEqual(2);
+      }
+      const unreachable = warnings.filter((w) => w.code === 'TABLE_UNREACHABLE' && /\d/.test(w.path)).map((w) => Number(/\d+/.exec(w.path)?.[0]));
+      const gapless = !warnings.some((w) => w.code === 'TABLE_GAP');
+      const overlapless = !warnings.some((w) => w.code === 'TABLE_OVERLAP');
+      for (const payload of payloads) {
+        const rows = referenceMatchingRows(table, payload, NOW);
+        const taken = table.hitPolicy === 'first' ? rows.slice(0, 1) : rows;
+        for (const r of unreachable) expect(taken, `rows[${r}] reached by ${JSON.stringify(payload)}`).not.toContain(r);
+        if (gapless) expect(rows.length, `${JSON.stringify(payload)} matches no row`).toBeGreaterThan(0);
+        if (overlapless && table.hitPolicy === 'unique') expect(rows.length).toBeLessThan(2);
+      }
+    }), { seed: SEED, numRuns: 200 * RUNS });
+    expect(findings).toBeGreaterThan(100);
+  });
+});
+
 describe('explain names the table row', () => {
   const table: TableDefinition = {
     hitPolicy: 'first',
