@@ -98,8 +98,9 @@ export const contextFilesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
           404: 'The name is one no context can have (CONTEXT_NOT_FOUND).',
           409: 'The context would have more rules than it may, or checking the file stopped at its time or memory budget (LIMIT_EXCEEDED), '
             + 'a code was taken meanwhile (CONFLICT), or a stored test fails against what a publish would make live (TESTS_FAILED).',
-          429: 'The tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After).',
-          503: 'No management thread was free within the import\'s time budget (SERVICE_UNAVAILABLE, with Retry-After).',
+          429: 'The tenant already has its most heavy management operations waiting or running, or this one waited its whole time budget for a '
+            + 'thread behind them (RATE_LIMITED, with Retry-After).',
+          503: 'No management thread was free within the import\'s time budget, other tenants\' work holding them (SERVICE_UNAVAILABLE, with Retry-After).',
         },
       }),
       params: contextParamsSchema,

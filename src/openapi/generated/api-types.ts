@@ -3206,7 +3206,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After). */
+            /** @description The tenant already has its most heavy management operations waiting or running, or this one waited its whole time budget for a thread behind them (RATE_LIMITED, with Retry-After). */
             429: {
                 headers: {
                     /** @description Whole seconds to wait, at least 1. */
@@ -3232,7 +3232,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No management thread was free within the test's time budget (SERVICE_UNAVAILABLE, with Retry-After). */
+            /** @description No management thread was free within the test's time budget, other tenants' work holding them (SERVICE_UNAVAILABLE, with Retry-After). */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -3343,7 +3343,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After). */
+            /** @description The tenant already has its most heavy management operations waiting or running, or this one waited its whole time budget for a thread behind them (RATE_LIMITED, with Retry-After). */
             429: {
                 headers: {
                     /** @description Whole seconds to wait, at least 1. */
@@ -3369,7 +3369,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No management thread was free within the check's time budget (SERVICE_UNAVAILABLE, with Retry-After). */
+            /** @description No management thread was free within the check's time budget, other tenants' work holding them (SERVICE_UNAVAILABLE, with Retry-After). */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -3497,7 +3497,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After). */
+            /** @description The tenant already has its most heavy management operations waiting or running, or this one waited its whole time budget for a thread behind them (RATE_LIMITED, with Retry-After). */
             429: {
                 headers: {
                     /** @description Whole seconds to wait, at least 1. */
@@ -3523,7 +3523,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No management thread was free within the report's time budget (SERVICE_UNAVAILABLE, with Retry-After). */
+            /** @description No management thread was free within the report's time budget, other tenants' work holding them (SERVICE_UNAVAILABLE, with Retry-After). */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -6030,7 +6030,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After). */
+            /** @description The tenant already has its most heavy management operations waiting or running, or this one waited its whole time budget for a thread behind them (RATE_LIMITED, with Retry-After). */
             429: {
                 headers: {
                     /** @description Whole seconds to wait, at least 1. */
@@ -6056,7 +6056,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No management thread was free within the run's time budget (SERVICE_UNAVAILABLE, with Retry-After). */
+            /** @description No management thread was free within the run's time budget, other tenants' work holding them (SERVICE_UNAVAILABLE, with Retry-After). */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -6372,7 +6372,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After). */
+            /** @description The tenant already has its most heavy management operations waiting or running, or this one waited its whole time budget for a thread behind them (RATE_LIMITED, with Retry-After). */
             429: {
                 headers: {
                     /** @description Whole seconds to wait, at least 1. */
@@ -6398,7 +6398,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No management thread was free within the diff's time budget (SERVICE_UNAVAILABLE, with Retry-After). */
+            /** @description No management thread was free within the diff's time budget, other tenants' work holding them (SERVICE_UNAVAILABLE, with Retry-After). */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -6784,7 +6784,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After). */
+            /** @description The tenant already has its most heavy management operations waiting or running, or this one waited its whole time budget for a thread behind them (RATE_LIMITED, with Retry-After). */
             429: {
                 headers: {
                     /** @description Whole seconds to wait, at least 1. */
@@ -6810,7 +6810,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No management thread was free within the import's time budget (SERVICE_UNAVAILABLE, with Retry-After). */
+            /** @description No management thread was free within the import's time budget, other tenants' work holding them (SERVICE_UNAVAILABLE, with Retry-After). */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
