@@ -7,11 +7,13 @@
  * that does not compile, an evaluation past its deadline) comes back as the
  * problem the route answers, since error classes do not cross threads.
  */
+import { move, transferableSymbol, valueSymbol } from 'piscina';
 import { ProblemError, type ProblemSpec } from '../errors.ts';
 import { domainProblem } from '../http/problem-mapping.ts';
 import type { RuleProblem } from '../rules/check-rule-content.ts';
 import type { ImpactReport } from '../rules/impact-report.ts';
 import type { RulesetDiff } from '../rules/ruleset-diff.ts';
+import { answerJson, type AnswerForm, type AnswerJson } from './answer-json.ts';
 import type { TaskProgress } from './task-progress.ts';
 import { runDiffTask, type DiffInput } from './tasks/diff-task.ts';
 import { runImpactTask, type ImpactInput } from './tasks/impact-task.ts';
@@ -37,10 +39,14 @@ export interface TaskEnvelope<K extends TaskKind = TaskKind> {
   kind: K;
   input: TaskKinds[K]['input'];
   progress: TaskProgress;
+  /** When set, the output comes back as the route's answer, written as JSON here (answer-json.ts). */
+  answer?: AnswerForm;
 }
 
-/** What comes back: the output, or the problem to answer. */
-export type TaskAnswer<K extends TaskKind = TaskKind> = { ok: true; output: TaskKinds[K]['output'] } | { ok: false; problem: ProblemSpec };
+/** What comes back: the output (or the answer written from it), or the problem to answer. */
+export type TaskAnswer<K extends TaskKind = TaskKind> =
+  | { ok: true; output: TaskKinds[K]['output'] | AnswerJson }
+  | { ok: false; problem: ProblemSpec };
 
 const RUNNERS: { [K in TaskKind]: (input: TaskKinds[K]['input'], progress: TaskProgress) => Promise<TaskKinds[K]['output']> } = {
   storedTests: runStoredTestsTask,
@@ -60,7 +66,13 @@ const RUNNERS: { [K in TaskKind]: (input: TaskKinds[K]['input'], progress: TaskP
 export async function runTask<K extends TaskKind>(envelope: TaskEnvelope<K>): Promise<TaskAnswer<K>> {
   const run = RUNNERS[envelope.kind] as (input: TaskKinds[K]['input'], progress: TaskProgress) => Promise<TaskKinds[K]['output']>;
   try {
-    return { ok: true, output: await run(envelope.input, envelope.progress) };
+    const output = await run(envelope.input, envelope.progress);
+    if (envelope.answer === undefined) return { ok: true, output };
+    const answer = answerJson(envelope.answer, output);
+    // Moved, not copied: piscina posts the value with its buffer transferred, and the main thread
+    // receives the value itself (a TaskAnswer), so the wrapper is typed as what arrives.
+    const moved = { [transferableSymbol]: [answer.json.buffer], [valueSymbol]: { ok: true, output: answer } };
+    return move(moved) as unknown as TaskAnswer<K>;
   } catch (error) {
     const problem = error instanceof ProblemError ? error : domainProblem(error);
     if (problem === undefined) throw error;
