@@ -23,12 +23,14 @@ export const PATTERNS_MODULE = 'rules-standalone:patterns';
 
 /**
  * Module text exporting the schema's validator as `default` (and
- * `validate`); records the schema's patterns in `patterns`.
+ * `validate`); records the schema's patterns in `patterns`. An ES module
+ * by default; `esm: false` gives CommonJS (`module.exports`, `require`),
+ * which a thread evaluates with `new Function` (compiler/portable/).
  *
  * @example
  * const text = schemaModuleSource({ type: 'string', pattern: '^a' }, table);
  */
-export function schemaModuleSource(schema: unknown, patterns: PatternTable): string {
+export function schemaModuleSource(schema: unknown, patterns: PatternTable, options: { esm?: boolean } = {}): string {
   let recording = false;
   const engine = Object.assign(
     (pattern: string, flags: string): PatternMatcher => {
@@ -37,7 +39,7 @@ export function schemaModuleSource(schema: unknown, patterns: PatternTable): str
     },
     { code: `require(${literal(PATTERNS_MODULE)}).patternEngine` },
   );
-  const ajv = createStandaloneAjv(engine);
+  const ajv = createStandaloneAjv(engine, { esm: options.esm ?? true });
   // Ajv compiles its meta-schema (which has patterns of its own) on first
   // use; doing that first keeps its patterns out of the module.
   // The meta-schema is synchronous: the answer is a boolean, and not needed.

@@ -80,8 +80,8 @@ export type TaskRunner = <K extends TaskKind>(kind: K, input: TaskKinds[K]['inpu
 // this one and its thread loads tsx; from the bundle, this code is in
 // dist/server.js and the worker is its sibling entry, dist/management-worker.js.
 const FROM_SOURCES = import.meta.url.endsWith('.ts');
-const WORKER_FILE = new URL(FROM_SOURCES ? './management-worker.ts' : './management-worker.js', import.meta.url);
-const WORKER_EXEC_ARGV = FROM_SOURCES
+export const WORKER_FILE = new URL(FROM_SOURCES ? './management-worker.ts' : './management-worker.js', import.meta.url);
+export const WORKER_EXEC_ARGV = FROM_SOURCES
   ? ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href]
   : ['--enable-source-maps'];
 
