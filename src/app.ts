@@ -220,11 +220,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     timeBudgetMs: config.operationTimeBudgetMs,
     observer: metrics.pool,
   });
-  metrics.watchPool(() => ({
-    queued: pool.queued + compileLane.queued,
-    running: pool.running + compileLane.running,
-    threads: pool.startedThreads + compileLane.startedThreads,
-  }));
+  metrics.watchPool(() => ({ queued: pool.queued, running: pool.running, threads: pool.startedThreads }));
   // The threads end with the app; a task still running is stopped.
   app.addHook('onClose', async () => {
     await Promise.all([pool.close(), compileLane.close()]);
