@@ -19,13 +19,19 @@ import type { RefOrigin } from '../ruleset-source.ts';
 import { compilePattern, runnerMatcher, type PatternMatcher, type PatternRunner } from '../regex/compile-pattern.ts';
 import { schemaFailures } from '../schema/index.ts';
 import { PatternTable } from '../standalone/pattern-table.ts';
-import { PATTERNS_MODULE, schemaModuleSource } from '../standalone/schema-module.ts';
+import { PATTERNS_MODULE, SchemaCodeWriter } from '../standalone/schema-module.ts';
 
 /** One ref as plain data, by the name generated code reads it under. */
 export type PortableRef =
   | { name: string; kind: 'pattern'; pattern: string; runner: PatternRunner }
-  | { name: string; kind: 'schema'; code: string; patterns: Array<[pattern: string, runner: PatternRunner]> }
+  | { name: string; kind: 'schema'; code: string }
   | { name: string; kind: 'schemaFailures' };
+
+/** A validator's refs as plain data, and the runners of the patterns its schemas' code asks for. */
+export interface PortableRefs {
+  refs: PortableRef[];
+  schemaPatterns: Array<[pattern: string, runner: PatternRunner]>;
+}
 
 /**
  * The refs of a compiled validator as plain data (run where it compiled).
@@ -33,20 +39,21 @@ export type PortableRef =
  * @example
  * const refs = portableRefs(compiled.generated().origins);
  */
-export function portableRefs(origins: Readonly<Record<string, RefOrigin>>): PortableRef[] {
-  return Object.entries(origins).map(([name, origin]): PortableRef => {
+export function portableRefs(origins: Readonly<Record<string, RefOrigin>>): PortableRefs {
+  const schemaPatterns = new PatternTable();
+  let schemas: SchemaCodeWriter | undefined;
+  const refs = Object.entries(origins).map(([name, origin]): PortableRef => {
     switch (origin.kind) {
       case 'pattern':
         return { name, kind: 'pattern', pattern: origin.pattern, runner: runnerOf(origin.pattern) };
-      case 'schema': {
-        const patterns = new PatternTable();
-        const code = schemaModuleSource(origin.schema, patterns, { esm: false });
-        return { name, kind: 'schema', code, patterns: patterns.entries() };
-      }
+      case 'schema':
+        schemas ??= new SchemaCodeWriter(schemaPatterns, { esm: false });
+        return { name, kind: 'schema', code: schemas.source(origin.schema) };
       case 'schemaFailures':
         return { name, kind: 'schemaFailures' };
     }
   });
+  return { refs, schemaPatterns: schemaPatterns.entries() };
 }
 
 /** A pattern's runner; it compiled a moment ago for the same rule, so a refusal is a bug. */
@@ -64,15 +71,17 @@ function runnerOf(pattern: string): PatternRunner {
  * @example
  * const validate = instantiateGenerated(layout, rebuildRefs(refs)).validate;
  */
-export function rebuildRefs(refs: readonly PortableRef[]): Readonly<Record<string, unknown>> {
+export function rebuildRefs({ refs, schemaPatterns }: PortableRefs): Readonly<Record<string, unknown>> {
   const rebuilt: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
+  let patternEngine: PatternEngine | undefined;
   for (const ref of refs) {
     switch (ref.kind) {
       case 'pattern':
         rebuilt[ref.name] = runnerMatcher(ref.pattern, ref.runner);
         break;
       case 'schema':
-        rebuilt[ref.name] = evaluateSchemaCode(ref.code, ref.patterns);
+        patternEngine ??= patternEngineOf(schemaPatterns);
+        rebuilt[ref.name] = evaluateSchemaCode(ref.code, patternEngine);
         break;
       case 'schemaFailures':
         rebuilt[ref.name] = schemaFailures;
@@ -86,14 +95,20 @@ const requirePackage = createRequire(import.meta.url);
 /** What Ajv's standalone code requires: its runtime helpers and ajv-formats' formats. */
 const ALLOWED_PACKAGES = /^(?:ajv\/dist\/runtime\/[a-z0-9_]+|ajv-formats\/dist\/formats)$/i;
 
-/** Ajv's CommonJS standalone code, run once; its export is the schema's validate function. */
-function evaluateSchemaCode(code: string, patterns: ReadonlyArray<[string, PatternRunner]>): unknown {
+type PatternEngine = (pattern: string, flags: string) => PatternMatcher;
+
+/** What schema code calls for its patterns: matchers of the runners sent with it, each made once. */
+function patternEngineOf(patterns: ReadonlyArray<[string, PatternRunner]>): PatternEngine {
   const matchers = new Map<string, PatternMatcher>(patterns.map(([pattern, runner]) => [pattern, runnerMatcher(pattern, runner)]));
-  const patternEngine = (pattern: string, flags: string): PatternMatcher => {
+  return (pattern, flags) => {
     const found = matchers.get(pattern);
     if (found === undefined || flags !== 'u') throw new Error(`schema code asked for pattern ${JSON.stringify(pattern)}/${flags}, which it was not built with`);
     return found;
   };
+}
+
+/** Ajv's CommonJS standalone code, run once; its export is the schema's validate function. */
+function evaluateSchemaCode(code: string, patternEngine: PatternEngine): unknown {
   const require = (name: string): unknown => {
     if (name === PATTERNS_MODULE) return { patternEngine };
     if (!ALLOWED_PACKAGES.test(name)) throw new Error(`schema code may not require ${JSON.stringify(name)}`);

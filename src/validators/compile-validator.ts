@@ -10,7 +10,7 @@
  * compiles for its own use (the management tasks) and for tools.
  */
 import { compileRulesetSteps, instantiateGenerated, type GeneratedCode } from '../../compiler/compile-ruleset.ts';
-import { portableRefs, rebuildRefs, type PortableRef } from '../../compiler/portable/portable-refs.ts';
+import { portableRefs, rebuildRefs, type PortableRefs } from '../../compiler/portable/portable-refs.ts';
 import type { CompileError, CompilerLimits, ValidatorFn } from '../../compiler/types.ts';
 import type { CompiledValidator } from '../app-deps.ts';
 import type { LiveRuleset } from '../storage/types.ts';
@@ -62,7 +62,7 @@ export interface ValidatorBuild {
   /** Absent when the ruleset does not compile. */
   generated?: {
     code: GeneratedCode;
-    refs: PortableRef[];
+    refs: PortableRefs;
     figures: ValidatorFigures;
   };
 }
