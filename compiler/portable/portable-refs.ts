@@ -115,7 +115,8 @@ function evaluateSchemaCode(code: string, patternEngine: PatternEngine): unknown
     return requirePackage(name);
   };
   const module = { exports: {} as unknown };
-  // eslint-disable-next-line @typescript-eslint/no-implied-eval -- Ajv's code for a schema the policy accepted, generated on a management thread, by design
+  // Ajv's code for a schema the policy accepted, generated on a compile thread, by design.
+  // eslint-disable-next-line @typescript-eslint/no-implied-eval, @typescript-eslint/no-unsafe-call -- see above
   new Function('require', 'module', 'exports', code)(require, module, module.exports);
   return module.exports;
 }

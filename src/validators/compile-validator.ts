@@ -50,7 +50,8 @@ export async function compileValidator(
   if (compiled.errors.length > 0) return { errors: compiled.errors, compileMs: compiled.compileMs };
   // Worked out here, on publish, so that no request pays for it.
   const profile = await run(rulesetCostProfileSteps(ruleset.rules));
-  const validator = validatorOf(ruleset, compiled.validate, () => compiled.source, { ruleCount: compiled.ruleCount, footprint: compiled.footprint, compileMs: compiled.compileMs, costProfile: profile });
+  const figures = { ruleCount: compiled.ruleCount, footprint: compiled.footprint, compileMs: compiled.compileMs, costProfile: profile };
+  const validator = validatorOf(ruleset, compiled.validate, () => compiled.source, figures);
   return { errors: [], validator, compileMs: compiled.compileMs };
 }
 
