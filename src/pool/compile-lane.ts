@@ -26,12 +26,11 @@
  * management threads'.
  */
 import { performance } from 'node:perf_hooks';
-import { Piscina } from 'piscina';
+import type { Piscina } from 'piscina';
 import type { CompilerLimits } from '../../compiler/types.ts';
 import type { LiveRuleset } from '../storage/types.ts';
-import { TUNING } from '../tuning.ts';
 import type { CompilePriority, ValidatorBuild } from '../validators/compile-validator.ts';
-import { WORKER_EXEC_ARGV, WORKER_FILE, type ManagementPoolObserver, type TaskOutcome } from './management-pool.ts';
+import { startThreads, type ManagementPoolObserver, type TaskOutcome } from './management-pool.ts';
 import { newTaskProgress } from './task-progress.ts';
 import { TenantFairQueue } from './tenant-fair-queue.ts';
 import type { TaskAnswer, TaskEnvelope } from './worker-tasks.ts';
@@ -60,15 +59,7 @@ export class CompileLane {
   constructor(options: CompileLaneOptions) {
     this.#threads = Math.max(1, options.threads);
     this.#observer = options.observer;
-    this.#piscina = new Piscina({
-      filename: WORKER_FILE.href,
-      minThreads: 0,
-      maxThreads: this.#threads,
-      idleTimeout: options.idleTimeoutMs ?? TUNING.poolIdleTimeoutMs.value,
-      concurrentTasksPerWorker: 1,
-      resourceLimits: { maxOldGenerationSizeMb: options.workerMemoryMb },
-      execArgv: WORKER_EXEC_ARGV,
-    });
+    this.#piscina = startThreads(this.#threads, options.workerMemoryMb, options.idleTimeoutMs);
   }
 
   /** Compiles waiting for a thread. */

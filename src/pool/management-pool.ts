@@ -80,13 +80,30 @@ export type TaskRunner = <K extends TaskKind>(kind: K, input: TaskKinds[K]['inpu
 // this one and its thread loads tsx; from the bundle, this code is in
 // dist/server.js and the worker is its sibling entry, dist/management-worker.js.
 const FROM_SOURCES = import.meta.url.endsWith('.ts');
-export const WORKER_FILE = new URL(FROM_SOURCES ? './management-worker.ts' : './management-worker.js', import.meta.url);
-export const WORKER_EXEC_ARGV = FROM_SOURCES
+const WORKER_FILE = new URL(FROM_SOURCES ? './management-worker.ts' : './management-worker.js', import.meta.url);
+const WORKER_EXEC_ARGV = FROM_SOURCES
   ? ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href]
   : ['--enable-source-maps'];
 
 interface Waiting {
   start(): void;
+}
+
+/**
+ * Threads running the management worker's tasks: started when work comes,
+ * ended after `idleTimeoutMs` idle, one task at a time each, heap bounded.
+ * The management pool and the compile lane (compile-lane.ts) each have theirs.
+ */
+export function startThreads(threads: number, workerMemoryMb: number, idleTimeoutMs = TUNING.poolIdleTimeoutMs.value): Piscina {
+  return new Piscina({
+    filename: WORKER_FILE.href,
+    minThreads: 0,
+    maxThreads: threads,
+    idleTimeout: idleTimeoutMs,
+    concurrentTasksPerWorker: 1,
+    resourceLimits: { maxOldGenerationSizeMb: workerMemoryMb },
+    execArgv: WORKER_EXEC_ARGV,
+  });
 }
 
 export class ManagementPool {
@@ -106,15 +123,7 @@ export class ManagementPool {
     this.#budgetMs = options.timeBudgetMs;
     this.#memoryMb = options.workerMemoryMb;
     this.#observer = options.observer;
-    this.#piscina = new Piscina({
-      filename: WORKER_FILE.href,
-      minThreads: 0,
-      maxThreads: this.#threads,
-      idleTimeout: options.idleTimeoutMs ?? TUNING.poolIdleTimeoutMs.value,
-      concurrentTasksPerWorker: 1,
-      resourceLimits: { maxOldGenerationSizeMb: options.workerMemoryMb },
-      execArgv: WORKER_EXEC_ARGV,
-    });
+    this.#piscina = startThreads(this.#threads, options.workerMemoryMb, options.idleTimeoutMs);
   }
 
   /** Threads the pool may run at once. */
