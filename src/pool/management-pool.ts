@@ -109,6 +109,23 @@ interface Waiting {
   start(): void;
 }
 
+/**
+ * Threads running the management worker's tasks: started when work comes,
+ * ended after `idleTimeoutMs` idle, one task at a time each, heap bounded.
+ * The management pool and the compile lane (compile-lane.ts) each have theirs.
+ */
+export function startThreads(threads: number, workerMemoryMb: number, idleTimeoutMs = TUNING.poolIdleTimeoutMs.value): Piscina {
+  return new Piscina({
+    filename: WORKER_FILE.href,
+    minThreads: 0,
+    maxThreads: threads,
+    idleTimeout: idleTimeoutMs,
+    concurrentTasksPerWorker: 1,
+    resourceLimits: { maxOldGenerationSizeMb: workerMemoryMb },
+    execArgv: WORKER_EXEC_ARGV,
+  });
+}
+
 export class ManagementPool {
   readonly #piscina: Piscina;
   readonly #threads: number;
@@ -126,15 +143,7 @@ export class ManagementPool {
     this.#budgetMs = options.timeBudgetMs;
     this.#memoryMb = options.workerMemoryMb;
     this.#observer = options.observer;
-    this.#piscina = new Piscina({
-      filename: WORKER_FILE.href,
-      minThreads: 0,
-      maxThreads: this.#threads,
-      idleTimeout: options.idleTimeoutMs ?? TUNING.poolIdleTimeoutMs.value,
-      concurrentTasksPerWorker: 1,
-      resourceLimits: { maxOldGenerationSizeMb: options.workerMemoryMb },
-      execArgv: WORKER_EXEC_ARGV,
-    });
+    this.#piscina = startThreads(this.#threads, options.workerMemoryMb, options.idleTimeoutMs);
   }
 
   /** Threads the pool may run at once. */

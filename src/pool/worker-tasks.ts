@@ -1,6 +1,7 @@
 /**
  * The tasks a management thread runs, by kind (a stored-test run, a rule
- * test, an impact replay, a rule check, an import's checks, a diff): what each takes and gives
+ * test, an impact replay, a rule check, an import's checks, a diff, a
+ * live validator's compile): what each takes and gives
  * (plain data both ways: the main thread reads the database and sends what
  * the task needs; the task sends back what the answer needs), and the one
  * function the worker entry exports. A refusal the task meets (a ruleset
@@ -13,8 +14,10 @@ import { domainProblem } from '../http/problem-mapping.ts';
 import type { RuleProblem } from '../rules/check-rule-content.ts';
 import type { ImpactReport } from '../rules/impact-report.ts';
 import type { RulesetDiff } from '../rules/ruleset-diff.ts';
+import type { ValidatorBuild } from '../validators/compile-validator.ts';
 import { answerJson, type AnswerForm, type AnswerJson } from './answer-json.ts';
 import type { TaskProgress } from './task-progress.ts';
+import { runCompileTask, type CompileInput } from './tasks/compile-task.ts';
 import { runDiffTask, type DiffInput } from './tasks/diff-task.ts';
 import { runImpactTask, type ImpactInput } from './tasks/impact-task.ts';
 import { runImportCheckTask, type ImportCheckInput, type ImportCheckOutput } from './tasks/import-check-task.ts';
@@ -30,6 +33,8 @@ export interface TaskKinds {
   ruleCheck: { input: RuleCheckInput; output: RuleProblem[] };
   importCheck: { input: ImportCheckInput; output: ImportCheckOutput };
   diff: { input: DiffInput; output: RulesetDiff };
+  /** A live validator's compile, on the compile lane (compile-lane.ts). */
+  compile: { input: CompileInput; output: ValidatorBuild };
 }
 
 export type TaskKind = keyof TaskKinds;
@@ -55,6 +60,7 @@ const RUNNERS: { [K in TaskKind]: (input: TaskKinds[K]['input'], progress: TaskP
   ruleCheck: runRuleCheckTask,
   importCheck: runImportCheckTask,
   diff: runDiffTask,
+  compile: runCompileTask,
 };
 
 /**
