@@ -191,7 +191,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     rules: storage.rules,
     maxEntries: config.validatorCacheSize,
     maxBytes: config.validatorCacheMb * 1024 * 1024,
-    limits: { maxExpressionLength: config.maxExpressionLength },
+    limits: { maxExpressionLength: config.maxExpressionLength, maxTableRows: config.maxTableRows },
     observer: notingUses(metrics.validatorCache, contextUsage),
   });
   metrics.watchValidatorCache(() => validators.size, () => validators.bytes);

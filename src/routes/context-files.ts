@@ -118,7 +118,9 @@ export const contextFilesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
       // The file's checks and its rules' warnings, on a management thread, before anything is written.
       const stored = file.payloadSchema === undefined ? await storage.payloadSchemas.get(tenantId, context) : null;
       const checked = await run('importCheck', {
-        file, limits: { maxExpressionLength: config.maxExpressionLength, maxPayloadDepth: config.maxPayloadDepth }, storedPayloadSchema: stored?.schema ?? null,
+        file,
+        limits: { maxExpressionLength: config.maxExpressionLength, maxTableRows: config.maxTableRows, maxPayloadDepth: config.maxPayloadDepth },
+        storedPayloadSchema: stored?.schema ?? null,
       });
       if (!checked.ok) throw new ProblemError(PROBLEMS.invalidBody(checked.errors));
       const { plan, warnings } = checked;

@@ -48,7 +48,7 @@ export const impactRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, {
     evaluationDeadlineMs: TUNING.evaluationDeadlineMs.value,
     budgetMs: config.operationTimeBudgetMs,
   };
-  const compilerLimits = { maxExpressionLength: config.maxExpressionLength };
+  const compilerLimits = { maxExpressionLength: config.maxExpressionLength, maxTableRows: config.maxTableRows };
 
   /** The report, replayed on a management thread that asks this thread for the samples a page at a time. */
   const report = async (run: TaskRunner, tenantId: string, context: string, body: ImpactBody | undefined): Promise<ImpactReport> => {

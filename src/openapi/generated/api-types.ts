@@ -1074,6 +1074,46 @@ export interface components {
             /** @description When true, a missing (or null) value at fieldPath fails the rule; when false, it skips the rule. Default false. */
             required: boolean;
             /**
+             * @description A decision table (docs/rule-language.md, "Decision tables"): `hitPolicy` (first, unique, any, collect), `inputs` (each `{ name, path }` or `{ name, expression }`), `outputs` (names), `rows` (each `{ when: [one cell per input], then: [one value per output] }`) and `noMatch` ("fail", "pass" or `{ then: [...] }`). The matched row is `$row` in the expression and message.
+             * @example {
+             *       "hitPolicy": "first",
+             *       "inputs": [
+             *         {
+             *           "name": "product",
+             *           "path": "loan.product"
+             *         },
+             *         {
+             *           "name": "country",
+             *           "path": "applicant.country"
+             *         }
+             *       ],
+             *       "outputs": [
+             *         "maxAmount"
+             *       ],
+             *       "rows": [
+             *         {
+             *           "when": [
+             *             "\"auto\"",
+             *             "in [\"US\", \"CA\"]"
+             *           ],
+             *           "then": [
+             *             50000
+             *           ]
+             *         },
+             *         {
+             *           "when": [
+             *             "-",
+             *             "-"
+             *           ],
+             *           "then": [
+             *             10000
+             *           ]
+             *         }
+             *       ]
+             *     }
+             */
+            table?: unknown;
+            /**
              * @description Rule-language expression that must be true for the payload to pass.
              * @example amount <= 50000
              */
@@ -1192,6 +1232,46 @@ export interface components {
             fieldPath?: string;
             /** @description When true, a missing (or null) value at fieldPath fails the rule; when false, it skips the rule. Default false. */
             required: boolean;
+            /**
+             * @description A decision table (docs/rule-language.md, "Decision tables"): `hitPolicy` (first, unique, any, collect), `inputs` (each `{ name, path }` or `{ name, expression }`), `outputs` (names), `rows` (each `{ when: [one cell per input], then: [one value per output] }`) and `noMatch` ("fail", "pass" or `{ then: [...] }`). The matched row is `$row` in the expression and message.
+             * @example {
+             *       "hitPolicy": "first",
+             *       "inputs": [
+             *         {
+             *           "name": "product",
+             *           "path": "loan.product"
+             *         },
+             *         {
+             *           "name": "country",
+             *           "path": "applicant.country"
+             *         }
+             *       ],
+             *       "outputs": [
+             *         "maxAmount"
+             *       ],
+             *       "rows": [
+             *         {
+             *           "when": [
+             *             "\"auto\"",
+             *             "in [\"US\", \"CA\"]"
+             *           ],
+             *           "then": [
+             *             50000
+             *           ]
+             *         },
+             *         {
+             *           "when": [
+             *             "-",
+             *             "-"
+             *           ],
+             *           "then": [
+             *             10000
+             *           ]
+             *         }
+             *       ]
+             *     }
+             */
+            table?: unknown;
             /**
              * @description Rule-language expression that must be true for the payload to pass.
              * @example amount <= 50000
@@ -1679,6 +1759,46 @@ export interface components {
             /** @description When true, a missing (or null) value at fieldPath fails the rule; when false, it skips the rule. Default false. */
             required?: boolean;
             /**
+             * @description A decision table (docs/rule-language.md, "Decision tables"): `hitPolicy` (first, unique, any, collect), `inputs` (each `{ name, path }` or `{ name, expression }`), `outputs` (names), `rows` (each `{ when: [one cell per input], then: [one value per output] }`) and `noMatch` ("fail", "pass" or `{ then: [...] }`). The matched row is `$row` in the expression and message.
+             * @example {
+             *       "hitPolicy": "first",
+             *       "inputs": [
+             *         {
+             *           "name": "product",
+             *           "path": "loan.product"
+             *         },
+             *         {
+             *           "name": "country",
+             *           "path": "applicant.country"
+             *         }
+             *       ],
+             *       "outputs": [
+             *         "maxAmount"
+             *       ],
+             *       "rows": [
+             *         {
+             *           "when": [
+             *             "\"auto\"",
+             *             "in [\"US\", \"CA\"]"
+             *           ],
+             *           "then": [
+             *             50000
+             *           ]
+             *         },
+             *         {
+             *           "when": [
+             *             "-",
+             *             "-"
+             *           ],
+             *           "then": [
+             *             10000
+             *           ]
+             *         }
+             *       ]
+             *     }
+             */
+            table?: unknown;
+            /**
              * @description Rule-language expression that must be true for the payload to pass.
              * @example amount <= 50000
              */
@@ -1847,6 +1967,46 @@ export interface components {
             fieldPath?: string;
             /** @description When true, a missing (or null) value at fieldPath fails the rule; when false, it skips the rule. Default false. */
             required?: boolean;
+            /**
+             * @description A decision table (docs/rule-language.md, "Decision tables"): `hitPolicy` (first, unique, any, collect), `inputs` (each `{ name, path }` or `{ name, expression }`), `outputs` (names), `rows` (each `{ when: [one cell per input], then: [one value per output] }`) and `noMatch` ("fail", "pass" or `{ then: [...] }`). The matched row is `$row` in the expression and message.
+             * @example {
+             *       "hitPolicy": "first",
+             *       "inputs": [
+             *         {
+             *           "name": "product",
+             *           "path": "loan.product"
+             *         },
+             *         {
+             *           "name": "country",
+             *           "path": "applicant.country"
+             *         }
+             *       ],
+             *       "outputs": [
+             *         "maxAmount"
+             *       ],
+             *       "rows": [
+             *         {
+             *           "when": [
+             *             "\"auto\"",
+             *             "in [\"US\", \"CA\"]"
+             *           ],
+             *           "then": [
+             *             50000
+             *           ]
+             *         },
+             *         {
+             *           "when": [
+             *             "-",
+             *             "-"
+             *           ],
+             *           "then": [
+             *             10000
+             *           ]
+             *         }
+             *       ]
+             *     }
+             */
+            table?: unknown;
             /**
              * @description Rule-language expression that must be true for the payload to pass.
              * @example amount <= 50000
@@ -3048,6 +3208,46 @@ export interface operations {
                         /** @description When true, a missing (or null) value at fieldPath fails the rule; when false, it skips the rule. Default false. */
                         required?: boolean;
                         /**
+                         * @description A decision table (docs/rule-language.md, "Decision tables"): `hitPolicy` (first, unique, any, collect), `inputs` (each `{ name, path }` or `{ name, expression }`), `outputs` (names), `rows` (each `{ when: [one cell per input], then: [one value per output] }`) and `noMatch` ("fail", "pass" or `{ then: [...] }`). The matched row is `$row` in the expression and message.
+                         * @example {
+                         *       "hitPolicy": "first",
+                         *       "inputs": [
+                         *         {
+                         *           "name": "product",
+                         *           "path": "loan.product"
+                         *         },
+                         *         {
+                         *           "name": "country",
+                         *           "path": "applicant.country"
+                         *         }
+                         *       ],
+                         *       "outputs": [
+                         *         "maxAmount"
+                         *       ],
+                         *       "rows": [
+                         *         {
+                         *           "when": [
+                         *             "\"auto\"",
+                         *             "in [\"US\", \"CA\"]"
+                         *           ],
+                         *           "then": [
+                         *             50000
+                         *           ]
+                         *         },
+                         *         {
+                         *           "when": [
+                         *             "-",
+                         *             "-"
+                         *           ],
+                         *           "then": [
+                         *             10000
+                         *           ]
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        table?: Record<string, unknown>;
+                        /**
                          * @description Rule-language expression that must be true for the payload to pass.
                          * @example amount <= 50000
                          */
@@ -3763,7 +3963,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description A new rule. It needs at least one of expression, schema or required: true, and must compile. Server-managed fields are ignored, so a rule read with GET can be posted to another context as it is. */
+        /** @description A new rule. It needs at least one of expression, schema, table or required: true, and must compile. Server-managed fields are ignored, so a rule read with GET can be posted to another context as it is. */
         requestBody: {
             content: {
                 /**
@@ -3812,6 +4012,46 @@ export interface operations {
                     fieldPath?: string;
                     /** @description When true, a missing (or null) value at fieldPath fails the rule; when false, it skips the rule. Default false. */
                     required?: boolean;
+                    /**
+                     * @description A decision table (docs/rule-language.md, "Decision tables"): `hitPolicy` (first, unique, any, collect), `inputs` (each `{ name, path }` or `{ name, expression }`), `outputs` (names), `rows` (each `{ when: [one cell per input], then: [one value per output] }`) and `noMatch` ("fail", "pass" or `{ then: [...] }`). The matched row is `$row` in the expression and message.
+                     * @example {
+                     *       "hitPolicy": "first",
+                     *       "inputs": [
+                     *         {
+                     *           "name": "product",
+                     *           "path": "loan.product"
+                     *         },
+                     *         {
+                     *           "name": "country",
+                     *           "path": "applicant.country"
+                     *         }
+                     *       ],
+                     *       "outputs": [
+                     *         "maxAmount"
+                     *       ],
+                     *       "rows": [
+                     *         {
+                     *           "when": [
+                     *             "\"auto\"",
+                     *             "in [\"US\", \"CA\"]"
+                     *           ],
+                     *           "then": [
+                     *             50000
+                     *           ]
+                     *         },
+                     *         {
+                     *           "when": [
+                     *             "-",
+                     *             "-"
+                     *           ],
+                     *           "then": [
+                     *             10000
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    table?: Record<string, unknown>;
                     /**
                      * @description Rule-language expression that must be true for the payload to pass.
                      * @example amount <= 50000
@@ -4146,6 +4386,46 @@ export interface operations {
                     fieldPath?: string;
                     /** @description When true, a missing (or null) value at fieldPath fails the rule; when false, it skips the rule. Default false. */
                     required?: boolean;
+                    /**
+                     * @description A decision table (docs/rule-language.md, "Decision tables"): `hitPolicy` (first, unique, any, collect), `inputs` (each `{ name, path }` or `{ name, expression }`), `outputs` (names), `rows` (each `{ when: [one cell per input], then: [one value per output] }`) and `noMatch` ("fail", "pass" or `{ then: [...] }`). The matched row is `$row` in the expression and message.
+                     * @example {
+                     *       "hitPolicy": "first",
+                     *       "inputs": [
+                     *         {
+                     *           "name": "product",
+                     *           "path": "loan.product"
+                     *         },
+                     *         {
+                     *           "name": "country",
+                     *           "path": "applicant.country"
+                     *         }
+                     *       ],
+                     *       "outputs": [
+                     *         "maxAmount"
+                     *       ],
+                     *       "rows": [
+                     *         {
+                     *           "when": [
+                     *             "\"auto\"",
+                     *             "in [\"US\", \"CA\"]"
+                     *           ],
+                     *           "then": [
+                     *             50000
+                     *           ]
+                     *         },
+                     *         {
+                     *           "when": [
+                     *             "-",
+                     *             "-"
+                     *           ],
+                     *           "then": [
+                     *             10000
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    table?: Record<string, unknown>;
                     /**
                      * @description Rule-language expression that must be true for the payload to pass.
                      * @example amount <= 50000
@@ -4485,6 +4765,46 @@ export interface operations {
                     fieldPath?: string | null;
                     /** @description When true, a missing (or null) value at fieldPath fails the rule; when false, it skips the rule. Default false. */
                     required?: boolean | null;
+                    /**
+                     * @description A decision table (docs/rule-language.md, "Decision tables"): `hitPolicy` (first, unique, any, collect), `inputs` (each `{ name, path }` or `{ name, expression }`), `outputs` (names), `rows` (each `{ when: [one cell per input], then: [one value per output] }`) and `noMatch` ("fail", "pass" or `{ then: [...] }`). The matched row is `$row` in the expression and message.
+                     * @example {
+                     *       "hitPolicy": "first",
+                     *       "inputs": [
+                     *         {
+                     *           "name": "product",
+                     *           "path": "loan.product"
+                     *         },
+                     *         {
+                     *           "name": "country",
+                     *           "path": "applicant.country"
+                     *         }
+                     *       ],
+                     *       "outputs": [
+                     *         "maxAmount"
+                     *       ],
+                     *       "rows": [
+                     *         {
+                     *           "when": [
+                     *             "\"auto\"",
+                     *             "in [\"US\", \"CA\"]"
+                     *           ],
+                     *           "then": [
+                     *             50000
+                     *           ]
+                     *         },
+                     *         {
+                     *           "when": [
+                     *             "-",
+                     *             "-"
+                     *           ],
+                     *           "then": [
+                     *             10000
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    table?: Record<string, unknown> | null;
                     /**
                      * @description Rule-language expression that must be true for the payload to pass.
                      * @example amount <= 50000
@@ -6639,6 +6959,46 @@ export interface operations {
                         fieldPath?: string;
                         /** @description When true, a missing (or null) value at fieldPath fails the rule; when false, it skips the rule. Default false. */
                         required?: boolean;
+                        /**
+                         * @description A decision table (docs/rule-language.md, "Decision tables"): `hitPolicy` (first, unique, any, collect), `inputs` (each `{ name, path }` or `{ name, expression }`), `outputs` (names), `rows` (each `{ when: [one cell per input], then: [one value per output] }`) and `noMatch` ("fail", "pass" or `{ then: [...] }`). The matched row is `$row` in the expression and message.
+                         * @example {
+                         *       "hitPolicy": "first",
+                         *       "inputs": [
+                         *         {
+                         *           "name": "product",
+                         *           "path": "loan.product"
+                         *         },
+                         *         {
+                         *           "name": "country",
+                         *           "path": "applicant.country"
+                         *         }
+                         *       ],
+                         *       "outputs": [
+                         *         "maxAmount"
+                         *       ],
+                         *       "rows": [
+                         *         {
+                         *           "when": [
+                         *             "\"auto\"",
+                         *             "in [\"US\", \"CA\"]"
+                         *           ],
+                         *           "then": [
+                         *             50000
+                         *           ]
+                         *         },
+                         *         {
+                         *           "when": [
+                         *             "-",
+                         *             "-"
+                         *           ],
+                         *           "then": [
+                         *             10000
+                         *           ]
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        table?: Record<string, unknown>;
                         /**
                          * @description Rule-language expression that must be true for the payload to pass.
                          * @example amount <= 50000

@@ -28,7 +28,7 @@ export type ImportCheckOutput = { ok: true; plan: ImportPlan; warnings: FileWarn
  * Checks the file.
  *
  * @example
- * await runImportCheckTask({ file, limits: { maxExpressionLength: 4096, maxPayloadDepth: 64 }, storedPayloadSchema: null });
+ * await runImportCheckTask({ file, limits: { maxExpressionLength: 4096, maxTableRows: 10000, maxPayloadDepth: 64 }, storedPayloadSchema: null });
  */
 export async function runImportCheckTask(input: ImportCheckInput): Promise<ImportCheckOutput> {
   const checked = checkRulesFile(input.file, input.limits);

@@ -4,8 +4,7 @@
  * and the diff between two rulesets. Response schemas are shared schemas
  * (`$id`), components of the OpenAPI document.
  */
-import { ruleContentProperties } from '../../../compiler/rule-schema.ts';
-import { ruleResponseSchema } from './rule-schemas.ts';
+import { contentResponseProperties, ruleResponseSchema } from './rule-schemas.ts';
 
 /** The most characters a note may have. */
 export const MAX_NOTE_LENGTH = 500;
@@ -144,8 +143,7 @@ export const ruleContentResponseSchema = {
   properties: {
     context: { type: 'string', description: 'The context.', examples: ['loan-application'] },
     code: { type: 'string', description: 'The rule code.', examples: ['AMOUNT_LIMIT'] },
-    ...ruleContentProperties,
-    schema: { description: ruleContentProperties.schema.description, examples: ruleContentProperties.schema.examples },
+    ...contentResponseProperties,
   },
 } as const;
 

@@ -1,0 +1,232 @@
+/**
+ * Decision tables through the API (docs/api.md, "Decision tables"), on the
+ * real server and database: a rule with a `table` is created, read, edited
+ * with PUT and PATCH, published, validated, rolled back, exported and
+ * imported as a rules file, run by stored tests and replayed by the impact
+ * report; bad tables are 400 problems naming the row and column.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { SampleRecord } from '../../src/storage/types.ts';
+import { startTestApp, type TestApp, type TestRequestOptions } from '../support/app.ts';
+import { expectProblem, ok, type Json } from '../support/expect-response.ts';
+
+let t: TestApp;
+let validatorKey: string;
+
+beforeAll(async () => {
+  t = await startTestApp({ env: { MAX_TABLE_ROWS: '50' } });
+  validatorKey = (await ok(api('POST', '/api-keys', { body: { name: 'validator', role: 'validator' } }), 201)).key;
+});
+afterAll(async () => {
+  await t?.close();
+});
+
+function api(method: string, path: string, options: TestRequestOptions = {}) {
+  return t.request(method, `/api/v1${path}`, options);
+}
+
+/** Limits by product and country: the largest amount of each. */
+const limitsTable = {
+  hitPolicy: 'first',
+  inputs: [{ name: 'product', path: 'product' }, { name: 'country', path: 'country' }],
+  outputs: ['maxAmount'],
+  rows: [
+    { when: ['"auto"', 'in ["US", "CA"]'], then: [50000] },
+    { when: ['"auto"', '-'], then: [20000] },
+    { when: ['-', '-'], then: [1000] },
+  ],
+};
+
+function tableRule(context: string, overrides: Json = {}): Json {
+  return {
+    context,
+    code: 'AMOUNT_WITHIN_LIMIT',
+    name: 'Amount within the product\'s limit',
+    fieldPath: 'amount',
+    table: limitsTable,
+    expression: '$value <= $row.maxAmount',
+    message: '{{ $value }} is over the limit of {{ $row.maxAmount }}',
+    ...overrides,
+  };
+}
+
+async function failures(context: string, payload: Json): Promise<Json[]> {
+  return (await ok(api('POST', '/validation/validate', { body: { context, payload }, key: validatorKey }))).failures;
+}
+
+describe('a rule with a table', () => {
+  const context = 'tables-lifecycle';
+  let rule: Json;
+
+  beforeAll(async () => {
+    rule = await ok(api('POST', '/rules', { body: tableRule(context) }), 201);
+  });
+
+  it('is stored and answered with its table as sent', async () => {
+    expect(rule.table).toEqual(limitsTable);
+    expect((await ok(api('GET', `/rules/${rule.id}`))).table).toEqual(limitsTable);
+    const list = await ok(api('GET', `/rules?context=${context}`));
+    expect(list.items[0].table).toEqual(limitsTable);
+  });
+
+  it('validates with the matched row once published', async () => {
+    await ok(api('POST', `/rules/${rule.id}/publish`));
+    expect(await failures(context, { product: 'auto', country: 'US', amount: 40000 })).toEqual([]);
+    const [failure] = await failures(context, { product: 'auto', country: 'FR', amount: 40000 });
+    expect(failure).toMatchObject({ ruleCode: 'AMOUNT_WITHIN_LIMIT', message: '40000 is over the limit of 20000', actualValue: 40000 });
+    expect(await failures(context, { product: 'boat', country: 'US', amount: 1000 })).toEqual([]);
+  });
+
+  it('PUT replaces the table and the draft is what the diff and a publish show', async () => {
+    const current = await ok(api('GET', `/rules/${rule.id}`));
+    const rows = [...limitsTable.rows];
+    rows[1] = { when: ['"auto"', '-'], then: [30000] };
+    const updated = await ok(api('PUT', `/rules/${rule.id}`, { body: { ...current, table: { ...limitsTable, rows } } }));
+    expect(updated.table.rows[1].then).toEqual([30000]);
+    expect(updated.status).toBe('draft');
+    // Still live at 20000 until published.
+    expect(await failures(context, { product: 'auto', country: 'FR', amount: 25000 })).toHaveLength(1);
+    const diff = await ok(api('GET', `/contexts/${context}/diff`));
+    expect(diff.changed.map((c: Json) => c.code)).toEqual(['AMOUNT_WITHIN_LIMIT']);
+    await ok(api('POST', `/contexts/${context}/publish`));
+    expect(await failures(context, { product: 'auto', country: 'FR', amount: 25000 })).toEqual([]);
+  });
+
+  it('PATCH can set the noMatch of the table and remove it again', async () => {
+    const current = await ok(api('GET', `/rules/${rule.id}`));
+    const patched = await ok(api('PATCH', `/rules/${rule.id}`, {
+      body: { table: { noMatch: 'pass' }, version: current.version }, contentType: 'application/merge-patch+json',
+    }));
+    expect(patched.table).toEqual({ ...current.table, noMatch: 'pass' });
+    const back = await ok(api('PATCH', `/rules/${rule.id}`, {
+      body: { table: { noMatch: null }, version: patched.version }, contentType: 'application/merge-patch+json',
+    }));
+    expect(back.table).toEqual(current.table);
+  });
+
+  it('a rollback brings the first table back live', async () => {
+    await ok(api('POST', `/contexts/${context}/rollback`, { body: { rulesetVersion: 1 } }));
+    expect(await failures(context, { product: 'auto', country: 'FR', amount: 25000 })).toHaveLength(1);
+    const versions = await ok(api('GET', `/contexts/${context}/versions/1`));
+    expect(versions.rules[0].table).toEqual(limitsTable);
+  });
+
+  it('a table without an expression passes on a match and fails without one (allowed combinations)', async () => {
+    const allowed = {
+      hitPolicy: 'first', inputs: [{ name: 'product', path: 'product' }, { name: 'country', path: 'country' }],
+      rows: [{ when: ['"auto"', 'in ["US", "CA"]'] }, { when: ['"boat"', '"US"'] }],
+    };
+    const combo = await ok(api('POST', '/rules', { body: { context: 'tables-allowed', code: 'ALLOWED', name: 'Allowed combination', table: allowed } }), 201);
+    await ok(api('POST', `/rules/${combo.id}/publish`));
+    expect(await failures('tables-allowed', { product: 'boat', country: 'US' })).toEqual([]);
+    expect((await failures('tables-allowed', { product: 'boat', country: 'CA' })).map((f) => f.ruleCode)).toEqual(['ALLOWED']);
+  });
+});
+
+describe('bad tables are 400 naming the row and column', () => {
+  const post = (table: unknown) => expectProblem(api('POST', '/rules', { body: tableRule('tables-bad', { table }) }), 400, 'INVALID_BODY');
+  const paths = (problem: Json) => problem.errors.map((e: Json) => e.path);
+
+  it('a cell that does not parse', async () => {
+    const rows = [...limitsTable.rows, { when: ['"boat"', '>= ('], then: [5] }];
+    const problem = await post({ ...limitsTable, rows });
+    expect(paths(problem)).toEqual(['table.rows[3].when[1]']);
+    // The column inside the cell's text, then the place in the table.
+    expect(problem.errors[0].message).toMatch(/^line 1, column 4: table\.rows\[3\]\.when\[1\]: /);
+  });
+
+  it('a row with the wrong number of cells', async () => {
+    const rows = [limitsTable.rows[0], { when: ['"auto"'], then: [5] }];
+    expect(paths(await post({ ...limitsTable, rows }))).toEqual(['table.rows[1].when']);
+  });
+
+  it('an unknown hit policy', async () => {
+    const problem = await post({ ...limitsTable, hitPolicy: 'last' });
+    expect(paths(problem)).toEqual(['table.hitPolicy']);
+    expect(problem.errors[0].message).toContain('first, unique, any, collect');
+  });
+
+  it('a table over MAX_TABLE_ROWS', async () => {
+    const rows = Array.from({ length: 51 }, (_, i) => ({ when: [JSON.stringify(`p${i}`), '-'], then: [i] }));
+    const problem = await post({ ...limitsTable, rows });
+    expect(paths(problem)).toEqual(['table.rows']);
+    expect(problem.errors[0].message).toContain('at most 50 rows');
+  });
+
+  it('a cell over the cell length limit', async () => {
+    const rows = [{ when: [JSON.stringify('x'.repeat(1200)), '-'], then: [1] }];
+    const problem = await post({ ...limitsTable, rows });
+    expect(paths(problem)).toEqual(['table.rows[0].when[0]']);
+    expect(problem.errors[0].message).toContain('at most 1000 characters');
+  });
+
+  it('a table that is not an object is refused by the body schema', async () => {
+    expect(paths(await post(['rows']))).toEqual(['table']);
+  });
+
+  it('POST /rules/check answers the same places', async () => {
+    const rows = [...limitsTable.rows, { when: ['"boat"', '>= ('], then: [5] }];
+    const answer = await ok(api('POST', '/rules/check', { body: { rule: tableRule('tables-bad', { table: { ...limitsTable, rows } }) } }));
+    expect(answer.errors).toEqual([expect.objectContaining({ path: 'table.rows[3].when[1]', line: 1, column: 4 })]);
+  });
+});
+
+describe('rules files, stored tests and the impact report', () => {
+  const context = 'tables-files';
+
+  beforeAll(async () => {
+    const rule = await ok(api('POST', '/rules', { body: tableRule(context) }), 201);
+    await ok(api('POST', `/rules/${rule.id}/publish`));
+  });
+
+  it('export carries the table, and importing the file unchanged changes nothing', async () => {
+    const file = await ok(api('GET', `/contexts/${context}/export`));
+    expect(file.rules[0].table).toEqual(limitsTable);
+    const result = await ok(api('POST', `/contexts/${context}/import`, { body: file }));
+    expect(result).toMatchObject({ create: [], update: [], unchanged: ['AMOUNT_WITHIN_LIMIT'] });
+  });
+
+  it('an imported table that does not compile is refused naming the rule, row and column', async () => {
+    const file = await ok(api('GET', `/contexts/${context}/export`));
+    file.rules[0].table = { ...limitsTable, rows: [{ when: ['"auto"', 'in ["US"'], then: [1] }] };
+    const problem = await expectProblem(api('POST', `/contexts/${context}/import`, { body: file }), 400, 'INVALID_BODY');
+    expect(problem.errors.map((e: Json) => e.path)).toEqual(['rules[0].table.rows[0].when[1]']);
+  });
+
+  it('an import of a changed table updates the rule', async () => {
+    const file = await ok(api('GET', `/contexts/${context}/export`));
+    file.rules[0].table = { ...limitsTable, rows: [...limitsTable.rows.slice(0, 2), { when: ['-', '-'], then: [2000] }] };
+    const result = await ok(api('POST', `/contexts/${context}/import?dryRun=true`, { body: file }));
+    expect(result.update).toEqual(['AMOUNT_WITHIN_LIMIT']);
+  });
+
+  it('stored tests run against the table', async () => {
+    await ok(api('PUT', `/contexts/${context}/tests`, {
+      body: {
+        tests: [
+          { name: 'auto in the US within 50000', payload: { product: 'auto', country: 'US', amount: 50000 }, expect: { isValid: true } },
+          { name: 'auto in France over 20000', payload: { product: 'auto', country: 'FR', amount: 20001 }, expect: { isValid: false, failures: ['AMOUNT_WITHIN_LIMIT'] } },
+        ],
+      },
+    }));
+    const run = await ok(api('POST', `/contexts/${context}/tests/run`, { body: { target: 'live' } }));
+    expect(run).toMatchObject({ passed: 2, failed: 0 });
+  });
+
+  it('the impact report replays samples against a changed table', async () => {
+    const samples: SampleRecord[] = [
+      { payload: { product: 'boat', country: 'US', amount: 1500 }, live: ['AMOUNT_WITHIN_LIMIT'] },
+      { payload: { product: 'auto', country: 'FR', amount: 100 }, live: [] },
+    ].map(({ payload, live }, i) => ({
+      tenantId: t.tenantId, context, recordedAt: new Date(Date.parse('2026-11-20T08:00:00Z') + i * 60_000),
+      rulesetVersion: 1, isValid: live.length === 0, failures: live, payload,
+    }));
+    await t.storage.samples.insertMany(samples);
+    const rule = (await ok(api('GET', `/rules?context=${context}`))).items[0];
+    const rows = [...limitsTable.rows.slice(0, 2), { when: ['-', '-'], then: [2000] }];
+    await ok(api('PUT', `/rules/${rule.id}`, { body: { ...rule, table: { ...limitsTable, rows } } }));
+    const report = await ok(api('POST', `/contexts/${context}/impact`));
+    expect(report).toMatchObject({ samples: 2, unchanged: 1, becameValid: 1, becameInvalid: 0 });
+    expect(report.byRule).toEqual([{ ruleCode: 'AMOUNT_WITHIN_LIMIT', newFailures: 0, resolvedFailures: 1 }]);
+  });
+});
