@@ -88,7 +88,12 @@ describe('a rule with a table', () => {
     expect(await failures(context, { product: 'auto', country: 'FR', amount: 25000 })).toHaveLength(1);
     const diff = await ok(api('GET', `/contexts/${context}/diff`));
     expect(diff.changed.map((c: Json) => c.code)).toEqual(['AMOUNT_WITHIN_LIMIT']);
-    await ok(api('POST', `/contexts/${context}/publish`));
+    expect(diff.changed[0].tableRows).toEqual([{ change: 'changed', path: 'table.rows[1]', fromPath: 'table.rows[1]' }]);
+    const published = await ok(api('POST', `/contexts/${context}/publish`));
+    expect(published.changes).toEqual({
+      added: [], changed: ['AMOUNT_WITHIN_LIMIT'], removed: [],
+      tableRows: [{ code: 'AMOUNT_WITHIN_LIMIT', change: 'changed', path: 'table.rows[1]', fromPath: 'table.rows[1]' }],
+    });
     expect(await failures(context, { product: 'auto', country: 'FR', amount: 25000 })).toEqual([]);
   });
 
@@ -228,5 +233,48 @@ describe('rules files, stored tests and the impact report', () => {
     const report = await ok(api('POST', `/contexts/${context}/impact`));
     expect(report).toMatchObject({ samples: 2, unchanged: 1, becameValid: 1, becameInvalid: 0 });
     expect(report.byRule).toEqual([{ ruleCode: 'AMOUNT_WITHIN_LIMIT', newFailures: 0, resolvedFailures: 1 }]);
+  });
+});
+
+describe('the diff names each table row added, removed, changed or moved', () => {
+  const context = 'tables-diff';
+  const row = (product: string, max: number) => ({ when: [JSON.stringify(product), '-'], then: [max] });
+  const base = ['a', 'b', 'c', 'd', 'e', 'f', 'g', 'h'].map((p, i) => row(p, i * 100));
+  let id: string;
+
+  beforeAll(async () => {
+    id = (await ok(api('POST', '/rules', { body: tableRule(context, { table: { ...limitsTable, rows: base } }) }), 201)).id;
+    await ok(api('POST', `/rules/${id}/publish`));
+  });
+
+  async function diffAfter(rows: Json[]): Promise<Json> {
+    const current = await ok(api('GET', `/rules/${id}`));
+    await ok(api('PUT', `/rules/${id}`, { body: { ...current, table: { ...limitsTable, rows } } }));
+    const diff = await ok(api('GET', `/contexts/${context}/diff`));
+    return diff.changed[0];
+  }
+
+  it('a row inserted, another changed further down and one removed', async () => {
+    // `new` inserted after b, e's outputs changed, g removed.
+    const changed = await diffAfter([base[0], base[1], row('new', 1), base[2], base[3], row('e', 999), base[5], base[7]]);
+    expect(changed.tableRows).toEqual([
+      { change: 'added', path: 'table.rows[2]' },
+      { change: 'changed', path: 'table.rows[5]', fromPath: 'table.rows[4]' },
+      { change: 'removed', path: 'table.rows[6]' },
+    ]);
+    expect(changed.fields.table.to.rows[2]).toEqual(row('new', 1));
+  });
+
+  it('a row moved up (it now answers before the rows it passed) and nothing else', async () => {
+    const changed = await diffAfter([base[0], base[6], base[1], base[2], base[3], base[4], base[5], base[7]]);
+    expect(changed.tableRows).toEqual([{ change: 'moved', path: 'table.rows[1]', fromPath: 'table.rows[6]' }]);
+  });
+
+  it('a change of the table that leaves its rows alone lists no rows', async () => {
+    const current = await ok(api('GET', `/rules/${id}`));
+    await ok(api('PUT', `/rules/${id}`, { body: { ...current, table: { ...limitsTable, rows: base, noMatch: 'pass' } } }));
+    const changed = (await ok(api('GET', `/contexts/${context}/diff`))).changed[0];
+    expect(Object.keys(changed.fields)).toEqual(['table']);
+    expect(changed.tableRows).toBeUndefined();
   });
 });

@@ -1715,6 +1715,29 @@ export interface components {
              *     ]
              */
             removed: string[];
+            /** @description Present when decision-table rows of changed rules changed: each row, with its rule's code (at most 1000 a rule). */
+            tableRows?: {
+                /**
+                 * @description The rule code.
+                 * @example AMOUNT_LIMIT
+                 */
+                code?: string;
+                /**
+                 * @description `added` and `removed`: a row only on one side; `changed`: the same cells with other outputs; `moved`: the same row at another place.
+                 * @enum {string}
+                 */
+                change: "added" | "removed" | "changed" | "moved";
+                /**
+                 * @description The row on the `to` side (on the `from` side for a removed row).
+                 * @example table.rows[3]
+                 */
+                path: string;
+                /**
+                 * @description For a changed or moved row: the row on the `from` side.
+                 * @example table.rows[2]
+                 */
+                fromPath?: string;
+            }[];
         };
         /** @description The rule, now published, with the ruleset version of its context this publish made and what that version changed. */
         PublishedRule: {
@@ -2102,6 +2125,26 @@ export interface components {
                         to: unknown;
                     };
                 };
+                /** @description When the rule's table changed and both sides have rows: each row added, removed, changed or moved, in row order (at most 1000). */
+                tableRows?: {
+                    /**
+                     * @description `added` and `removed`: a row only on one side; `changed`: the same cells with other outputs; `moved`: the same row at another place.
+                     * @enum {string}
+                     */
+                    change: "added" | "removed" | "changed" | "moved";
+                    /**
+                     * @description The row on the `to` side (on the `from` side for a removed row).
+                     * @example table.rows[3]
+                     */
+                    path: string;
+                    /**
+                     * @description For a changed or moved row: the row on the `from` side.
+                     * @example table.rows[2]
+                     */
+                    fromPath?: string;
+                }[];
+                /** @description Present, true, when more rows changed than `tableRows` lists. */
+                tableRowsTruncated?: boolean;
             }[];
         };
         /**
