@@ -45,6 +45,7 @@ import { payloadSchemaRoutes } from './routes/payload-schemas.ts';
 import { ruleCheckRoutes } from './routes/rule-check.ts';
 import { ruleTestRoutes } from './routes/rule-test.ts';
 import { rulePatchRoutes } from './routes/rule-patch.ts';
+import { ruleTableCsvRoutes } from './routes/rule-table-csv.ts';
 import { rulesRoutes } from './routes/rules.ts';
 import { registerSharedSchemas } from './routes/schemas/shared-schemas.ts';
 import { PayloadSchemas } from './rules/payload-schemas.ts';
@@ -251,7 +252,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(async (management) => {
     management.addHook('preValidation', refuseUnstorableText);
     const stored = [
-      rulesRoutes, rulePatchRoutes, contextsRoutes, contextTestsRoutes, contextHistoryRoutes, contextFilesRoutes, payloadSchemaRoutes, apiKeysRoutes,
+      rulesRoutes, rulePatchRoutes, ruleTableCsvRoutes, contextsRoutes, contextTestsRoutes, contextHistoryRoutes,
+      contextFilesRoutes, payloadSchemaRoutes, apiKeysRoutes,
     ];
     for (const routes of stored) {
       await management.register(routes, { prefix: '/api/v1', deps });

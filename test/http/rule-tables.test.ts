@@ -278,3 +278,98 @@ describe('the diff names each table row added, removed, changed or moved', () =>
     expect(changed.tableRows).toBeUndefined();
   });
 });
+
+describe('a table as CSV', () => {
+  const context = 'tables-csv';
+  const csvTable = {
+    ...limitsTable,
+    outputs: ['maxAmount', 'note'],
+    rows: [
+      { when: ['"auto"', 'in ["US", "CA"]'], then: [50000, 'north, america'] },
+      { when: ['"auto"', '-'], then: [20000, '12'] },
+      { when: ['-', '$cell == "FR" || $cell == "DE"'], then: [1000, { tier: 'eu' }] },
+      { when: ['-', '-'], then: [null, 'say "no"'] },
+    ],
+  };
+  let id: string;
+  const csv = (text: string | Uint8Array, contentType: string | null = 'text/csv', query = '') =>
+    api('PUT', `/rules/${id}/table.csv${query}`, { rawBody: text, contentType });
+
+  beforeAll(async () => {
+    id = (await ok(api('POST', '/rules', { body: tableRule(context, { table: csvTable }) }), 201)).id;
+  });
+
+  it('exports the header and rows, quoted as RFC 4180 says', async () => {
+    const res = await api('GET', `/rules/${id}/table.csv`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/csv; charset=utf-8');
+    expect(res.text).toBe([
+      'product,country,maxAmount,note',
+      '"""auto""","in [""US"", ""CA""]",50000,"north, america"',
+      '"""auto""",-,20000,"""12"""',
+      '-,"$cell == ""FR"" || $cell == ""DE""",1000,"{""tier"":""eu""}"',
+      '-,-,null,"say ""no"""',
+      '',
+    ].join('\r\n'));
+  });
+
+  it('round-trips: the export put back changes nothing, and the table reads back identical', async () => {
+    const before = await ok(api('GET', `/rules/${id}`));
+    const exported = (await api('GET', `/rules/${id}/table.csv`)).text;
+    const after = await ok(csv(exported));
+    expect(after.version).toBe(before.version);
+    expect(after.table).toEqual(csvTable);
+  });
+
+  it('a spreadsheet\'s edit (a BOM, LF line ends, a new row) becomes a new version with the same inputs and hit policy', async () => {
+    const before = await ok(api('GET', `/rules/${id}`));
+    const body = '\uFEFFproduct,country,maxAmount,note\n"""boat""",-,7000,boats\n-,-,0,none\n';
+    const after = await ok(csv(new TextEncoder().encode(body), 'text/csv; charset=utf-8', `?version=${before.version}`));
+    expect(after.version).toBe(before.version + 1);
+    expect(after.table).toEqual({
+      ...csvTable, rows: [{ when: ['"boat"', '-'], then: [7000, 'boats'] }, { when: ['-', '-'], then: [0, 'none'] }],
+    });
+    const audit = await ok(api('GET', '/audit?action=rule.update'));
+    expect(audit.items[0]).toMatchObject({ action: 'rule.update' });
+  });
+
+  it('a wrong header is 400 naming line 1 and the header expected', async () => {
+    const problem = await expectProblem(csv('product,maxAmount,note\n-,1,x\n'), 400, 'INVALID_BODY');
+    expect(problem.errors).toEqual([{ path: 'line 1', message: expect.stringContaining('the table\'s is product,country,maxAmount,note') }]);
+  });
+
+  it('a line with the wrong number of fields is 400 naming the line', async () => {
+    const problem = await expectProblem(csv('product,country,maxAmount,note\n-,-,1,x\n-,1,x\n'), 400, 'INVALID_BODY');
+    expect(problem.errors).toEqual([{ path: 'line 3', message: 'has 3 fields; the header has 4 (2 cells, then 2 outputs)' }]);
+  });
+
+  it('a quote left open names the line and field', async () => {
+    const problem = await expectProblem(csv('product,country,maxAmount,note\n-,"-,1,x\n'), 400, 'INVALID_BODY');
+    expect(problem.errors[0]).toEqual({ path: 'line 2', message: expect.stringMatching(/^field 2: a quoted field is not closed/) });
+  });
+
+  it('a cell that does not parse is named by its row and column in the table', async () => {
+    const problem = await expectProblem(csv('product,country,maxAmount,note\n-,-,1,x\n-,>= (,1,x\n'), 400, 'INVALID_BODY');
+    expect(problem.errors.map((e: Json) => e.path)).toEqual(['table.rows[1].when[1]']);
+  });
+
+  it('more rows than MAX_TABLE_ROWS is 400 naming the first line over', async () => {
+    const lines = Array.from({ length: 51 }, (_, i) => `"""p${i}""",-,${i},x`);
+    const problem = await expectProblem(csv(['product,country,maxAmount,note', ...lines].join('\n')), 400, 'INVALID_BODY');
+    expect(problem.errors).toEqual([{ path: 'line 52', message: expect.stringContaining('at most 50 rows') }]);
+  });
+
+  it('bytes that are not UTF-8 are 400, another media type 415', async () => {
+    const latin1 = Uint8Array.from([...new TextEncoder().encode('product,country,maxAmount,note\n-,-,1,'), 0xe9, 0x0a]);
+    await expectProblem(csv(latin1), 400, 'INVALID_BODY');
+    await expectProblem(csv('product,country,maxAmount,note\n', 'application/json'), 415, 'UNSUPPORTED_MEDIA_TYPE');
+    await expectProblem(csv('product,country,maxAmount,note\n', 'text/csv; charset=latin1'), 415, 'UNSUPPORTED_MEDIA_TYPE');
+  });
+
+  it('a stale version is 409; a rule without a table is 404', async () => {
+    const exported = (await api('GET', `/rules/${id}/table.csv`)).text;
+    await expectProblem(csv(exported, 'text/csv', '?version=1'), 409, 'CONFLICT');
+    const plain = await ok(api('POST', '/rules', { body: { context, code: 'PLAIN', name: 'Plain', expression: 'true' } }), 201);
+    await expectProblem(api('GET', `/rules/${plain.id}/table.csv`), 404, 'NOT_FOUND');
+  });
+});
