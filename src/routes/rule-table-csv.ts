@@ -125,7 +125,7 @@ export const ruleTableCsvRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
       consumes: ['text/csv'],
       params: idParamsSchema,
       querystring: versionQuerySchema,
-      body: { type: 'string', description: 'The rows as CSV.' },
+      body: { type: 'string', description: 'The rows as CSV.', examples: ['product,country,maxAmount\r\n"""auto""","in [""US"", ""CA""]",50000\r\n-,-,1000\r\n'] },
       response: { 200: sharedRef('Rule') },
     },
   }, async (request) => {

@@ -5556,6 +5556,11 @@ export interface operations {
         /** @description The rows as CSV. */
         requestBody: {
             content: {
+                /**
+                 * @example product,country,maxAmount
+                 *     """auto""","in [""US"", ""CA""]",50000
+                 *     -,-,1000
+                 */
                 "text/csv": string;
             };
         };
