@@ -63,7 +63,7 @@ const LONG = {
 
 function checkInProcess(rule: typeof ORDINARY, schema: PayloadSchema): number {
   const content = toRuleContent(rule);
-  const problems = ruleContentProblems(rule.code, content, { maxExpressionLength: 4096 });
+  const problems = ruleContentProblems(rule.code, content, { maxExpressionLength: 4096, maxTableRows: 10_000 });
   const warnings = contentWarnings(rule.code, content, schema, 4096);
   return problems.length + warnings.length;
 }

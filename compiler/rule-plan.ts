@@ -126,9 +126,9 @@ export function planRule(
   if (rule.required !== undefined && typeof rule.required !== 'boolean') invalid('required', 'required must be a boolean');
   if (rule.enabled !== undefined && typeof rule.enabled !== 'boolean') invalid('enabled', 'enabled must be a boolean');
   const required = rule.required === true;
-  // A table counts too; the message names what the API accepts today, which does not include tables yet.
+  // A table counts too: a match of a table without an expression passes.
   if (rule.expression === undefined && rule.schema === undefined && rule.table === undefined && !required) {
-    invalid('expression', 'a rule needs at least one of expression, schema or required: true');
+    invalid('expression', 'a rule needs at least one of expression, schema, table or required: true');
   }
   if (required && rule.fieldPath === undefined) invalid('required', 'required: true needs a fieldPath');
 

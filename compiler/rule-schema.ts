@@ -9,6 +9,7 @@
  * Pure data and types, like the rest of the compiler: no I/O, nothing from `src/`.
  */
 import type { FromSchema } from 'json-schema-to-ts';
+import type { TableDefinition } from './table/table-definition.ts';
 
 /** Rule codes: 1-64 chars of `[A-Za-z0-9_.-]`. */
 export const CODE_PATTERN = '^[A-Za-z0-9_.-]{1,64}$';
@@ -56,6 +57,21 @@ export const ruleContentProperties = {
   required: {
     type: 'boolean',
     description: 'When true, a missing (or null) value at fieldPath fails the rule; when false, it skips the rule. Default false.',
+  },
+  // A table's shape, cells and limits are checked by the compiler
+  // (compiler/table/plan-table.ts), so that every refusal names its row and
+  // column (`table.rows[3].when[1]`); the schema only checks the type.
+  table: {
+    type: 'object',
+    description: 'A decision table (docs/rule-language.md, "Decision tables"): `hitPolicy` (first, unique, any, collect), '
+      + '`inputs` (each `{ name, path }` or `{ name, expression }`), `outputs` (names), `rows` (each `{ when: [one cell per input], '
+      + 'then: [one value per output] }`) and `noMatch` ("fail", "pass" or `{ then: [...] }`). The matched row is `$row` in the expression and message.',
+    examples: [{
+      hitPolicy: 'first',
+      inputs: [{ name: 'product', path: 'loan.product' }, { name: 'country', path: 'applicant.country' }],
+      outputs: ['maxAmount'],
+      rows: [{ when: ['"auto"', 'in ["US", "CA"]'], then: [50000] }, { when: ['-', '-'], then: [10000] }],
+    }],
   },
   // Length, grammar and position errors come from the compiler (checkRule),
   // so that they name line and column; the schema only checks the type.
@@ -109,8 +125,12 @@ export const ruleContentSchema = {
 export type RuleContentField = keyof typeof ruleContentProperties;
 export const RULE_CONTENT_FIELDS = Object.keys(ruleContentProperties) as RuleContentField[];
 
-/** Content as sent: optional fields may be left out (they take their defaults). */
-export type RuleContentInput = FromSchema<typeof ruleContentSchema>;
+/**
+ * Content as sent: optional fields may be left out (they take their
+ * defaults). The schema only says a table is an object; its type is the
+ * compiler's, which checks every part of it before anything runs.
+ */
+export type RuleContentInput = Omit<FromSchema<typeof ruleContentSchema>, 'table'> & { table?: TableDefinition };
 
 export type Severity = NonNullable<RuleContentInput['severity']>;
 

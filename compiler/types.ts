@@ -7,16 +7,11 @@ import type { GeneratedValidator } from './compile-ruleset.ts';
 // A rule's content and what the compiler takes of it are derived from one
 // schema (rule-schema.ts).
 import type { RuleDefinition as RuleContentDefinition, Severity } from './rule-schema.ts';
-import type { TableDefinition } from './table/table-definition.ts';
 export type { Severity };
 export type { HitPolicy, NoMatch, TableDefinition, TableInput, TableRow } from './table/table-definition.ts';
 
-/**
- * What the compiler takes of a rule: its content (rule-schema.ts) and,
- * optionally, a decision table (compiler/table/). The API does not accept
- * `table` yet; the compiler does.
- */
-export type RuleDefinition = RuleContentDefinition & { table?: TableDefinition };
+/** What the compiler takes of a rule: its content (rule-schema.ts), a decision table (compiler/table/) included. */
+export type RuleDefinition = RuleContentDefinition;
 
 /** One failure record, keys in the order of the interface's section 2.1. */
 export interface FailureRecord {

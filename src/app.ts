@@ -46,6 +46,7 @@ import { payloadSchemaRoutes } from './routes/payload-schemas.ts';
 import { ruleCheckRoutes } from './routes/rule-check.ts';
 import { ruleTestRoutes } from './routes/rule-test.ts';
 import { rulePatchRoutes } from './routes/rule-patch.ts';
+import { ruleTableCsvRoutes } from './routes/rule-table-csv.ts';
 import { rulesRoutes } from './routes/rules.ts';
 import { registerSharedSchemas } from './routes/schemas/shared-schemas.ts';
 import { PayloadSchemas } from './rules/payload-schemas.ts';
@@ -195,7 +196,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     rules: storage.rules,
     maxEntries: config.validatorCacheSize,
     maxBytes: config.validatorCacheMb * 1024 * 1024,
-    limits: { maxExpressionLength: config.maxExpressionLength },
+    limits: { maxExpressionLength: config.maxExpressionLength, maxTableRows: config.maxTableRows },
     observer: notingUses(metrics.validatorCache, contextUsage),
     compiler: async (ruleset, limits, priority) => installValidator(ruleset, await compileLane.compile(ruleset, limits, priority)),
   });
@@ -258,7 +259,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   await app.register(async (management) => {
     management.addHook('preValidation', refuseUnstorableText);
     const stored = [
-      rulesRoutes, rulePatchRoutes, contextsRoutes, contextTestsRoutes, contextHistoryRoutes, contextFilesRoutes, payloadSchemaRoutes, apiKeysRoutes,
+      rulesRoutes, rulePatchRoutes, ruleTableCsvRoutes, contextsRoutes, contextTestsRoutes, contextHistoryRoutes,
+      contextFilesRoutes, payloadSchemaRoutes, apiKeysRoutes,
     ];
     for (const routes of stored) {
       await management.register(routes, { prefix: '/api/v1', deps });

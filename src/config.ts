@@ -32,6 +32,8 @@ export interface Config {
   readonly maxTransactionContexts: number;
   readonly maxPayloadDepth: number;
   readonly maxExpressionLength: number;
+  /** Most rows of one decision table (a rule's `table`). */
+  readonly maxTableRows: number;
   readonly maxRulesPerContext: number;
   /** Estimated size of one validation answer's failures; larger answers are refused (400). */
   readonly maxAnswerBytes: number;
@@ -182,6 +184,7 @@ export const CONFIG_VARIABLE_BY_NAME = deepFreeze({
   MAX_TRANSACTION_CONTEXTS: integerVariable('MAX_TRANSACTION_CONTEXTS', 20, 1, undefined, 'most contexts of one transaction validation; more get 400'),
   MAX_PAYLOAD_DEPTH: integerVariable('MAX_PAYLOAD_DEPTH', 64, 1, 1000, 'deepest payload nesting (the payload object is level 1); deeper gets 400'),
   MAX_EXPRESSION_LENGTH: integerVariable('MAX_EXPRESSION_LENGTH', 4096, 16, 1_000_000, 'longest rule expression or condition, in characters; longer gets 400'),
+  MAX_TABLE_ROWS: integerVariable('MAX_TABLE_ROWS', 10_000, 1, 100_000, 'most rows of one decision table (a rule\'s `table`); more get 400'),
   MAX_RULES_PER_CONTEXT: integerVariable('MAX_RULES_PER_CONTEXT', 5000, 1, undefined, 'most non-archived rules in one context; more get 409 LIMIT_EXCEEDED'),
   MAX_ANSWER_BYTES: integerVariable(
     'MAX_ANSWER_BYTES', 16_777_216, 65_536, 268_435_456,
@@ -341,6 +344,7 @@ export function loadConfig(env: Env = process.env): Config {
     maxTransactionContexts: integer(vars.MAX_TRANSACTION_CONTEXTS),
     maxPayloadDepth: integer(vars.MAX_PAYLOAD_DEPTH),
     maxExpressionLength: integer(vars.MAX_EXPRESSION_LENGTH),
+    maxTableRows: integer(vars.MAX_TABLE_ROWS),
     maxRulesPerContext: integer(vars.MAX_RULES_PER_CONTEXT),
     maxAnswerBytes: integer(vars.MAX_ANSWER_BYTES),
     validatorCacheSize: integer(vars.VALIDATOR_CACHE_SIZE),

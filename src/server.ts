@@ -79,7 +79,7 @@ async function startPrimary(config: Config, storage: Storage, early: EarlyLogEnt
   const validators = new ValidatorCache({
     rules: storage.rules,
     maxEntries: 1,
-    limits: { maxExpressionLength: config.maxExpressionLength },
+    limits: { maxExpressionLength: config.maxExpressionLength, maxTableRows: config.maxTableRows },
   });
   const keys = createKeyService(storage.apiKeys, new KeyCache({ find: (keyHash) => storage.apiKeys.findActiveByHash(keyHash) }));
   await prepareTenants(config, storage, { validators, keys }, log);

@@ -18,6 +18,7 @@ describe('loadConfig', () => {
       maxTransactionContexts: 20,
       maxPayloadDepth: 64,
       maxExpressionLength: 4096,
+      maxTableRows: 10_000,
       maxRulesPerContext: 5000,
       maxAnswerBytes: 16_777_216,
       workers: 1,

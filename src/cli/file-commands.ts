@@ -119,7 +119,7 @@ async function importFile(command: Extract<FileCommand, { kind: 'import' }>, sto
 
 /** The ruleset's validator; CommandError naming each rule that does not compile. */
 export async function compiled(ruleset: LiveRuleset, config: Config): Promise<CompiledValidator> {
-  const { validator, errors } = await compileValidator(ruleset, { maxExpressionLength: config.maxExpressionLength });
+  const { validator, errors } = await compileValidator(ruleset, { maxExpressionLength: config.maxExpressionLength, maxTableRows: config.maxTableRows });
   if (validator !== undefined) return validator;
   throw new CommandError(`the rules do not compile:\n${describeErrors(errors.map((e) => ({ path: e.field, message: `rule ${e.ruleCode}: ${describeCompileError(e)}` })))}`);
 }

@@ -11,7 +11,7 @@ import type { StoredTestRunner } from '../rules/stored-tests.ts';
 import type { ManagementPool, TaskRunner } from './management-pool.ts';
 import { OPERATIONS } from './operations.ts';
 
-type Limits = Pick<Config, 'maxPayloadDepth' | 'maxAnswerBytes' | 'maxExpressionLength'>;
+type Limits = Pick<Config, 'maxPayloadDepth' | 'maxAnswerBytes' | 'maxExpressionLength' | 'maxTableRows'>;
 
 /**
  * A runner that runs the tests as a task of `run` (an operation already
@@ -28,7 +28,7 @@ export function goLiveTestsOnPool(pool: ManagementPool, config: Limits, run?: Ta
       tests,
       explain: false,
       limits: { maxPayloadDepth: config.maxPayloadDepth, maxAnswerBytes: config.maxAnswerBytes },
-      compilerLimits: { maxExpressionLength: config.maxExpressionLength },
+      compilerLimits: { maxExpressionLength: config.maxExpressionLength, maxTableRows: config.maxTableRows },
       // Every outcome is needed to name the failing tests; without traces a thousand take a few hundred kilobytes.
       maxResultBytes: Number.MAX_SAFE_INTEGER,
     });

@@ -131,7 +131,7 @@ function registerImportRoute(app: FastifyInstance, deps: AppDeps): void {
       const stored = await storage.payloadSchemas.get(tenantId, context);
       const checked = await run('importCheck', {
         body: request.body.bytes,
-        limits: { maxExpressionLength: config.maxExpressionLength, maxPayloadDepth: config.maxPayloadDepth },
+        limits: { maxExpressionLength: config.maxExpressionLength, maxTableRows: config.maxTableRows, maxPayloadDepth: config.maxPayloadDepth },
         maxRulesPerContext: config.maxRulesPerContext,
         storedPayloadSchema: stored?.schema ?? null,
       });

@@ -43,7 +43,7 @@ const IMPOSSIBLE_NAME = 'The URL names a context no context can be called (CONTE
 // eslint-disable-next-line @typescript-eslint/require-await -- a Fastify plugin without a done parameter must return a promise
 export const contextTestsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
   const { storage, pool, config } = deps;
-  const compilerLimits = { maxExpressionLength: config.maxExpressionLength };
+  const compilerLimits = { maxExpressionLength: config.maxExpressionLength, maxTableRows: config.maxTableRows };
 
   app.put<{ Params: ContextParams; Body: { tests: StoredTest[] } }>('/contexts/:context/tests', {
     config: adminOnly,

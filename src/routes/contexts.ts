@@ -218,7 +218,7 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
       const { rulesetVersion, ruleset } = validator;
       const code = await modules.get(`${tenantId}\u0000${context}\u0000${rulesetVersion}`, async () => {
         const built = await buildStandaloneModule(ruleset.rules, {
-          limits: { maxExpressionLength: deps.config.maxExpressionLength },
+          limits: { maxExpressionLength: deps.config.maxExpressionLength, maxTableRows: deps.config.maxTableRows },
           about: { tenantId, context, rulesetVersion },
           // Planned and generated a slice of time at a time, as compiles are.
           runSteps: runInSlices,

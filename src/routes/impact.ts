@@ -49,7 +49,7 @@ export const impactRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, {
     evaluationDeadlineMs: TUNING.evaluationDeadlineMs.value,
     budgetMs: config.operationTimeBudgetMs,
   };
-  const compilerLimits = { maxExpressionLength: config.maxExpressionLength };
+  const compilerLimits = { maxExpressionLength: config.maxExpressionLength, maxTableRows: config.maxTableRows };
 
   /**
    * The report, replayed on a management thread that asks this thread for the samples a page at a

@@ -94,7 +94,7 @@ export const ruleCheckRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app
     const content = toRuleContent(rule);
     // Compiling a rule's schema or expressions is a heavy operation's work: on a management thread.
     const problems = await deps.pool.operation(tenantId, OPERATIONS.ruleCheck, (run) => run('ruleCheck', {
-      code: rule.code, content, maxExpressionLength: config.maxExpressionLength,
+      code: rule.code, content, maxExpressionLength: config.maxExpressionLength, maxTableRows: config.maxTableRows,
     }));
     const errors = problems.map(placed);
     // Warnings of the fields that do compile are worth showing beside the errors of those that do not.

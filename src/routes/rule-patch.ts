@@ -49,7 +49,7 @@ function refuseOverNested(request: FastifyRequest, _reply: FastifyReply, done: (
 // eslint-disable-next-line @typescript-eslint/require-await -- a Fastify plugin without a done parameter must return a promise
 export const rulePatchRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
   const { storage, config } = deps;
-  const checkOptions = { maxExpressionLength: config.maxExpressionLength };
+  const checkOptions = { maxExpressionLength: config.maxExpressionLength, maxTableRows: config.maxTableRows };
   registerMergePatchBodyParser(app);
 
   app.patch<{ Params: { id: string }; Body: PatchRuleBody }>('/rules/:id', {

@@ -51,7 +51,7 @@ export const ruleTestRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
     // A rule that could not be saved does not pass its test either.
     assertStorableText(rule, 'rule');
     const content = toRuleContent(rule);
-    assertRuleCompiles(rule.code, content, { maxExpressionLength: config.maxExpressionLength, pathPrefix: 'rule' });
+    assertRuleCompiles(rule.code, content, { maxExpressionLength: config.maxExpressionLength, maxTableRows: config.maxTableRows, pathPrefix: 'rule' });
     return {
       tenantId,
       context: rule.context ?? TEST_CONTEXT,
@@ -120,7 +120,7 @@ export const ruleTestRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
       payload: body.payload,
       explain: body.explain === true,
       pathPrefix: body.rule !== undefined ? 'rule.' : '',
-      compilerLimits: { maxExpressionLength: config.maxExpressionLength },
+      compilerLimits: { maxExpressionLength: config.maxExpressionLength, maxTableRows: config.maxTableRows },
       maxPayloadDepth: config.maxPayloadDepth,
       maxAnswerBytes: config.maxAnswerBytes,
     }));

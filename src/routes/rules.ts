@@ -53,7 +53,7 @@ const NO_SUCH_RULE = 'No rule with this id in the tenant.';
 // eslint-disable-next-line @typescript-eslint/require-await -- a Fastify plugin without a done parameter must return a promise
 export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
   const { storage, validators, config } = deps;
-  const checkOptions = { maxExpressionLength: config.maxExpressionLength };
+  const checkOptions = { maxExpressionLength: config.maxExpressionLength, maxTableRows: config.maxTableRows };
   // Create, replace and read answer a rule with its warnings (docs/rule-language.md, "Warnings").
   const warningSources = { payloadSchemas: deps.payloadSchemas, maxExpressionLength: config.maxExpressionLength };
 

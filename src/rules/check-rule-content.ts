@@ -16,6 +16,8 @@ import { jsonDepthExceeds } from './json-depth.ts';
 export interface RuleCheckOptions {
   /** MAX_EXPRESSION_LENGTH, applied to `expression` and `when`. */
   maxExpressionLength: number;
+  /** MAX_TABLE_ROWS, the most rows of a rule's decision table. */
+  maxTableRows: number;
   /** Prefix of reported paths, e.g. `rule` for POST /rules/test. */
   pathPrefix?: string;
 }
@@ -37,17 +39,17 @@ export interface RuleProblem {
  * The problems of a rule's content, [] when it would compile.
  *
  * @example
- * ruleContentProblems('LIMIT', { ...content, expression: 'new Date()' }, { maxExpressionLength: 4096 });
+ * ruleContentProblems('LIMIT', { ...content, expression: 'new Date()' }, { maxExpressionLength: 4096, maxTableRows: 10000 });
  * // [{ path: 'expression', message: '`new` is not allowed', line: 1, column: 1 }]
  */
 export function ruleContentProblems(code: string, content: RuleContent, options: RuleCheckOptions): RuleProblem[] {
   const at = (field: string): string => (options.pathPrefix === undefined ? field : `${options.pathPrefix}.${field}`);
   const problems: RuleProblem[] = [];
 
-  if (content.expression === undefined && content.schema === undefined && !content.required) {
+  if (content.expression === undefined && content.schema === undefined && content.table === undefined && !content.required) {
     problems.push({
       path: at('expression'),
-      message: 'a rule needs at least one of `expression`, `schema` or `required: true`',
+      message: 'a rule needs at least one of `expression`, `schema`, `table` or `required: true`',
     });
   }
   for (const field of ['expression', 'when'] as const) {
@@ -72,10 +74,11 @@ export function ruleContentProblems(code: string, content: RuleContent, options:
   if (problems.length > 0) return problems;
 
   const compileErrors = checkRule(toRuleDefinition(code, content), {
-    limits: { maxExpressionLength: options.maxExpressionLength },
+    limits: { maxExpressionLength: options.maxExpressionLength, maxTableRows: options.maxTableRows },
   });
   return compileErrors.map((error) => {
-    const problem: RuleProblem = { path: at(error.field), message: error.message };
+    // A table's errors name their place inside it (`table.rows[3].when[1]`), not just the field.
+    const problem: RuleProblem = { path: at(error.path ?? error.field), message: error.message };
     if (error.line !== undefined) problem.line = error.line;
     if (error.column !== undefined) problem.column = error.column;
     return problem;
@@ -87,7 +90,7 @@ export function ruleContentProblems(code: string, content: RuleContent, options:
  * would compile; the place, when there is one, leads the message.
  *
  * @example
- * ruleContentErrors('LIMIT', { ...content, expression: 'new Date()' }, { maxExpressionLength: 4096 });
+ * ruleContentErrors('LIMIT', { ...content, expression: 'new Date()' }, { maxExpressionLength: 4096, maxTableRows: 10000 });
  * // [{ path: 'expression', message: 'line 1, column 1: `new` is not allowed' }]
  */
 export function ruleContentErrors(code: string, content: RuleContent, options: RuleCheckOptions): FieldError[] {

@@ -59,6 +59,7 @@ export function toRulesFile(
 
 export interface RulesFileLimits {
   maxExpressionLength: number;
+  maxTableRows: number;
   maxPayloadDepth: number;
 }
 
@@ -79,7 +80,7 @@ export function checkRulesFile(file: IncomingRulesFile, limits: RulesFileLimits)
     if (first !== undefined) errors.push({ path: `rules[${index}].code`, message: `is the code of rules[${first}] too; codes must be unique` });
     else seen.set(rule.code, index);
     const content = toRuleContent(rule);
-    errors.push(...ruleContentErrors(rule.code, content, { maxExpressionLength: limits.maxExpressionLength, pathPrefix: `rules[${index}]` }));
+    errors.push(...ruleContentErrors(rule.code, content, { maxExpressionLength: limits.maxExpressionLength, maxTableRows: limits.maxTableRows, pathPrefix: `rules[${index}]` }));
     rules.push({ code: rule.code, content });
   });
   if (file.payloadSchema !== undefined && file.payloadSchema !== null) {

@@ -11,6 +11,7 @@
 import { RULE_CONTENT_FIELDS } from '../../compiler/rule-schema.ts';
 import { contentEquals } from '../storage/rule-content.ts';
 import type { RuleSnapshot, RulesetChanges } from '../storage/types.ts';
+import { diffTableRows, type TableRowChange } from './table-row-diff.ts';
 
 /** How one field of a rule changed. */
 export interface FieldChange {
@@ -22,6 +23,10 @@ export interface FieldChange {
 export interface ChangedRule {
   code: string;
   fields: Record<string, FieldChange>;
+  /** When both sides have a table whose rows differ: each row added, removed, changed or moved (table-row-diff.ts). */
+  tableRows?: TableRowChange[];
+  /** Present, true, when more rows changed than are listed. */
+  tableRowsTruncated?: true;
 }
 
 export interface RulesetDiff {
@@ -51,20 +56,35 @@ export function diffRulesets(from: readonly RuleSnapshot[], to: readonly RuleSna
       continue;
     }
     const fields = changedFields(old, rule);
-    if (fields !== null) changed.push({ code: rule.code, fields });
+    if (fields !== null) changed.push(withTableRows({ code: rule.code, fields }));
   }
   const removed = [...before.values()].filter((rule) => !after.has(rule.code));
   const byCode = (a: { code: string }, b: { code: string }): number => (a.code < b.code ? -1 : a.code > b.code ? 1 : 0);
   return { added: added.sort(byCode), removed: removed.sort(byCode), changed: changed.sort(byCode) };
 }
 
-/** The codes of a diff: what a publish or rollback answers as `changes`. */
+/**
+ * The codes of a diff: what a publish or rollback answers as `changes`,
+ * with the table rows that changed when any did.
+ */
 export function changedCodes(diff: RulesetDiff): RulesetChanges {
-  return {
+  const changes: RulesetChanges = {
     added: diff.added.map((rule) => rule.code),
     changed: diff.changed.map((rule) => rule.code),
     removed: diff.removed.map((rule) => rule.code),
   };
+  const tableRows = diff.changed.flatMap((rule) => (rule.tableRows ?? []).map((row) => ({ code: rule.code, ...row })));
+  if (tableRows.length > 0) changes.tableRows = tableRows;
+  return changes;
+}
+
+/** The changed rule with its table's row changes, when its table changed and both sides have rows. */
+function withTableRows(rule: ChangedRule): ChangedRule {
+  const table = rule.fields.table;
+  if (table === undefined) return rule;
+  const rows = diffTableRows(table.from, table.to);
+  if (rows === undefined || rows.rows.length === 0) return rule;
+  return { ...rule, tableRows: rows.rows, ...(rows.truncated ? { tableRowsTruncated: true as const } : {}) };
 }
 
 /** The content fields whose values differ, in the resource's field order; null when none does. */

@@ -18,7 +18,7 @@ function rule(code: string, content: Partial<RuleContent> & Pick<RuleContent, 'n
   };
 }
 
-/** The sample rules: a required field, a limit, a cross-field check, a forEach and a format check. */
+/** The sample rules: a required field, a limit, a cross-field check, a forEach, a format check and a decision table. */
 export const DEMO_RULES = [
   rule('AMOUNT_REQUIRED', {
     name: 'Loan amount is required',
@@ -57,6 +57,27 @@ export const DEMO_RULES = [
     severity: 'Warning',
     message: '"{{ $value }}" is not a valid email address',
     priority: 5,
+  }),
+  // A payload without a product or a country takes the last row, the general limit, so the sample payload passes it.
+  rule('PRODUCT_COUNTRY_LIMIT', {
+    name: 'Amount within the limit of the product and country',
+    fieldPath: 'amount',
+    when: 'isNumber(amount)',
+    table: {
+      hitPolicy: 'first',
+      inputs: [{ name: 'product', path: 'product' }, { name: 'country', path: 'applicant.country' }],
+      outputs: ['maxAmount'],
+      rows: [
+        { when: ['"auto"', 'in ["US", "CA"]'], then: [50000] },
+        { when: ['"auto"', '-'], then: [30000] },
+        { when: ['"personal"', 'in ["US", "CA"]'], then: [25000] },
+        { when: ['"personal"', '-'], then: [15000] },
+        { when: ['-', '-'], then: [50000] },
+      ],
+    },
+    expression: '$value <= $row.maxAmount',
+    message: 'Amount {{ $value }} is over the limit of {{ $row.maxAmount }} for this product and country',
+    priority: 6,
   }),
 ];
 

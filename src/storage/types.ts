@@ -71,6 +71,8 @@ export interface RulesetChanges {
   added: string[];
   changed: string[];
   removed: string[];
+  /** Present when the rows of a changed rule's decision table changed: each row, with its rule's code. */
+  tableRows?: Array<{ code: string; change: 'added' | 'removed' | 'changed' | 'moved'; path: string; fromPath?: string }>;
 }
 
 export interface PublishResult {

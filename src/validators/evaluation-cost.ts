@@ -28,8 +28,9 @@
  * its message one more (`{{ $ }}` renders the whole payload).
  */
 import * as acorn from 'acorn';
-import { MAX_SCHEMA_APPLICATIONS, QUADRATIC_FUNCTIONS, schemaApplications } from '../../compiler/index.ts';
-import type { RuleDefinition } from '../../compiler/types.ts';
+import { MAX_SCHEMA_APPLICATIONS, QUADRATIC_FUNCTIONS, parseCell, schemaApplications, type CellTest } from '../../compiler/index.ts';
+import { chooseStrategy } from '../../compiler/table/table-strategy.ts';
+import type { RuleDefinition, TableDefinition } from '../../compiler/types.ts';
 import type { CompiledValidator } from '../app-deps.ts';
 
 /** Rule weights by degree: rules of `counts[d]` total weight cost at most that many times n^d steps. */
@@ -125,7 +126,49 @@ export function ruleWeight(rule: RuleDefinition): number {
       weight += 1 + (placeholder === undefined ? UNKNOWN_WEIGHT : nodeWeight(placeholder));
     }
   }
+  if (rule.table !== undefined) weight += tableWeight(rule.table, rule.expression);
   return Math.max(1, weight);
+}
+
+/**
+ * Steps of one search of a decision table, by the strategy the compiler
+ * chooses for it (compiler/table/table-strategy.ts): reading each input,
+ * then per column, a constant for a column of Maps, the depth of a binary
+ * search for a column of boundaries, and every row's cell for a scanned
+ * column (an expression cell as its expression). Under `collect` the rule's
+ * expression runs once per matching row, so once per row at worst.
+ *
+ * @example
+ * tableWeight({ hitPolicy: 'first', inputs: [{ name: 'c', path: 'c' }], rows: [{ when: ['"US"'] }, { when: ['-'] }] }); // 1 + 2
+ */
+export function tableWeight(table: TableDefinition, expression?: string): number {
+  const rows = Array.isArray(table.rows) ? table.rows : [];
+  const inputs = Array.isArray(table.inputs) ? table.inputs : [];
+  let weight = 0;
+  for (const input of inputs) weight += typeof input.expression === 'string' ? expressionWeight(input.expression) : 1;
+  const cells: CellTest[][] = [];
+  const cellWeights: number[][] = [];
+  for (const row of rows) {
+    const tests: CellTest[] = [];
+    const weights: number[] = [];
+    for (const text of Array.isArray(row.when) ? row.when : []) {
+      const parsed = typeof text === 'string' ? parseCell(text) : undefined;
+      const isExpression = parsed === undefined || !parsed.ok || !('test' in parsed);
+      tests.push(isExpression ? { kind: 'expression', id: 0 } : (parsed as { test: CellTest }).test);
+      weights.push(isExpression ? expressionWeight(String(text)) : 1);
+    }
+    cells.push(tests);
+    cellWeights.push(weights);
+  }
+  const strategy = chooseStrategy(cells);
+  const searchDepth = Math.ceil(Math.log2(rows.length + 1)) + 1;
+  strategy.columns.forEach((kind, column) => {
+    const indexed = (kind === 'hash' && strategy.hashColumns.includes(column)) || (kind === 'range' && strategy.rangeColumn === column);
+    if (indexed) weight += kind === 'hash' ? 2 : searchDepth;
+    else for (const weights of cellWeights) weight += weights[column] ?? 1;
+  });
+  if (table.hitPolicy === 'collect' && expression !== undefined) weight += rows.length * expressionWeight(expression);
+  return weight;
 }
 
 /**
@@ -209,6 +252,7 @@ export function ruleDegree(rule: RuleDefinition): number {
   if (rule.when !== undefined) inner = Math.max(inner, expressionDegree(rule.when));
   if (rule.message !== undefined) inner = Math.max(inner, templateDegree(rule.message));
   if (rule.schema !== undefined && JSON.stringify(rule.schema).includes('"uniqueItems"')) inner = Math.max(inner, 2);
+  for (const input of rule.table?.inputs ?? []) if (typeof input.expression === 'string') inner = Math.max(inner, expressionDegree(input.expression));
   return inner + (rule.forEach === undefined ? 0 : 1);
 }
 

@@ -375,7 +375,8 @@ const DEMO_SCHEMA = {
   type: 'object',
   properties: {
     amount: { type: 'number' },
-    applicant: { type: 'object', properties: { name: { type: 'string' }, income: { type: 'number' }, email: { type: 'string' } } },
+    product: { type: 'string', enum: ['auto', 'personal'] },
+    applicant: { type: 'object', properties: { name: { type: 'string' }, income: { type: 'number' }, email: { type: 'string' }, country: { type: 'string' } } },
     items: { type: 'array', items: { type: 'object', properties: { sku: { type: 'string' }, qty: { type: 'integer' } } } },
   },
 };

@@ -196,7 +196,7 @@ describe('POST /rules/check', () => {
     const checked = await check(rule({ expression: undefined }));
     expect(checked).toEqual({
       ok: false,
-      errors: [{ path: 'expression', message: 'a rule needs at least one of `expression`, `schema` or `required: true`', line: 1, column: 1 }],
+      errors: [{ path: 'expression', message: 'a rule needs at least one of `expression`, `schema`, `table` or `required: true`', line: 1, column: 1 }],
       warnings: [],
     });
   });

@@ -111,6 +111,24 @@ describe('first run on an empty database', () => {
     expect(result.failures.map((f: { ruleCode: string }) => f.ruleCode)).toEqual(['INCOME_CHECK']);
   });
 
+  it('the demo\'s decision table limits by product and country', async () => {
+    const command = server.stdout().split('\n').find((line) => line.includes('curl'))!;
+    const key = /X-Api-Key: ([A-Za-z0-9_-]+)/.exec(command)![1];
+    const validate = async (payload: unknown) => {
+      const res = await fetch(`http://127.0.0.1:${server.port}/api/v1/validation/validate`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-api-key': key, 'x-tenant-id': 'demo' },
+        body: JSON.stringify({ context: 'loan-application', payload }),
+      });
+      return ((await res.json()) as { failures: Array<{ ruleCode: string; message: string }> }).failures;
+    };
+    const applicant = { name: 'Jane Doe', income: 10000, email: 'jane@example.com' };
+    expect(await validate({ amount: 20000, product: 'personal', applicant: { ...applicant, country: 'FR' } })).toEqual([
+      expect.objectContaining({ ruleCode: 'PRODUCT_COUNTRY_LIMIT', message: 'Amount 20000 is over the limit of 15000 for this product and country' }),
+    ]);
+    expect(await validate({ amount: 20000, product: 'personal', applicant: { ...applicant, country: 'US' } })).toEqual([]);
+  });
+
   it('exits 0 on SIGTERM', async () => {
     expect(await stop(server)).toBe(0);
   });

@@ -98,6 +98,7 @@ const unknownId = (): string => randomUUID();
 
 describe('every answer is documented for its operation', () => {
   let ruleId: string;
+  let tableRuleId: string;
   let validatorKeyId: string;
 
   it('API keys: create, list', async () => {
@@ -126,6 +127,17 @@ describe('every answer is documented for its operation', () => {
     await call('publishRule', `/api/v1/rules/${ruleId}/publish`, 200);
     await call('publishRule', `/api/v1/rules/${ruleId}/publish`, 409);
     await call('publishRule', `/api/v1/rules/${unknownId()}/publish`, 404);
+  });
+
+  it('rules: a decision table as CSV', async () => {
+    const table = { hitPolicy: 'first', inputs: [{ name: 'country', path: 'country' }], outputs: ['max'], rows: [{ when: ['"US"'], then: [5] }] };
+    const rule = { context: 'docs-tables', code: 'TABLE', name: 'Table', fieldPath: 'amount', table, expression: '$value <= $row.max' };
+    tableRuleId = (await call('createRule', '/api/v1/rules', 201, { body: rule })).body.id;
+    const csv = (await call('getRuleTableCsv', `/api/v1/rules/${tableRuleId}/table.csv`, 200)).text;
+    await call('getRuleTableCsv', `/api/v1/rules/${unknownId()}/table.csv`, 404);
+    await call('putRuleTableCsv', `/api/v1/rules/${tableRuleId}/table.csv`, 200, { rawBody: `${csv}"""CA""",7\r\n`, contentType: 'text/csv' });
+    await call('putRuleTableCsv', `/api/v1/rules/${tableRuleId}/table.csv?version=1`, 409, { rawBody: csv, contentType: 'text/csv' });
+    await call('putRuleTableCsv', `/api/v1/rules/${unknownId()}/table.csv`, 404, { rawBody: csv, contentType: 'text/csv' });
   });
 
   it('rules: patch, restore', async () => {
@@ -253,7 +265,7 @@ describe('every answer is documented for its operation', () => {
   });
 
   it('every /api/v1 operation: 401 without a key; admin operations: 403 with a validator key', async () => {
-    const paths = pathsByOperation(ruleId, validatorKeyId);
+    const paths = pathsByOperation(ruleId, validatorKeyId, tableRuleId);
     for (const [id, path] of Object.entries(paths)) {
       const sent = { body: bodyOf(id), contentType: mediaTypeOf(id) };
       await call(id, path, 401, { key: null, ...sent });
@@ -262,7 +274,7 @@ describe('every answer is documented for its operation', () => {
   });
 
   it('operations with a body: 400 for a body of the wrong shape, 413 over the size limit, 415 for another content type', async () => {
-    const paths = pathsByOperation(ruleId, validatorKeyId);
+    const paths = pathsByOperation(ruleId, validatorKeyId, tableRuleId);
     for (const [id, path] of Object.entries(paths)) {
       if (operations.get(id)!.operation.requestBody === undefined) continue;
       const key = id.startsWith('validate') ? validatorKey : undefined;
@@ -311,11 +323,11 @@ describe('every answer is documented for its operation', () => {
 });
 
 /** A request path for each /api/v1 operation. */
-function pathsByOperation(ruleId: string, keyId: string): Record<string, string> {
+function pathsByOperation(ruleId: string, keyId: string, tableRuleId: string): Record<string, string> {
   const paths: Record<string, string> = {};
   for (const [id, { path }] of operations) {
     if (!path.startsWith('/api/v1/')) continue;
-    paths[id] = path.replace('{id}', id.endsWith('ApiKey') ? keyId : ruleId).replace('{context}', 'docs').replace('{n}', '1');
+    paths[id] = path.replace('{id}', id.endsWith('ApiKey') ? keyId : id.includes('TableCsv') ? tableRuleId : ruleId).replace('{context}', 'docs').replace('{n}', '1');
   }
   return paths;
 }

@@ -320,6 +320,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/rules/{id}/table.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a rule's decision table as CSV
+         * @description The rows of the rule's table (its latest version) as CSV (RFC 4180, UTF-8, CRLF): a header of the input names then the output names, then one line per row, its cells then its outputs (JSON, a plain string bare).
+         */
+        get: operations["getRuleTableCsv"];
+        /**
+         * Replace a rule's decision-table rows from CSV
+         * @description Replaces the rows of the rule's table with the CSV body (`Content-Type: text/csv`, UTF-8 with or without a BOM) and saves a new version of the rule, checked and compiled as PUT /rules/{id}. The header must be the input names then the output names of the table as it is; its inputs, hit policy and noMatch stay as they are.
+         */
+        put: operations["putRuleTableCsv"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/contexts/{context}/publish": {
         parameters: {
             query?: never;
@@ -1088,6 +1112,46 @@ export interface components {
             /** @description When true, a missing (or null) value at fieldPath fails the rule; when false, it skips the rule. Default false. */
             required: boolean;
             /**
+             * @description A decision table (docs/rule-language.md, "Decision tables"): `hitPolicy` (first, unique, any, collect), `inputs` (each `{ name, path }` or `{ name, expression }`), `outputs` (names), `rows` (each `{ when: [one cell per input], then: [one value per output] }`) and `noMatch` ("fail", "pass" or `{ then: [...] }`). The matched row is `$row` in the expression and message.
+             * @example {
+             *       "hitPolicy": "first",
+             *       "inputs": [
+             *         {
+             *           "name": "product",
+             *           "path": "loan.product"
+             *         },
+             *         {
+             *           "name": "country",
+             *           "path": "applicant.country"
+             *         }
+             *       ],
+             *       "outputs": [
+             *         "maxAmount"
+             *       ],
+             *       "rows": [
+             *         {
+             *           "when": [
+             *             "\"auto\"",
+             *             "in [\"US\", \"CA\"]"
+             *           ],
+             *           "then": [
+             *             50000
+             *           ]
+             *         },
+             *         {
+             *           "when": [
+             *             "-",
+             *             "-"
+             *           ],
+             *           "then": [
+             *             10000
+             *           ]
+             *         }
+             *       ]
+             *     }
+             */
+            table?: unknown;
+            /**
              * @description Rule-language expression that must be true for the payload to pass.
              * @example amount <= 50000
              */
@@ -1206,6 +1270,46 @@ export interface components {
             fieldPath?: string;
             /** @description When true, a missing (or null) value at fieldPath fails the rule; when false, it skips the rule. Default false. */
             required: boolean;
+            /**
+             * @description A decision table (docs/rule-language.md, "Decision tables"): `hitPolicy` (first, unique, any, collect), `inputs` (each `{ name, path }` or `{ name, expression }`), `outputs` (names), `rows` (each `{ when: [one cell per input], then: [one value per output] }`) and `noMatch` ("fail", "pass" or `{ then: [...] }`). The matched row is `$row` in the expression and message.
+             * @example {
+             *       "hitPolicy": "first",
+             *       "inputs": [
+             *         {
+             *           "name": "product",
+             *           "path": "loan.product"
+             *         },
+             *         {
+             *           "name": "country",
+             *           "path": "applicant.country"
+             *         }
+             *       ],
+             *       "outputs": [
+             *         "maxAmount"
+             *       ],
+             *       "rows": [
+             *         {
+             *           "when": [
+             *             "\"auto\"",
+             *             "in [\"US\", \"CA\"]"
+             *           ],
+             *           "then": [
+             *             50000
+             *           ]
+             *         },
+             *         {
+             *           "when": [
+             *             "-",
+             *             "-"
+             *           ],
+             *           "then": [
+             *             10000
+             *           ]
+             *         }
+             *       ]
+             *     }
+             */
+            table?: unknown;
             /**
              * @description Rule-language expression that must be true for the payload to pass.
              * @example amount <= 50000
@@ -1649,6 +1753,29 @@ export interface components {
              *     ]
              */
             removed: string[];
+            /** @description Present when decision-table rows of changed rules changed: each row, with its rule's code (at most 1000 a rule). */
+            tableRows?: {
+                /**
+                 * @description The rule code.
+                 * @example AMOUNT_LIMIT
+                 */
+                code?: string;
+                /**
+                 * @description `added` and `removed`: a row only on one side; `changed`: the same cells with other outputs; `moved`: the same row at another place.
+                 * @enum {string}
+                 */
+                change: "added" | "removed" | "changed" | "moved";
+                /**
+                 * @description The row on the `to` side (on the `from` side for a removed row).
+                 * @example table.rows[3]
+                 */
+                path: string;
+                /**
+                 * @description For a changed or moved row: the row on the `from` side.
+                 * @example table.rows[2]
+                 */
+                fromPath?: string;
+            }[];
         };
         /** @description The rule, now published, with the ruleset version of its context this publish made and what that version changed. */
         PublishedRule: {
@@ -1692,6 +1819,46 @@ export interface components {
             fieldPath?: string;
             /** @description When true, a missing (or null) value at fieldPath fails the rule; when false, it skips the rule. Default false. */
             required?: boolean;
+            /**
+             * @description A decision table (docs/rule-language.md, "Decision tables"): `hitPolicy` (first, unique, any, collect), `inputs` (each `{ name, path }` or `{ name, expression }`), `outputs` (names), `rows` (each `{ when: [one cell per input], then: [one value per output] }`) and `noMatch` ("fail", "pass" or `{ then: [...] }`). The matched row is `$row` in the expression and message.
+             * @example {
+             *       "hitPolicy": "first",
+             *       "inputs": [
+             *         {
+             *           "name": "product",
+             *           "path": "loan.product"
+             *         },
+             *         {
+             *           "name": "country",
+             *           "path": "applicant.country"
+             *         }
+             *       ],
+             *       "outputs": [
+             *         "maxAmount"
+             *       ],
+             *       "rows": [
+             *         {
+             *           "when": [
+             *             "\"auto\"",
+             *             "in [\"US\", \"CA\"]"
+             *           ],
+             *           "then": [
+             *             50000
+             *           ]
+             *         },
+             *         {
+             *           "when": [
+             *             "-",
+             *             "-"
+             *           ],
+             *           "then": [
+             *             10000
+             *           ]
+             *         }
+             *       ]
+             *     }
+             */
+            table?: unknown;
             /**
              * @description Rule-language expression that must be true for the payload to pass.
              * @example amount <= 50000
@@ -1862,6 +2029,46 @@ export interface components {
             /** @description When true, a missing (or null) value at fieldPath fails the rule; when false, it skips the rule. Default false. */
             required?: boolean;
             /**
+             * @description A decision table (docs/rule-language.md, "Decision tables"): `hitPolicy` (first, unique, any, collect), `inputs` (each `{ name, path }` or `{ name, expression }`), `outputs` (names), `rows` (each `{ when: [one cell per input], then: [one value per output] }`) and `noMatch` ("fail", "pass" or `{ then: [...] }`). The matched row is `$row` in the expression and message.
+             * @example {
+             *       "hitPolicy": "first",
+             *       "inputs": [
+             *         {
+             *           "name": "product",
+             *           "path": "loan.product"
+             *         },
+             *         {
+             *           "name": "country",
+             *           "path": "applicant.country"
+             *         }
+             *       ],
+             *       "outputs": [
+             *         "maxAmount"
+             *       ],
+             *       "rows": [
+             *         {
+             *           "when": [
+             *             "\"auto\"",
+             *             "in [\"US\", \"CA\"]"
+             *           ],
+             *           "then": [
+             *             50000
+             *           ]
+             *         },
+             *         {
+             *           "when": [
+             *             "-",
+             *             "-"
+             *           ],
+             *           "then": [
+             *             10000
+             *           ]
+             *         }
+             *       ]
+             *     }
+             */
+            table?: unknown;
+            /**
              * @description Rule-language expression that must be true for the payload to pass.
              * @example amount <= 50000
              */
@@ -1956,6 +2163,26 @@ export interface components {
                         to: unknown;
                     };
                 };
+                /** @description When the rule's table changed and both sides have rows: each row added, removed, changed or moved, in row order (at most 1000). */
+                tableRows?: {
+                    /**
+                     * @description `added` and `removed`: a row only on one side; `changed`: the same cells with other outputs; `moved`: the same row at another place.
+                     * @enum {string}
+                     */
+                    change: "added" | "removed" | "changed" | "moved";
+                    /**
+                     * @description The row on the `to` side (on the `from` side for a removed row).
+                     * @example table.rows[3]
+                     */
+                    path: string;
+                    /**
+                     * @description For a changed or moved row: the row on the `from` side.
+                     * @example table.rows[2]
+                     */
+                    fromPath?: string;
+                }[];
+                /** @description Present, true, when more rows changed than `tableRows` lists. */
+                tableRowsTruncated?: boolean;
             }[];
         };
         /**
@@ -3062,6 +3289,46 @@ export interface operations {
                         /** @description When true, a missing (or null) value at fieldPath fails the rule; when false, it skips the rule. Default false. */
                         required?: boolean;
                         /**
+                         * @description A decision table (docs/rule-language.md, "Decision tables"): `hitPolicy` (first, unique, any, collect), `inputs` (each `{ name, path }` or `{ name, expression }`), `outputs` (names), `rows` (each `{ when: [one cell per input], then: [one value per output] }`) and `noMatch` ("fail", "pass" or `{ then: [...] }`). The matched row is `$row` in the expression and message.
+                         * @example {
+                         *       "hitPolicy": "first",
+                         *       "inputs": [
+                         *         {
+                         *           "name": "product",
+                         *           "path": "loan.product"
+                         *         },
+                         *         {
+                         *           "name": "country",
+                         *           "path": "applicant.country"
+                         *         }
+                         *       ],
+                         *       "outputs": [
+                         *         "maxAmount"
+                         *       ],
+                         *       "rows": [
+                         *         {
+                         *           "when": [
+                         *             "\"auto\"",
+                         *             "in [\"US\", \"CA\"]"
+                         *           ],
+                         *           "then": [
+                         *             50000
+                         *           ]
+                         *         },
+                         *         {
+                         *           "when": [
+                         *             "-",
+                         *             "-"
+                         *           ],
+                         *           "then": [
+                         *             10000
+                         *           ]
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        table?: Record<string, unknown>;
+                        /**
                          * @description Rule-language expression that must be true for the payload to pass.
                          * @example amount <= 50000
                          */
@@ -3777,7 +4044,7 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description A new rule. It needs at least one of expression, schema or required: true, and must compile. Server-managed fields are ignored, so a rule read with GET can be posted to another context as it is. */
+        /** @description A new rule. It needs at least one of expression, schema, table or required: true, and must compile. Server-managed fields are ignored, so a rule read with GET can be posted to another context as it is. */
         requestBody: {
             content: {
                 /**
@@ -3826,6 +4093,46 @@ export interface operations {
                     fieldPath?: string;
                     /** @description When true, a missing (or null) value at fieldPath fails the rule; when false, it skips the rule. Default false. */
                     required?: boolean;
+                    /**
+                     * @description A decision table (docs/rule-language.md, "Decision tables"): `hitPolicy` (first, unique, any, collect), `inputs` (each `{ name, path }` or `{ name, expression }`), `outputs` (names), `rows` (each `{ when: [one cell per input], then: [one value per output] }`) and `noMatch` ("fail", "pass" or `{ then: [...] }`). The matched row is `$row` in the expression and message.
+                     * @example {
+                     *       "hitPolicy": "first",
+                     *       "inputs": [
+                     *         {
+                     *           "name": "product",
+                     *           "path": "loan.product"
+                     *         },
+                     *         {
+                     *           "name": "country",
+                     *           "path": "applicant.country"
+                     *         }
+                     *       ],
+                     *       "outputs": [
+                     *         "maxAmount"
+                     *       ],
+                     *       "rows": [
+                     *         {
+                     *           "when": [
+                     *             "\"auto\"",
+                     *             "in [\"US\", \"CA\"]"
+                     *           ],
+                     *           "then": [
+                     *             50000
+                     *           ]
+                     *         },
+                     *         {
+                     *           "when": [
+                     *             "-",
+                     *             "-"
+                     *           ],
+                     *           "then": [
+                     *             10000
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    table?: Record<string, unknown>;
                     /**
                      * @description Rule-language expression that must be true for the payload to pass.
                      * @example amount <= 50000
@@ -4160,6 +4467,46 @@ export interface operations {
                     fieldPath?: string;
                     /** @description When true, a missing (or null) value at fieldPath fails the rule; when false, it skips the rule. Default false. */
                     required?: boolean;
+                    /**
+                     * @description A decision table (docs/rule-language.md, "Decision tables"): `hitPolicy` (first, unique, any, collect), `inputs` (each `{ name, path }` or `{ name, expression }`), `outputs` (names), `rows` (each `{ when: [one cell per input], then: [one value per output] }`) and `noMatch` ("fail", "pass" or `{ then: [...] }`). The matched row is `$row` in the expression and message.
+                     * @example {
+                     *       "hitPolicy": "first",
+                     *       "inputs": [
+                     *         {
+                     *           "name": "product",
+                     *           "path": "loan.product"
+                     *         },
+                     *         {
+                     *           "name": "country",
+                     *           "path": "applicant.country"
+                     *         }
+                     *       ],
+                     *       "outputs": [
+                     *         "maxAmount"
+                     *       ],
+                     *       "rows": [
+                     *         {
+                     *           "when": [
+                     *             "\"auto\"",
+                     *             "in [\"US\", \"CA\"]"
+                     *           ],
+                     *           "then": [
+                     *             50000
+                     *           ]
+                     *         },
+                     *         {
+                     *           "when": [
+                     *             "-",
+                     *             "-"
+                     *           ],
+                     *           "then": [
+                     *             10000
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    table?: Record<string, unknown>;
                     /**
                      * @description Rule-language expression that must be true for the payload to pass.
                      * @example amount <= 50000
@@ -4499,6 +4846,46 @@ export interface operations {
                     fieldPath?: string | null;
                     /** @description When true, a missing (or null) value at fieldPath fails the rule; when false, it skips the rule. Default false. */
                     required?: boolean | null;
+                    /**
+                     * @description A decision table (docs/rule-language.md, "Decision tables"): `hitPolicy` (first, unique, any, collect), `inputs` (each `{ name, path }` or `{ name, expression }`), `outputs` (names), `rows` (each `{ when: [one cell per input], then: [one value per output] }`) and `noMatch` ("fail", "pass" or `{ then: [...] }`). The matched row is `$row` in the expression and message.
+                     * @example {
+                     *       "hitPolicy": "first",
+                     *       "inputs": [
+                     *         {
+                     *           "name": "product",
+                     *           "path": "loan.product"
+                     *         },
+                     *         {
+                     *           "name": "country",
+                     *           "path": "applicant.country"
+                     *         }
+                     *       ],
+                     *       "outputs": [
+                     *         "maxAmount"
+                     *       ],
+                     *       "rows": [
+                     *         {
+                     *           "when": [
+                     *             "\"auto\"",
+                     *             "in [\"US\", \"CA\"]"
+                     *           ],
+                     *           "then": [
+                     *             50000
+                     *           ]
+                     *         },
+                     *         {
+                     *           "when": [
+                     *             "-",
+                     *             "-"
+                     *           ],
+                     *           "then": [
+                     *             10000
+                     *           ]
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    table?: Record<string, unknown> | null;
                     /**
                      * @description Rule-language expression that must be true for the payload to pass.
                      * @example amount <= 50000
@@ -5010,6 +5397,259 @@ export interface operations {
             };
             /** @description No rule with this id in the tenant. */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; it was logged, and the answer carries none of its details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getRuleTableCsv: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The id the server assigned; an id that is not the tenant's is 404.
+                 * @example 0f8d6c3e-8a47-4b8e-9a55-3b1c2d4e5f60
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The rows as CSV. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/csv": string;
+                };
+            };
+            /** @description The request is invalid: its body, query or parameters (`errors` lists each problem with its path), or its URL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description X-Api-Key is missing, unknown or revoked, or X-Tenant-Id is not its tenant; the answer is the same in every case. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is a validator key; this operation needs an admin key. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No rule with this id in the tenant, or the rule has no table. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; it was logged, and the answer carries none of its details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    putRuleTableCsv: {
+        parameters: {
+            query?: {
+                /**
+                 * @description The version the edit is based on; a stale one is 409. Default: the latest.
+                 * @example 3
+                 */
+                version?: string;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The id the server assigned; an id that is not the tenant's is 404.
+                 * @example 0f8d6c3e-8a47-4b8e-9a55-3b1c2d4e5f60
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        /** @description The rows as CSV. */
+        requestBody: {
+            content: {
+                /**
+                 * @example product,country,maxAmount
+                 *     """auto""","in [""US"", ""CA""]",50000
+                 *     -,-,1000
+                 */
+                "text/csv": string;
+            };
+        };
+        responses: {
+            /** @description The rule with its new version (status draft), or unchanged when the rows are the same; with its warnings. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Rule"];
+                };
+            };
+            /** @description The CSV is invalid (a wrong header, a line with the wrong number of fields, a quote left open, more rows than MAX_TABLE_ROWS: `errors` names the line), is not UTF-8, or a row does not compile (`errors` names `table.rows[r].when[c]`). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description X-Api-Key is missing, unknown or revoked, or X-Tenant-Id is not its tenant; the answer is the same in every case. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is a validator key; this operation needs an admin key. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description No rule with this id in the tenant, or the rule has no table. */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The version sent is not the latest, or the rule is archived. */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than MAX_BODY_BYTES. */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: text/csv (UTF-8), or is compressed. */
+            415: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6653,6 +7293,46 @@ export interface operations {
                         fieldPath?: string;
                         /** @description When true, a missing (or null) value at fieldPath fails the rule; when false, it skips the rule. Default false. */
                         required?: boolean;
+                        /**
+                         * @description A decision table (docs/rule-language.md, "Decision tables"): `hitPolicy` (first, unique, any, collect), `inputs` (each `{ name, path }` or `{ name, expression }`), `outputs` (names), `rows` (each `{ when: [one cell per input], then: [one value per output] }`) and `noMatch` ("fail", "pass" or `{ then: [...] }`). The matched row is `$row` in the expression and message.
+                         * @example {
+                         *       "hitPolicy": "first",
+                         *       "inputs": [
+                         *         {
+                         *           "name": "product",
+                         *           "path": "loan.product"
+                         *         },
+                         *         {
+                         *           "name": "country",
+                         *           "path": "applicant.country"
+                         *         }
+                         *       ],
+                         *       "outputs": [
+                         *         "maxAmount"
+                         *       ],
+                         *       "rows": [
+                         *         {
+                         *           "when": [
+                         *             "\"auto\"",
+                         *             "in [\"US\", \"CA\"]"
+                         *           ],
+                         *           "then": [
+                         *             50000
+                         *           ]
+                         *         },
+                         *         {
+                         *           "when": [
+                         *             "-",
+                         *             "-"
+                         *           ],
+                         *           "then": [
+                         *             10000
+                         *           ]
+                         *         }
+                         *       ]
+                         *     }
+                         */
+                        table?: Record<string, unknown>;
                         /**
                          * @description Rule-language expression that must be true for the payload to pass.
                          * @example amount <= 50000

@@ -10,15 +10,16 @@ export interface RuleCheckInput {
   code: string;
   content: RuleContent;
   maxExpressionLength: number;
+  maxTableRows: number;
 }
 
 /**
  * The rule's problems, [] when a save would take it.
  *
  * @example
- * await runRuleCheckTask({ code: 'LIMIT', content, maxExpressionLength: 4096 }); // []
+ * await runRuleCheckTask({ code: 'LIMIT', content, maxExpressionLength: 4096, maxTableRows: 10000 }); // []
  */
 // eslint-disable-next-line @typescript-eslint/require-await -- every task answers a promise
 export async function runRuleCheckTask(input: RuleCheckInput): Promise<RuleProblem[]> {
-  return ruleContentProblems(input.code, input.content, { maxExpressionLength: input.maxExpressionLength });
+  return ruleContentProblems(input.code, input.content, { maxExpressionLength: input.maxExpressionLength, maxTableRows: input.maxTableRows });
 }

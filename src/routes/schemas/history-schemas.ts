@@ -4,8 +4,7 @@
  * and the diff between two rulesets. Response schemas are shared schemas
  * (`$id`), components of the OpenAPI document.
  */
-import { ruleContentProperties } from '../../../compiler/rule-schema.ts';
-import { ruleResponseSchema } from './rule-schemas.ts';
+import { contentResponseProperties, ruleResponseSchema } from './rule-schemas.ts';
 
 /** The most characters a note may have. */
 export const MAX_NOTE_LENGTH = 500;
@@ -34,6 +33,24 @@ const codeList = (description: string) => ({
   examples: [['AMOUNT_LIMIT']],
 }) as const;
 
+/** One changed row of a decision table (src/rules/table-row-diff.ts), after the properties given. */
+function tableRowChangeSchema<const P extends object>(before: P) {
+  return {
+    type: 'object',
+    required: ['change', 'path'],
+    properties: {
+      ...before,
+      change: {
+        type: 'string',
+        enum: ['added', 'removed', 'changed', 'moved'],
+        description: '`added` and `removed`: a row only on one side; `changed`: the same cells with other outputs; `moved`: the same row at another place.',
+      },
+      path: { type: 'string', description: 'The row on the `to` side (on the `from` side for a removed row).', examples: ['table.rows[3]'] },
+      fromPath: { type: 'string', description: 'For a changed or moved row: the row on the `from` side.', examples: ['table.rows[2]'] },
+    },
+  } as const;
+}
+
 /** The changes of a publish or rollback, by code. */
 export const rulesetChangesSchema = {
   $id: 'RulesetChanges',
@@ -44,6 +61,11 @@ export const rulesetChangesSchema = {
     added: codeList('Codes live now that were not live before.'),
     changed: codeList('Codes live before and now whose live content differs.'),
     removed: codeList('Codes live before that are not live now.'),
+    tableRows: {
+      type: 'array',
+      description: 'Present when decision-table rows of changed rules changed: each row, with its rule\'s code (at most 1000 a rule).',
+      items: tableRowChangeSchema({ code: { type: 'string', description: 'The rule code.', examples: ['AMOUNT_LIMIT'] } }),
+    },
   },
   examples: [{ added: ['NEW_CHECK'], changed: ['AMOUNT_LIMIT'], removed: [] }],
 } as const;
@@ -144,8 +166,7 @@ export const ruleContentResponseSchema = {
   properties: {
     context: { type: 'string', description: 'The context.', examples: ['loan-application'] },
     code: { type: 'string', description: 'The rule code.', examples: ['AMOUNT_LIMIT'] },
-    ...ruleContentProperties,
-    schema: { description: ruleContentProperties.schema.description, examples: ruleContentProperties.schema.examples },
+    ...contentResponseProperties,
   },
 } as const;
 
@@ -196,6 +217,12 @@ export const rulesetDiffSchema = {
             },
             examples: [{ expression: { from: 'amount <= 50000', to: 'amount <= 60000' } }],
           },
+          tableRows: {
+            type: 'array',
+            description: 'When the rule\'s table changed and both sides have rows: each row added, removed, changed or moved, in row order (at most 1000).',
+            items: tableRowChangeSchema({}),
+          },
+          tableRowsTruncated: { type: 'boolean', description: 'Present, true, when more rows changed than `tableRows` lists.' },
         },
       },
     },

@@ -31,6 +31,13 @@ export type PatchRuleBody = FromSchema<typeof patchRuleBodySchema>;
 export type TestRuleBody = FromSchema<typeof testRuleSchema>;
 
 /**
+ * Content as a request body carries it: the body's schema says only that a
+ * table is an object; the save-time check (check-rule-content.ts) checks
+ * the rest, naming the row and column of each problem.
+ */
+export type RuleContentBody = Omit<RuleContentInput, 'table'> & { table?: object };
+
+/**
  * The content to store. Omitted optional fields take their defaults (a PUT
  * replaces the whole content, so leaving a field out resets it); absent
  * optional strings stay absent so that defaults derived from other fields
@@ -41,7 +48,7 @@ export type TestRuleBody = FromSchema<typeof testRuleSchema>;
  * toRuleContent({ name: 'Amount set', required: true, fieldPath: 'amount' });
  * // { name: 'Amount set', severity: 'Error', fieldPath: 'amount', required: true, priority: 0, enabled: true, tags: [] }
  */
-export function toRuleContent(body: RuleContentInput): RuleContent {
+export function toRuleContent(body: RuleContentBody): RuleContent {
   const defaults: Partial<Record<string, unknown>> = RULE_CONTENT_DEFAULTS;
   const content: Record<string, unknown> = {};
   for (const field of RULE_CONTENT_FIELDS) {
@@ -135,5 +142,5 @@ export function patchedContent(stored: RuleContent, patch: PatchRuleBody): RuleC
   // The body's schema allows exactly the content's types (or null) per
   // field, and merging an object into an object keeps it one: the result is
   // content as a client writes it.
-  return toRuleContent(applyMergePatch(stored, contentPatch) as RuleContentInput);
+  return toRuleContent(applyMergePatch(stored, contentPatch) as RuleContentBody);
 }

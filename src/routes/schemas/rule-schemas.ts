@@ -54,7 +54,7 @@ const ruleBodyExample = {
 /** POST /rules. */
 export const createRuleBodySchema = {
   type: 'object',
-  description: 'A new rule. It needs at least one of expression, schema or required: true, and must compile. '
+  description: 'A new rule. It needs at least one of expression, schema, table or required: true, and must compile. '
     + 'Server-managed fields are ignored, so a rule read with GET can be posted to another context as it is.',
   required: ['context', 'code', 'name'],
   additionalProperties: false,
@@ -110,6 +110,7 @@ const patchContentProperties = {
   errorCode: removable(optional.errorCode),
   fieldPath: removable(optional.fieldPath),
   required: removable(optional.required),
+  table: removable(optional.table),
   expression: removable(optional.expression),
   schema: removable(optional.schema),
   when: removable(optional.when),
@@ -178,11 +179,12 @@ export const listRulesQuerySchema = {
 
 /**
  * Response properties of the content, in the order of the rule resource:
- * the request's, but `schema` is serialized as any JSON value (a bare
- * `type: object` would let fast-json-stringify drop its keys).
+ * the request's, but `schema` and `table` are serialized as any JSON value
+ * (a bare `type: object` would let fast-json-stringify drop their keys).
  */
-const contentResponseProperties = {
+export const contentResponseProperties = {
   ...ruleContentProperties,
+  table: { description: ruleContentProperties.table.description, examples: ruleContentProperties.table.examples },
   schema: { description: ruleContentProperties.schema.description, examples: ruleContentProperties.schema.examples },
 } as const;
 

@@ -1,0 +1,45 @@
+/**
+ * A decision table's weight in the evaluation-cost model
+ * (src/validators/evaluation-cost.ts): what a search of it costs by the
+ * strategy the compiler picks, so a 10,000-row table of indexed columns
+ * weighs about as much as a short expression, and one scanned row by row
+ * (or with expression cells) weighs in proportion to its rows.
+ */
+import { describe, expect, it } from 'vitest';
+import type { TableDefinition } from '../../compiler/types.ts';
+import { ruleWeight, rulesetCostProfile, tableWeight } from '../../src/validators/evaluation-cost.ts';
+
+const inputs = [{ name: 'product', path: 'product' }, { name: 'score', path: 'score' }];
+
+function table(rows: number, cell: (i: number) => [string, string], hitPolicy: TableDefinition['hitPolicy'] = 'first'): TableDefinition {
+  return { hitPolicy, inputs, outputs: ['max'], rows: Array.from({ length: rows }, (_, i) => ({ when: cell(i), then: [i] })) };
+}
+
+describe('tableWeight', () => {
+  it('an indexed table weighs about the same at 100 and at 10,000 rows', () => {
+    const indexed = (rows: number) => table(rows, (i) => [JSON.stringify(`p${i}`), `[${i}..${i + 1})`]);
+    const small = tableWeight(indexed(100));
+    const large = tableWeight(indexed(10_000));
+    expect(large).toBeLessThan(40);
+    expect(large - small).toBeLessThanOrEqual(8);
+  });
+
+  it('a scanned column weighs one step a row, an expression cell its expression', () => {
+    // `!=` cells cannot be indexed: the column is scanned.
+    const scanned = table(1000, (i) => [`!= "p${i}"`, '-']);
+    expect(tableWeight(scanned)).toBeGreaterThanOrEqual(2000);
+    const expressions = table(1000, (i) => [`len($cell) > ${i} && len($cell) < ${i + 5}`, '-']);
+    expect(tableWeight(expressions)).toBeGreaterThan(tableWeight(scanned));
+  });
+
+  it('under collect the rule\'s expression counts once a row', () => {
+    const rows = (policy: TableDefinition['hitPolicy']) => table(500, (i) => [JSON.stringify(`p${i}`), '-'], policy);
+    expect(tableWeight(rows('collect'), '$value <= $row.max') - tableWeight(rows('first'), '$value <= $row.max')).toBe(500);
+  });
+
+  it('counts in the rule\'s weight and the ruleset\'s profile', () => {
+    const rule = { code: 'T', name: 'T', fieldPath: 'amount', expression: '$value <= $row.max', table: table(1000, (i) => [`!= "p${i}"`, '-']) };
+    expect(ruleWeight(rule)).toBeGreaterThan(2000);
+    expect(rulesetCostProfile([rule])[1]).toBe(ruleWeight(rule));
+  });
+});
