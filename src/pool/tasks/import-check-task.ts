@@ -33,7 +33,9 @@ export type ImportCheckOutput = { ok: true; plan: ImportPlan; warnings: FileWarn
  * LimitExceededError for one with more rules than a context may have (409).
  *
  * @example
- * await runImportCheckTask({ body, limits: { maxExpressionLength: 4096, maxTableRows: 10000, maxPayloadDepth: 64 }, maxRulesPerContext: 5000, storedPayloadSchema: null });
+ * await runImportCheckTask({
+ *   body, limits: { maxExpressionLength: 4096, maxTableRows: 10000, maxPayloadDepth: 64 }, maxRulesPerContext: 5000, storedPayloadSchema: null,
+ * });
  */
 export async function runImportCheckTask(input: ImportCheckInput): Promise<ImportCheckOutput> {
   const file = readImportBody(input.body);
