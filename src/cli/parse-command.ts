@@ -58,7 +58,7 @@ export const API_KEY_VARIABLE = 'RULES_API_KEY';
 const MAX_INT4 = 2_147_483_647;
 /** As POST /api-keys. */
 const MAX_KEY_NAME = 200;
-const ROLES: readonly Role[] = ['admin', 'validator'];
+const ROLES: readonly Role[] = ['admin', 'validator', 'client'];
 
 /**
  * Parses `argv` (without node and the script); `env` gives RULES_API_KEY.
