@@ -348,6 +348,10 @@ export const TUNING = tunables({
     value: 65_536, unit: 'bytes', min: 1024,
     why: 'a change-feed subscriber whose socket holds this much unsent is not reading: it is dropped rather than buffered for',
   },
+  sseCloseGraceMs: {
+    value: 500, unit: 'ms', min: 0,
+    why: 'at close, a change feed\'s last bytes get this long to leave before its socket is destroyed: the close never waits on a client',
+  },
   sseBusyRetryAfterSeconds: {
     value: 5, unit: 's', min: 1,
     why: 'Retry-After of a change feed refused at SSE_MAX_CONNECTIONS: held feeds end only when clients go, seconds at best',

@@ -140,7 +140,13 @@ export class ValidatorEvents {
     this.#closed = true;
     clearInterval(this.#heartbeat);
     this.#heartbeat = undefined;
-    for (const set of this.#byContext.values()) for (const { response } of set) response.end();
+    for (const set of this.#byContext.values()) {
+      for (const { response } of set) {
+        // The end reaches the client, then the socket goes: a client that stopped reading cannot hold the close.
+        response.end(() => response.destroy());
+        setTimeout(() => response.destroy(), TUNING.sseCloseGraceMs.value).unref();
+      }
+    }
   }
 
   #send(key: string, state: PublishedState): void {

@@ -21,17 +21,17 @@ const sleep = (ms: number) => new Promise((done) => setTimeout(done, ms));
 describe('local evaluation', () => {
   let t: TestApp;
   let ruleId: string;
-  let ruleVersion: number;
   let clientKey: string;
   let validatorKey: string;
   const feeds: Feed[] = [];
 
   const asClient = { key: '' };
   const publish = async (max: number): Promise<number> => {
-    const rule = await ok(t.request('PUT', `/api/v1/rules/${ruleId}`, {
-      body: { name: 'Limit', fieldPath: 'amount', expression: `amount <= ${max}`, version: ruleVersion },
+    // A rollback makes a new version of the rule too: edit the latest.
+    const { version } = await ok(t.request('GET', `/api/v1/rules/${ruleId}`));
+    await ok(t.request('PUT', `/api/v1/rules/${ruleId}`, {
+      body: { name: 'Limit', fieldPath: 'amount', expression: `amount <= ${max}`, version },
     }));
-    ruleVersion = rule.version;
     return (await ok(t.request('POST', `/api/v1/contexts/${CONTEXT}/publish`))).rulesetVersion;
   };
   const feed = async (headers: Record<string, string> = {}, key = clientKey): Promise<Feed> => {
@@ -53,7 +53,6 @@ describe('local evaluation', () => {
       body: { context: CONTEXT, code: 'LIMIT', name: 'Limit', fieldPath: 'amount', expression: 'amount <= 100' },
     }), 201);
     ruleId = rule.id;
-    ruleVersion = rule.version;
     await ok(t.request('POST', `/api/v1/contexts/${CONTEXT}/publish`));
     clientKey = (await ok(t.request('POST', '/api/v1/api-keys', { body: { name: 'browser', role: 'client' } }), 201)).key;
     validatorKey = (await ok(t.request('POST', '/api/v1/api-keys', { body: { name: 'backend', role: 'validator' } }), 201)).key;
