@@ -26,6 +26,8 @@ export type Command =
   | { kind: 'key-revoke'; tenantId: string; keyId: string }
   | { kind: 'key-list'; tenantId: string }
   | { kind: 'contexts'; tenantId: string }
+  /** The module signing key; `tenantId` only names the tenant whose key reads it with --url. */
+  | { kind: 'signing-key'; tenantId?: string }
   /** `out` absent: print the file. */
   | { kind: 'export'; tenantId: string; context: string; draft: boolean; out?: string }
   | { kind: 'import'; tenantId: string; context: string; file: string; dryRun: boolean; prune: boolean; publish: boolean; force: boolean }
@@ -37,7 +39,7 @@ export type Command =
 export type FileCommand = Extract<Command, { kind: 'export' | 'import' | 'test' }>;
 
 /** The commands that can also run against a service over HTTP. */
-export type RemoteCommand = FileCommand | Extract<Command, { kind: 'impact' }>;
+export type RemoteCommand = FileCommand | Extract<Command, { kind: 'impact' | 'signing-key' }>;
 
 export interface CommandLine {
   command: Command;
@@ -83,9 +85,9 @@ export function parseCommandLine(argv: readonly string[], env: Record<string, st
     throw new UsageError('--role applies only to "key create"');
   }
   if (command.kind === 'key-create') {
-    if (values.role === undefined) throw new UsageError('"key create" needs --role admin or --role validator');
+    if (values.role === undefined) throw new UsageError('"key create" needs --role admin, --role validator or --role client');
     if (!(ROLES as readonly string[]).includes(values.role)) {
-      throw new UsageError(`--role must be admin or validator, got "${values.role}"`);
+      throw new UsageError(`--role must be admin, validator or client, got "${values.role}"`);
     }
     return { command: { ...command, role: values.role as Role }, json };
   }
@@ -119,9 +121,10 @@ function remoteOf(command: Draft, values: ReturnType<typeof parseOptions>['value
     if (values.key !== undefined || keyStdin) throw new UsageError('--key and --key-stdin go with --url');
     return undefined;
   }
-  if (command.kind !== 'export' && command.kind !== 'import' && command.kind !== 'test' && command.kind !== 'impact') {
-    throw new UsageError('--url applies only to export, import, test and impact');
+  if (command.kind !== 'export' && command.kind !== 'import' && command.kind !== 'test' && command.kind !== 'impact' && command.kind !== 'signing-key') {
+    throw new UsageError('--url applies only to export, import, test, impact and signing-key');
   }
+  if (command.kind === 'signing-key' && command.tenantId === undefined) throw new UsageError('"signing-key --url" needs the <tenant> of the key');
   if (!/^https?:\/\/[^\s]+$/.test(values.url)) throw new UsageError(`--url must be an http(s) URL, got "${values.url}"`);
   if (values.key !== undefined && keyStdin) throw new UsageError('give the key one way: --key-stdin or --key, not both');
   const url = values.url.replace(/\/+$/, '');
@@ -175,6 +178,10 @@ function draftCommand(args: readonly string[]): Draft {
     expectCount('migrate', args.slice(1), 0);
     return { kind: 'migrate' };
   }
+  if (first === 'signing-key') {
+    if (args.length > 2) throw new UsageError('usage: signing-key [<tenant>]');
+    return second === undefined ? { kind: 'signing-key' } : { kind: 'signing-key', tenantId: tenantOf(second) };
+  }
   if (first === 'contexts') {
     expectCount('contexts <tenant>', args.slice(1), 1);
     return { kind: 'contexts', tenantId: tenantOf(second) };
@@ -189,7 +196,7 @@ function draftCommand(args: readonly string[]): Draft {
   }
   if (first === 'key') {
     if (second === 'create') {
-      expectCount('key create <tenant> <name> --role admin|validator', rest, 2);
+      expectCount('key create <tenant> <name> --role admin|validator|client', rest, 2);
       const name = rest[1];
       if (name.length === 0 || name.length > MAX_KEY_NAME) {
         throw new UsageError(`the key name must be 1-${MAX_KEY_NAME} characters`);

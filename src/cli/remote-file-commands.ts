@@ -11,6 +11,8 @@ import type { TestOutcome } from '../rules/stored-tests.ts';
 import { CommandError } from './cli-errors.ts';
 import { exported, imported, tested } from './file-commands.ts';
 import { reported } from './impact-command.ts';
+import type { PublicSigningKey } from '../signing/module-signer.ts';
+import { signingKeyOutput } from './signing-key-command.ts';
 import type { RemoteCommand } from './parse-command.ts';
 import { describeErrors, readRulesFile } from './rules-file-io.ts';
 import type { CommandOutput } from './run-command.ts';
@@ -27,9 +29,9 @@ interface Problem {
   errors?: Array<{ path: string; message: string }>;
 }
 
-/** Runs export, import, test or impact through the service at `remote.url`. */
+/** Runs export, import, test, impact or signing-key through the service at `remote.url`. */
 export async function runRemoteFileCommand(command: RemoteCommand, remote: Remote): Promise<CommandOutput> {
-  const base = `/api/v1/contexts/${encodeURIComponent(command.context)}`;
+  const base = command.kind === 'signing-key' ? '' : `/api/v1/contexts/${encodeURIComponent(command.context)}`;
   switch (command.kind) {
     case 'export':
       return exported(await request<RulesFile>(remote, command.tenantId, 'GET', `${base}/export${command.draft ? '?from=draft' : ''}`), command.out);
@@ -61,6 +63,8 @@ export async function runRemoteFileCommand(command: RemoteCommand, remote: Remot
     }
     case 'impact':
       return reported(command, await request<ImpactReport>(remote, command.tenantId, 'POST', `${base}/impact`, { target: command.target, limit: command.limit }));
+    case 'signing-key':
+      return signingKeyOutput(await request<PublicSigningKey>(remote, command.tenantId!, 'GET', '/api/v1/signing-key'));
   }
 }
 

@@ -55,7 +55,8 @@ export async function runCli(argv: readonly string[], env: Record<string, string
 async function execute(line: CommandLine, env: Record<string, string | undefined>, io: CliIo): Promise<CommandOutput> {
   const { command, remote } = line;
   // Against a service: its configuration and database are its own.
-  if (remote !== undefined && (command.kind === 'export' || command.kind === 'import' || command.kind === 'test' || command.kind === 'impact')) {
+  if (remote !== undefined && (command.kind === 'export' || command.kind === 'import' || command.kind === 'test' || command.kind === 'impact'
+    || command.kind === 'signing-key')) {
     return runRemoteFileCommand(command, { url: remote.url, key: remote.key ?? (await keyFromStdin(io)) });
   }
   const config = loadConfig(env);

@@ -319,6 +319,8 @@ describe('local evaluation', () => {
     const opened = await feed();
     await opened.next((m) => m.event === 'published');
     const closing = t.app.close();
+    const dbg = setInterval(() => t.app.server.getConnections((_e, n) => console.log('DBG connections', n, process.getActiveResourcesInfo().join(','))), 3000);
+    void closing.then(() => clearInterval(dbg));
     await opened.ended;
     await closing;
   });
