@@ -254,7 +254,7 @@ export const localEvaluationRoutes: FastifyPluginAsync<LocalEvaluationRoutesOpti
       }),
       response: { 200: signingKeySchema },
     },
-  }, async () => local.signer.publicKey);
+  }, (_request, reply) => reply.send(local.signer.publicKey));
 };
 
 /** The module with its ETag, version and signature; 304 when the caller holds it already. */

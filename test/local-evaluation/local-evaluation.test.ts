@@ -231,7 +231,7 @@ describe('local evaluation', () => {
       const refused = await expectProblem(t.request('GET', `/api/v1/contexts/${CONTEXT}/validator/events`, { key: clientKey }), 429, 'RATE_LIMITED');
       expect(refused.detail).toContain('SSE_MAX_CONNECTIONS_PER_TENANT');
       // A closed feed frees its place.
-      held[0]!.close();
+      held[0].close();
       await sleep(200);
       expect((await feed()).status).toBe(200);
       for (const opened of held) opened.close();
@@ -286,7 +286,9 @@ describe('local evaluation', () => {
       expect(module.headers.get('access-control-expose-headers')).toContain('x-rules-signature');
       expect((await t.request('GET', '/api/v1/signing-key', { key: clientKey, headers: cross })).headers.get('access-control-allow-origin')).toBe(SHOP);
       const samples = await t.request('POST', `/api/v1/contexts/${CONTEXT}/samples`, {
-        key: clientKey, headers: cross, body: { samples: [{ payload: { amount: 1 }, rulesetVersion: 1, isValid: true, errorCodes: [], at: new Date().toISOString() }] },
+        key: clientKey,
+        headers: cross,
+        body: { samples: [{ payload: { amount: 1 }, rulesetVersion: 1, isValid: true, errorCodes: [], at: new Date().toISOString() }] },
       });
       expect(samples.status).toBe(202);
       expect(samples.headers.get('access-control-allow-origin')).toBe(SHOP);
@@ -316,6 +318,8 @@ describe('local evaluation', () => {
   });
 
   it('ends held feeds when the app closes, so the close does not wait on them', async () => {
+    for (const earlier of feeds) earlier.close();
+    await sleep(200);
     const opened = await feed();
     await opened.next((m) => m.event === 'published');
     const closing = t.app.close();

@@ -84,7 +84,7 @@ export async function openFeed(url: string, headers: Record<string, string>): Pr
       return new Promise((resolve, reject) => {
         const look = (): boolean => {
           while (taken < messages.length) {
-            const message = messages[taken++]!;
+            const message = messages[taken++];
             if (matches(message)) {
               resolve(message);
               return true;
