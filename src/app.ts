@@ -58,7 +58,8 @@ import { contextTestsRoutes } from './routes/context-tests.ts';
 import { impactRoutes } from './routes/impact.ts';
 import { tenantRoutes } from './routes/tenant.ts';
 import { registerCacheSync, type CacheSyncHandle } from './sync/register-cache-sync.ts';
-import { createLocalEvaluation, tellingInstalls } from './local-evaluation/local-evaluation.ts';
+import { createLocalEvaluation } from './local-evaluation/local-evaluation.ts';
+import { afterInstalls } from './validators/after-installs.ts';
 import { localEvaluationRoutes } from './routes/local-evaluation.ts';
 import { loadModuleSigner } from './signing/module-signer.ts';
 import type { SiblingChannel } from './sync/sibling-channel.ts';
@@ -228,7 +229,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const signer = await loadModuleSigner(config.signingPrivateKeyFile, storage.signingKeys);
   const local = createLocalEvaluation({ config, storage, validators: observed.validators, signer, log: app.log });
   cacheSync.sync.followRulesets(local.events);
-  const deps: AppDeps = { ...observed, validators: tellingInstalls(observed.validators, local.events) };
+  const deps: AppDeps = { ...observed, validators: afterInstalls(observed.validators, (validator) => {
+    local.events.changed(validator.tenantId, validator.context, validator.rulesetVersion);
+  }) };
   // Held change feeds end first at close, so the server's close never waits on them.
   app.addHook('preClose', (done) => {
     local.events.close();

@@ -81,23 +81,3 @@ export function createLocalEvaluation(options: LocalEvaluationOptions): LocalEva
     },
   };
 }
-
-/**
- * The validator service, telling the change feed of every validator this
- * process installs (its own publishes, rollbacks, imports, archives).
- */
-export function tellingInstalls(inner: ValidatorService, events: ValidatorEvents): ValidatorService {
-  return {
-    get: inner.get.bind(inner),
-    peek: inner.peek.bind(inner),
-    load: inner.load.bind(inner),
-    compile: inner.compile.bind(inner),
-    install(validator) {
-      inner.install(validator);
-      events.changed(validator.tenantId, validator.context, validator.rulesetVersion);
-    },
-    whileChanging: inner.whileChanging.bind(inner),
-    invalidate: inner.invalidate.bind(inner),
-    recompile: inner.recompile.bind(inner),
-  };
-}

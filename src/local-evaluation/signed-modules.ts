@@ -6,7 +6,7 @@
  * gives the same module the same ETag.
  */
 import { createHash } from 'node:crypto';
-import { buildStandaloneModule, DEFAULT_MODULE_CACHE_SIZE } from '../../compiler/standalone/index.ts';
+import { buildStandaloneModule, StandaloneModuleCache } from '../../compiler/standalone/index.ts';
 import type { LiveRuleset } from '../storage/types.ts';
 import type { ModuleSigner } from '../signing/module-signer.ts';
 import { runInSlices } from '../validators/time-slices.ts';
@@ -34,9 +34,8 @@ export interface SignedModulesOptions {
 export class SignedModules {
   readonly #signer: ModuleSigner;
   readonly #maxExpressionLength: number;
-  // Map order is recency order: a hit moves its key to the end.
-  readonly #built = new Map<string, SignedModule>();
-  readonly #building = new Map<string, Promise<SignedModule>>();
+  // Single flight and LRU bound, as for the code itself: a version's module never changes.
+  readonly #built = new StandaloneModuleCache<SignedModule>();
 
   constructor(options: SignedModulesOptions) {
     this.#signer = options.signer;
@@ -45,25 +44,7 @@ export class SignedModules {
 
   /** The module of this ruleset version, built (a slice of time at a time, as compiles are) on a miss; concurrent calls share one build. */
   of(ruleset: LiveRuleset): Promise<SignedModule> {
-    const key = `${ruleset.tenantId}\u0000${ruleset.context}\u0000${ruleset.rulesetVersion}`;
-    const built = this.#built.get(key);
-    if (built !== undefined) {
-      this.#built.delete(key);
-      this.#built.set(key, built);
-      return Promise.resolve(built);
-    }
-    const pending = this.#building.get(key);
-    if (pending !== undefined) return pending;
-    const started = Promise.resolve()
-      .then(() => this.#build(ruleset))
-      .then((module) => {
-        this.#built.set(key, module);
-        if (this.#built.size > DEFAULT_MODULE_CACHE_SIZE) this.#built.delete(this.#built.keys().next().value as string);
-        return module;
-      })
-      .finally(() => this.#building.delete(key));
-    this.#building.set(key, started);
-    return started;
+    return this.#built.get(`${ruleset.tenantId}\u0000${ruleset.context}\u0000${ruleset.rulesetVersion}`, () => this.#build(ruleset));
   }
 
   async #build(ruleset: LiveRuleset): Promise<SignedModule> {
