@@ -113,15 +113,15 @@ describe('command-line mistakes (exit 2, nothing opened)', () => {
     [['tenant', 'rate-limit', 'acme', '0', '60000'], '<max> must be between 1 and'],
     [['tenant', 'rate-limit', 'acme', '10', '50'], '<windowMs> must be between 100 and'],
     [['tenant', 'rate-limit', 'acme', '10'], 'expected: tenant rate-limit'],
-    [['key', 'create', 'acme', 'ci'], 'needs --role admin or --role validator'],
-    [['key', 'create', 'acme', 'ci', '--role', 'root'], '--role must be admin or validator'],
+    [['key', 'create', 'acme', 'ci'], 'needs --role admin, --role validator or --role client'],
+    [['key', 'create', 'acme', 'ci', '--role', 'root'], '--role must be admin, validator or client'],
     [['key', 'create', 'acme', '', '--role', 'admin'], 'the key name must be 1-200 characters'],
     [['key', 'list', 'acme', '--role', 'admin'], '--role applies only to "key create"'],
     [['key', 'revoke', 'acme'], 'expected: key revoke <tenant> <keyId>'],
     [['contexts'], 'expected: contexts <tenant>'],
     [['export', 'acme', 'orders', '--key-stdin'], '--key and --key-stdin go with --url'],
     [['export', 'acme', 'orders', '--url', 'http://127.0.0.1:1', '--key', 'k', '--key-stdin'], 'give the key one way'],
-    [['contexts', 'acme', '--url', 'http://127.0.0.1:1'], '--url applies only to export, import, test and impact'],
+    [['contexts', 'acme', '--url', 'http://127.0.0.1:1'], '--url applies only to export, import, test, impact and signing-key'],
   ])('%j', async (args, message) => {
     let stderr = '';
     let stdout = '';
