@@ -14,6 +14,7 @@ import * as samples from './2026-11-29-samples.ts';
 import * as samplesPurgedAt from './2026-11-30-samples-purged-at.ts';
 import * as auditPerTenantIds from './2026-12-01-audit-per-tenant-ids.ts';
 import * as sampleBytes from './2026-12-01-sample-bytes.ts';
+import * as localEvaluation from './2026-12-02-local-evaluation.ts';
 
 /** Migrations keyed by their date-prefixed name. */
 export const migrations: Record<string, Migration> = {
@@ -27,4 +28,5 @@ export const migrations: Record<string, Migration> = {
   '2026-11-30-samples-purged-at': samplesPurgedAt,
   '2026-12-01-audit-per-tenant-ids': auditPerTenantIds,
   '2026-12-01-sample-bytes': sampleBytes,
+  '2026-12-02-local-evaluation': localEvaluation,
 };

@@ -93,7 +93,12 @@ declare module 'fastify' {
     auth: RequestAuth | null;
   }
   interface FastifyContextConfig {
-    /** The least role a route needs; routes under /api/v1 default to 'admin'. */
-    role?: Role;
+    /**
+     * Who may call a route under /api/v1 (default 'admin'): 'admin' keys only; 'validator': admin and validator keys;
+     * 'client': admin and client keys (local evaluation's routes); 'any': every key. Client keys are refused everywhere else.
+     */
+    role?: Role | 'any';
+    /** A CORS preflight (OPTIONS) of a local-evaluation route: answered without a key (local-evaluation/cors.ts). */
+    preflight?: true;
   }
 }

@@ -60,6 +60,10 @@ import { contextTestsRoutes } from './routes/context-tests.ts';
 import { impactRoutes } from './routes/impact.ts';
 import { tenantRoutes } from './routes/tenant.ts';
 import { registerCacheSync, type CacheSyncHandle } from './sync/register-cache-sync.ts';
+import { createLocalEvaluation } from './local-evaluation/local-evaluation.ts';
+import { afterInstalls } from './validators/after-installs.ts';
+import { localEvaluationRoutes } from './routes/local-evaluation.ts';
+import { loadModuleSigner } from './signing/module-signer.ts';
 import type { SiblingChannel } from './sync/sibling-channel.ts';
 import { TUNING } from './tuning.ts';
 import { installValidator } from './validators/compile-validator.ts';
@@ -226,8 +230,20 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   app.addHook('onClose', async () => {
     await Promise.all([pool.close(), compileLane.close()]);
   });
-  const deps: AppDeps = cacheSync.observe({
+  const observed = cacheSync.observe({
     config, storage, validators, keys: createKeyService(storage.apiKeys, keyCache), payloadSchemas, samples, pool,
+  });
+  // Local evaluation: the module signer, signed modules and the change feed, told of installs here and of notices from elsewhere.
+  const signer = await loadModuleSigner(config.signingPrivateKeyFile, storage.signingKeys);
+  const local = createLocalEvaluation({ config, storage, validators: observed.validators, signer, log: app.log });
+  cacheSync.sync.followRulesets(local.events);
+  const deps: AppDeps = { ...observed, validators: afterInstalls(observed.validators, (validator) => {
+    local.events.changed(validator.tenantId, validator.context, validator.rulesetVersion);
+  }) };
+  // Held change feeds end first at close, so the server's close never waits on them.
+  app.addHook('preClose', (done) => {
+    local.events.close();
+    done();
   });
   app.decorate('deps', deps);
 
@@ -255,6 +271,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   // POST /rules/check answers such text as one of the rule's errors, not as a 400.
   // The impact report and the sample route store nothing they are sent.
   for (const routes of [validationRoutes, ruleTestRoutes, ruleCheckRoutes, impactRoutes]) await app.register(routes, { prefix: '/api/v1', deps });
+  // Local evaluation stores only what the sample writer keeps as sent (a json column), and a boolean.
+  await app.register(localEvaluationRoutes, { prefix: '/api/v1', deps, local, policyOf: (tenantId) => rateLimiter.policies.get(tenantId) });
   // Routes that store what they are sent: text PostgreSQL cannot keep is a 400 naming it, not a 500.
   await app.register(async (management) => {
     management.addHook('preValidation', refuseUnstorableText);

@@ -5,6 +5,8 @@
  * default, bounds and meaning, and is what loadConfig reads by. The fixed
  * tunables, which are not configurable, are in tuning.ts.
  */
+import { createPrivateKey } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { isIP } from 'node:net';
 
 export type LogLevel = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
@@ -77,6 +79,14 @@ export interface Config {
   readonly logLevel: LogLevel;
   /** The built console's folder (index.html and assets/); undefined: dist/console of the checkout (src/console/console-routes.ts). */
   readonly consoleDir: string | undefined;
+  /** A PEM file of the Ed25519 private key that signs served modules; undefined: the key pair kept in the database (src/signing/). */
+  readonly signingPrivateKeyFile: string | undefined;
+  /** Between two heartbeat comments on every held change feed (GET /contexts/{c}/validator/events). */
+  readonly sseHeartbeatMs: number;
+  /** Change feeds one process holds open at most; more get 429. */
+  readonly sseMaxConnections: number;
+  /** Change feeds one tenant may hold open in one process; more get 429. */
+  readonly sseMaxConnectionsPerTenant: number;
 }
 
 export class ConfigError extends Error {
@@ -253,6 +263,20 @@ export const CONFIG_VARIABLE_BY_NAME = deepFreeze({
     'AUDIT_RETENTION_DAYS', 365, 1, 36_500, 'age in days past which audit entries are deleted by a periodic sweep',
   ),
   LOG_LEVEL: { kind: 'choice', name: 'LOG_LEVEL', default: 'info', choices: LOG_LEVELS, meaning: 'pino log level' },
+  SIGNING_PRIVATE_KEY_FILE: {
+    kind: 'text', name: 'SIGNING_PRIVATE_KEY_FILE', default: undefined,
+    meaning: 'a PEM file (PKCS#8) holding the Ed25519 private key that signs the validator modules served for local evaluation; '
+      + 'unset means a key pair made at the first start and kept in the database, shared by every instance',
+  },
+  SSE_HEARTBEAT_MS: integerVariable(
+    'SSE_HEARTBEAT_MS', 15_000, 10, 300_000, 'milliseconds between two heartbeat comments on every held change feed (validator events)',
+  ),
+  SSE_MAX_CONNECTIONS: integerVariable(
+    'SSE_MAX_CONNECTIONS', 10_000, 1, 1_000_000, 'change feeds (validator events) one process holds open at most; more get 429',
+  ),
+  SSE_MAX_CONNECTIONS_PER_TENANT: integerVariable(
+    'SSE_MAX_CONNECTIONS_PER_TENANT', 2_000, 1, 1_000_000, 'change feeds (validator events) one tenant may hold open in one process; more get 429',
+  ),
 } as const satisfies Record<string, ConfigVariable>);
 
 function deepFreeze<T extends Record<string, ConfigVariable>>(variables: T): Readonly<T> {
@@ -367,7 +391,30 @@ export function loadConfig(env: Env = process.env): Config {
     auditRetentionDays: integer(vars.AUDIT_RETENTION_DAYS),
     logLevel,
     consoleDir: text(vars.CONSOLE_DIR),
+    signingPrivateKeyFile: signingKeyFile(text(vars.SIGNING_PRIVATE_KEY_FILE)),
+    sseHeartbeatMs: integer(vars.SSE_HEARTBEAT_MS),
+    sseMaxConnections: integer(vars.SSE_MAX_CONNECTIONS),
+    sseMaxConnectionsPerTenant: integer(vars.SSE_MAX_CONNECTIONS_PER_TENANT),
   });
+}
+
+/** The file, once it is known to hold an Ed25519 private key: a bad key stops the start, not the first module fetch. */
+function signingKeyFile(path: string | undefined): string | undefined {
+  if (path === undefined) return undefined;
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new ConfigError('SIGNING_PRIVATE_KEY_FILE', `cannot be read: ${(error as Error).message}`);
+  }
+  let type: string | undefined;
+  try {
+    type = createPrivateKey(text).asymmetricKeyType;
+  } catch {
+    throw new ConfigError('SIGNING_PRIVATE_KEY_FILE', 'must hold a private key in PEM (PKCS#8)');
+  }
+  if (type !== 'ed25519') throw new ConfigError('SIGNING_PRIVATE_KEY_FILE', `must hold an Ed25519 private key, got ${type ?? 'an unknown type'}`);
+  return path;
 }
 
 const REDIS_KEY_PREFIX_PATTERN = /^[A-Za-z0-9_.:-]{1,64}$/;

@@ -187,6 +187,13 @@ export const PROBLEMS = {
   contentLengthMismatch: (): ProblemSpec => ({ code: 'INVALID_BODY', detail: 'The Content-Length header does not match the body.' }),
   headersTooLarge: (): ProblemSpec => ({ code: 'INVALID_BODY', detail: 'The request headers are too large.' }),
   requestTooSlow: (): ProblemSpec => ({ code: 'INVALID_BODY', detail: 'The request took too long to arrive.' }),
+  /** A Last-Event-ID that is not an event id the change feed gave, or names a version newer than the live one. */
+  staleLastEventId: (given: string, newest: number): ProblemSpec => ({
+    code: 'INVALID_BODY',
+    detail: `Last-Event-ID ${quoted([given])} is not an event of this context's change feed, whose newest event is ${newest}: `
+      + 'reconnect without Last-Event-ID to start from the live state.',
+    errors: [{ path: 'Last-Event-ID', message: `must be a ruleset version of the context, at most ${newest}` }],
+  }),
 
   // 400: what the request asks the rules to do.
   evaluationTooLong: (path: string, deadlineMs: number): ProblemSpec => ({
@@ -252,6 +259,25 @@ export const PROBLEMS = {
   // 401, 403: who is asking.
   unauthorized: (): ProblemSpec => ({ code: 'UNAUTHORIZED', detail: UNAUTHORIZED_DETAIL }),
   roleForbidden: (): ProblemSpec => ({ code: 'FORBIDDEN', detail: 'This API key may not call this operation.' }),
+  /** A key of role `client` on a route other than local evaluation's. */
+  clientRoleForbidden: (): ProblemSpec => ({
+    code: 'FORBIDDEN',
+    detail: 'This API key has the role `client`: it may only fetch validator modules (GET /api/v1/contexts/{context}/validator?format=module), '
+      + 'follow their change feed (GET /api/v1/contexts/{context}/validator/events), send samples (POST /api/v1/contexts/{context}/samples) '
+      + 'and read the signing key (GET /api/v1/signing-key).',
+  }),
+  /** A local-evaluation route of a context whose admin has not turned it on. */
+  localValidationOff: (context: string): ProblemSpec => ({
+    code: 'FORBIDDEN',
+    detail: `Local validation is off for context ${quoted([context])}: an admin key turns it on with `
+      + `PUT /api/v1/contexts/${encodeURIComponent(context)}/settings { "localValidation": true }.`,
+  }),
+  /** A cross-origin request from a browser origin the tenant has not allowed. */
+  corsOriginNotAllowed: (origin: string): ProblemSpec => ({
+    code: 'FORBIDDEN',
+    detail: `Origin ${quoted([origin])} is not among the tenant's allowed origins (PUT /api/v1/tenant/cors).`,
+    errors: [{ path: 'Origin', message: 'is not an allowed origin of the tenant' }],
+  }),
 
   // 404: what is asked for.
   noSuchRoute: (): ProblemSpec => ({ code: 'NOT_FOUND', detail: 'No such route.' }),
@@ -329,6 +355,15 @@ export const PROBLEMS = {
     detail: `The ${operation} was not started: it waited its whole time budget (OPERATION_TIME_BUDGET_MS, ${budgetMs} ms) for a management thread `
       + `behind the tenant's ${others} other heavy management operation(s). Send fewer at once; retry in ${TUNING.operationBusyRetryAfterSeconds.value} s.`,
     headers: retryAfter(TUNING.operationBusyRetryAfterSeconds.value),
+  }),
+  /** One more held change feed would be over a bound (SSE_MAX_CONNECTIONS, or SSE_MAX_CONNECTIONS_PER_TENANT). */
+  tooManyEventStreams: (scope: 'process' | 'tenant', limit: number): ProblemWithHeaders => ({
+    code: 'RATE_LIMITED',
+    detail: scope === 'tenant'
+      ? `The tenant already holds ${limit} change feeds on this instance (SSE_MAX_CONNECTIONS_PER_TENANT); close one, or retry in `
+        + `${TUNING.sseBusyRetryAfterSeconds.value} s.`
+      : `This instance already holds ${limit} change feeds (SSE_MAX_CONNECTIONS); retry in ${TUNING.sseBusyRetryAfterSeconds.value} s.`,
+    headers: retryAfter(TUNING.sseBusyRetryAfterSeconds.value),
   }),
   addressBudgetSpent: (resetSeconds: number): ProblemWithHeaders => ({
     code: 'RATE_LIMITED',

@@ -343,6 +343,31 @@ export const TUNING = tunables({
   },
 
   // HTTP.
+  // Local evaluation's change feed (src/local-evaluation/validator-events.ts).
+  sseMaxBufferedBytes: {
+    value: 65_536, unit: 'bytes', min: 1024,
+    why: 'a change-feed subscriber whose socket holds this much unsent is not reading: it is dropped rather than buffered for',
+  },
+  sseCloseGraceMs: {
+    value: 500, unit: 'ms', min: 0,
+    why: 'at close, a change feed\'s last bytes get this long to leave before its socket is destroyed: the close never waits on a client',
+  },
+  sseBusyRetryAfterSeconds: {
+    value: 5, unit: 's', min: 1,
+    why: 'Retry-After of a change feed refused at SSE_MAX_CONNECTIONS: held feeds end only when clients go, seconds at best',
+  },
+  sseRetryMs: {
+    value: 1000, unit: 'ms', min: 100,
+    why: 'the reconnection delay a change feed tells EventSource clients (its `retry:` field): back within about a second of a drop',
+  },
+  corsMaxOrigins: {
+    value: 50, unit: 'origins', min: 1,
+    why: 'browser origins one tenant may allow: a few sites and their staging and local copies',
+  },
+  samplesPerBatch: {
+    value: 100, unit: 'samples', min: 1,
+    why: 'most samples one POST /contexts/{c}/samples may send: a batch of a few seconds of a busy client, bounded in memory',
+  },
   idleGraceMs: {
     value: 1000, unit: 'ms', min: 0,
     why: 'connections idle at shutdown stay open this long for requests already on their way',

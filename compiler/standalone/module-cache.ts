@@ -11,11 +11,12 @@
 /** Default number of modules kept (they are tens to hundreds of KiB each). */
 export const DEFAULT_MODULE_CACHE_SIZE = 32;
 
-export class StandaloneModuleCache {
+/** `T` is what is kept per key: the module's code (the default), or the caller's own form of it (the service's signed module). */
+export class StandaloneModuleCache<T = string> {
   readonly #maxEntries: number;
   // Map order is recency order: a hit moves its key to the end.
-  readonly #built = new Map<string, string>();
-  readonly #building = new Map<string, Promise<string>>();
+  readonly #built = new Map<string, T>();
+  readonly #building = new Map<string, Promise<T>>();
 
   constructor(maxEntries = DEFAULT_MODULE_CACHE_SIZE) {
     if (!Number.isSafeInteger(maxEntries) || maxEntries < 1) throw new RangeError('maxEntries must be a positive integer');
@@ -33,7 +34,7 @@ export class StandaloneModuleCache {
    * @example
    * const code = await cache.get(`${tenant}\u0000${context}\u0000${version}`, () => build().then((m) => m.code));
    */
-  get(key: string, build: () => Promise<string>): Promise<string> {
+  get(key: string, build: () => Promise<T>): Promise<T> {
     const built = this.#built.get(key);
     if (built !== undefined) {
       this.#built.delete(key);
@@ -48,7 +49,7 @@ export class StandaloneModuleCache {
       .then(build)
       .then((code) => {
         this.#built.set(key, code);
-        if (this.#built.size > this.#maxEntries) this.#built.delete(this.#built.keys().next().value as string);
+        if (this.#built.size > this.#maxEntries) this.#built.delete(this.#built.keys().next().value!);
         return code;
       })
       .finally(() => this.#building.delete(key));

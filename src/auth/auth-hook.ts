@@ -25,6 +25,7 @@ export interface AuthOptions {
 
 const UNAUTHORIZED = PROBLEMS.unauthorized();
 const FORBIDDEN = PROBLEMS.roleForbidden();
+const CLIENT_FORBIDDEN = PROBLEMS.clientRoleForbidden();
 
 /** Registers `request.auth` and the onRequest hook that sets it. */
 export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
@@ -50,11 +51,16 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
       else pending.then(() => sendProblem(request, reply, UNAUTHORIZED), (error: unknown) => done(error as Error));
       return;
     }
-    authorize(request, done, key);
+    authorize(request, done, key, reply);
   };
 
   /** The key is real and belongs to the tenant named: record it. */
-  const authorize = (request: FastifyRequest, done: HookHandlerDoneFunction, key: CachedKey): void => {
+  const authorize = (request: FastifyRequest, done: HookHandlerDoneFunction, key: CachedKey, reply: FastifyReply): void => {
+    // A client key may call local evaluation's routes only; only its requests look up the route's options.
+    if (key.role === 'client' && !admitsClients(request)) {
+      sendProblem(request, reply, CLIENT_FORBIDDEN);
+      return;
+    }
     // The cached key itself is the request's identity (read-only): no copy per request.
     request.auth = key;
     lastUsed.record(key.keyId);
@@ -66,16 +72,20 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
   // new object per call) to learn that it needs no check. Route hooks run
   // after the app's: authentication and the tenant's rate limit come first.
   // Unknown routes have no role: an authenticated caller gets the 404.
+  // Client keys are refused by the app's hook below wherever the route is not local evaluation's.
   app.addHook('onRoute', (route) => {
     const role = (route.config as { role?: string } | undefined)?.role ?? 'admin';
-    if (role !== 'admin' || !isAuthenticatedPath(route.url)) return;
+    if (!isAuthenticatedPath(route.url)) return;
+    const check = role === 'admin' ? requireAdmin : role === 'client' ? requireAdminOrClient : undefined;
+    if (check === undefined) return;
     const existing = route.onRequest;
-    route.onRequest = existing === undefined ? [requireAdmin] : Array.isArray(existing) ? [...existing, requireAdmin] : [existing, requireAdmin];
+    route.onRequest = existing === undefined ? [check] : Array.isArray(existing) ? [...existing, check] : [existing, check];
   });
 
   // The fast lane takes only what this hook's fast path admits (a recalled key of the tenant named) and records the use too.
   app.addHook('onRequest', accountedForByFastLane((request, reply, done) => {
-    if (!isAuthenticatedPath(request.url)) {
+    // A CORS preflight carries no key (browsers never send one): only local evaluation's routes answer them.
+    if (!isAuthenticatedPath(request.url) || (request.method === 'OPTIONS' && request.routeOptions.config?.preflight === true)) {
       done();
       return;
     }
@@ -87,7 +97,7 @@ export function registerAuth(app: FastifyInstance, options: AuthOptions): void {
     if (typeof apiKey === 'string') {
       const recalled = cache.recall(apiKey);
       if (recalled !== undefined && recalled.tenantId === tenantId) {
-        authorize(request, done, recalled);
+        authorize(request, done, recalled, reply);
         return;
       }
     }
@@ -120,6 +130,22 @@ function requireAdmin(request: FastifyRequest, reply: FastifyReply, done: HookHa
     return;
   }
   done();
+}
+
+/** The onRequest hook of local evaluation's routes (role `client`): a validator key gets 403. */
+function requireAdminOrClient(request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  if (request.auth !== null && request.auth.role === 'validator') {
+    sendProblem(request, reply, FORBIDDEN);
+    return;
+  }
+  done();
+}
+
+/** Routes a client key may call: local evaluation's (`client`), those open to every key (`any`), and unknown ones (their 404). */
+function admitsClients(request: FastifyRequest): boolean {
+  if (request.is404) return true;
+  const role = request.routeOptions.config?.role;
+  return role === 'client' || role === 'any';
 }
 
 /** True for `/api/v1` and everything below it, whatever the query string. */

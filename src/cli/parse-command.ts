@@ -26,6 +26,8 @@ export type Command =
   | { kind: 'key-revoke'; tenantId: string; keyId: string }
   | { kind: 'key-list'; tenantId: string }
   | { kind: 'contexts'; tenantId: string }
+  /** The module signing key; `tenantId` only names the tenant whose key reads it with --url. */
+  | { kind: 'signing-key'; tenantId?: string }
   /** `out` absent: print the file. */
   | { kind: 'export'; tenantId: string; context: string; draft: boolean; out?: string }
   | { kind: 'import'; tenantId: string; context: string; file: string; dryRun: boolean; prune: boolean; publish: boolean; force: boolean }
@@ -41,10 +43,11 @@ export type FileCommand = Extract<Command, { kind: 'export' | 'import' | 'test-d
 /**
  * The commands that can also run against a service over HTTP (--url),
  * each through the API route that does the same: every command on a
- * tenant except `tenant create`, which the API does not offer.
+ * tenant except `tenant create`, which the API does not offer, and
+ * `signing-key`, read with the given tenant's key.
  */
 export const REMOTE_KINDS = [
-  'rate-limit-show', 'rate-limit-set', 'key-create', 'key-revoke', 'key-list', 'contexts', 'export', 'import', 'test-drafts', 'impact',
+  'rate-limit-show', 'rate-limit-set', 'key-create', 'key-revoke', 'key-list', 'contexts', 'export', 'import', 'test-drafts', 'impact', 'signing-key',
 ] as const satisfies ReadonlyArray<Command['kind']>;
 
 export type RemoteCommand = Extract<Command, { kind: (typeof REMOTE_KINDS)[number] }>;
@@ -73,7 +76,7 @@ export const API_KEY_VARIABLE = 'RULES_API_KEY';
 const MAX_INT4 = 2_147_483_647;
 /** As POST /api-keys. */
 const MAX_KEY_NAME = 200;
-const ROLES: readonly Role[] = ['admin', 'validator'];
+const ROLES: readonly Role[] = ['admin', 'validator', 'client'];
 
 /**
  * Parses `argv` (without node and the script); `env` gives RULES_API_KEY.
@@ -98,9 +101,9 @@ export function parseCommandLine(argv: readonly string[], env: Record<string, st
     throw new UsageError('--role applies only to "key create"');
   }
   if (command.kind === 'key-create') {
-    if (values.role === undefined) throw new UsageError('"key create" needs --role admin or --role validator');
+    if (values.role === undefined) throw new UsageError('"key create" needs --role admin, --role validator or --role client');
     if (!(ROLES as readonly string[]).includes(values.role)) {
-      throw new UsageError(`--role must be admin or validator, got "${values.role}"`);
+      throw new UsageError(`--role must be admin, validator or client, got "${values.role}"`);
     }
     return { command: { ...command, role: values.role as Role }, json, remote };
   }
@@ -137,6 +140,7 @@ function remoteOf(command: Draft, values: ReturnType<typeof parseOptions>['value
   if (!isRemoteCommand(command)) {
     throw new UsageError(`--url does not apply to "${command.kind === 'tenant-create' ? 'tenant create' : command.kind}": ${REMOTE_HELP}`);
   }
+  if (command.kind === 'signing-key' && command.tenantId === undefined) throw new UsageError('"signing-key --url" needs the <tenant> of the key');
   if (!/^https?:\/\/[^\s]+$/.test(values.url)) throw new UsageError(`--url must be an http(s) URL, got "${values.url}"`);
   if (values.key !== undefined && keyStdin) throw new UsageError('give the key one way: --key-stdin or --key, not both');
   const url = values.url.replace(/\/+$/, '');
@@ -149,7 +153,8 @@ function remoteOf(command: Draft, values: ReturnType<typeof parseOptions>['value
 }
 
 /** Which commands take --url, for the usage errors. */
-export const REMOTE_HELP = 'it applies to every command on a tenant except "tenant create" (migrate and "test FILE" need no service)';
+export const REMOTE_HELP = 'it applies to every command on a tenant except "tenant create", and to "signing-key <tenant>" '
+  + '(migrate and "test FILE" need no service)';
 
 /** `--target`: draft, or a ruleset version number. */
 function impactTargetOf(raw: string): ImpactTarget {
@@ -193,6 +198,10 @@ function draftCommand(args: readonly string[]): Draft {
     expectCount('migrate', args.slice(1), 0);
     return { kind: 'migrate' };
   }
+  if (first === 'signing-key') {
+    if (args.length > 2) throw new UsageError('usage: signing-key [<tenant>]');
+    return second === undefined ? { kind: 'signing-key' } : { kind: 'signing-key', tenantId: tenantOf(second) };
+  }
   if (first === 'contexts') {
     expectCount('contexts <tenant>', args.slice(1), 1);
     return { kind: 'contexts', tenantId: tenantOf(second) };
@@ -207,7 +216,7 @@ function draftCommand(args: readonly string[]): Draft {
   }
   if (first === 'key') {
     if (second === 'create') {
-      expectCount('key create <tenant> <name> --role admin|validator', rest, 2);
+      expectCount('key create <tenant> <name> --role admin|validator|client', rest, 2);
       const name = rest[1];
       if (name.length === 0 || name.length > MAX_KEY_NAME) {
         throw new UsageError(`the key name must be 1-${MAX_KEY_NAME} characters`);

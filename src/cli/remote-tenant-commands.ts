@@ -5,14 +5,18 @@
  * tenant's admin key, audited as that key. Printed as on the database
  * (tenant-output.ts).
  */
+import type { PublicSigningKey } from '../signing/module-signer.ts';
 import type { ApiKeyRecord, ContextSummary, Role } from '../storage/types.ts';
 import { CommandError } from './cli-errors.ts';
 import type { Command, RateLimit } from './parse-command.ts';
 import type { CommandOutput } from './run-command.ts';
 import { request, type Remote } from './service-request.ts';
+import { signingKeyOutput } from './signing-key-command.ts';
 import { contextsListed, keyCreated, keyRevoked, keysListed, rateLimitChanged, rateLimitShown } from './tenant-output.ts';
 
-export type RemoteTenantCommand = Extract<Command, { kind: 'rate-limit-show' | 'rate-limit-set' | 'key-create' | 'key-revoke' | 'key-list' | 'contexts' }>;
+export type RemoteTenantCommand = Extract<Command, {
+  kind: 'rate-limit-show' | 'rate-limit-set' | 'key-create' | 'key-revoke' | 'key-list' | 'contexts' | 'signing-key';
+}>;
 
 /** GET /tenant/… and PUT /tenant/rate-limit answer the budget so. */
 type TenantRateLimit = RateLimit & { default: boolean };
@@ -22,6 +26,11 @@ type ListedKey = Omit<ApiKeyRecord, 'tenantId'>;
 
 /** Runs a tenant, key or contexts command through the service at `remote.url`. */
 export async function runRemoteTenantCommand(command: RemoteTenantCommand, remote: Remote): Promise<CommandOutput> {
+  if (command.kind === 'signing-key') {
+    // The parser makes sure --url comes with the tenant whose key reads it.
+    if (command.tenantId === undefined) throw new CommandError('"signing-key --url" needs the <tenant> of the key');
+    return signingKeyOutput(await request<PublicSigningKey>(remote, command.tenantId, 'GET', '/api/v1/signing-key'));
+  }
   const { tenantId } = command;
   switch (command.kind) {
     case 'rate-limit-show': {

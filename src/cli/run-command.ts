@@ -11,6 +11,7 @@ import { ConflictError, NotFoundError, type ApiKeyRecord, type ChangeOrigin, typ
 import { CommandError } from './cli-errors.ts';
 import type { Command, RateLimit } from './parse-command.ts';
 import { runFileCommand } from './file-commands.ts';
+import { localSigningKey } from './signing-key-command.ts';
 import { runImpactCommand } from './impact-command.ts';
 import { contextsListed, keyCreated, keyRevoked, keysListed, rateLimitChanged, rateLimitShown } from './tenant-output.ts';
 
@@ -74,6 +75,8 @@ export async function runCommand(command: StorageCommand, storage: Storage, conf
     case 'impact':
       await requireTenant(storage, command.tenantId);
       return runImpactCommand(command, storage, config);
+    case 'signing-key':
+      return localSigningKey(storage, config);
   }
 }
 

@@ -9,7 +9,7 @@ Commands:
   tenant rate-limit <tenant> <max> <windowMs>
                                              allow <max> requests per <windowMs> ms
   tenant rate-limit <tenant> default         back to RATE_LIMIT_MAX per RATE_LIMIT_WINDOW_MS
-  key create <tenant> <name> --role admin|validator
+  key create <tenant> <name> --role admin|validator|client
                                              create an API key; the key is printed once
   key revoke <tenant> <keyId>                revoke a key (the tenant's last admin key cannot be)
   key list <tenant>                          list keys (never their secrets)
@@ -33,13 +33,15 @@ Commands:
                                              10000, at most 100000) against the live rules and the
                                              draft (default) or ruleset version N, and print what
                                              would change
+  signing-key [<tenant>]                     print the public key that signs validator modules
+                                             (the tenant only with --url, whose key reads it)
 
 Options:
   --json      print the result as JSON (for scripts)
   --url URL   run the command against the service at URL, through its API, instead
-              of on the database: every command on a tenant except "tenant create"
-              (migrate and "test FILE" need no service), as the tenant's admin key,
-              given by one of:
+              of on the database: every command on a tenant except "tenant create",
+              and "signing-key <tenant>" (migrate and "test FILE" need no service),
+              as the tenant's admin key, given by one of:
     --key-stdin   the first line of stdin (pipe it in: no other process sees it)
     --key KEY     the command line (other users see it in the process list)
     RULES_API_KEY in the environment, when neither option is given

@@ -11,6 +11,7 @@ export const OPERATION_TAGS = [
   { name: 'Validation', description: 'The three validation operations: one payload, a batch, a transaction over several contexts.' },
   { name: 'Rules', description: 'The rule lifecycle: create, edit, test, publish, archive (admin keys).' },
   { name: 'Contexts', description: 'Contexts: publish, roll back, history and diffs, recompile, read the generated validator (admin keys).' },
+  { name: 'Local evaluation', description: 'Validator modules signed for callers to run in their own process, their change feed, and samples sent back.' },
   { name: 'API keys', description: 'The tenant\'s API keys (admin keys).' },
   { name: 'Tenant', description: 'The tenant\'s settings and its audit trail (admin keys).' },
   { name: 'Health', description: 'Liveness and readiness, without authentication.' },

@@ -105,7 +105,7 @@ export async function registerOpenApi(app: FastifyInstance): Promise<void> {
       },
       components: {
         securitySchemes: {
-          apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'The API key (admin or validator role).' },
+          apiKey: { type: 'apiKey', in: 'header', name: 'X-Api-Key', description: 'The API key (admin, validator or client role).' },
           tenantId: { type: 'apiKey', in: 'header', name: 'X-Tenant-Id', description: 'The tenant of the key.' },
         },
       },

@@ -27,6 +27,8 @@ export interface RateLimitPolicy {
   readonly key: string;
   /** Share of the tenant's validations recorded as samples; 0 is off. */
   readonly samplingRate: number;
+  /** Browser origins allowed on the local-evaluation routes (CORS), read with the rest. */
+  readonly corsOrigins: readonly string[];
 }
 
 /** The logger calls this cache makes (a pino logger fits). */
@@ -157,7 +159,7 @@ export class TenantPolicies {
         this.#failing = true;
         this.#log.warn({ err: error, tenantId }, 'rate-limit overrides unreadable; using the last known or default budgets');
       }
-      policy = this.#entries.get(tenantId)?.policy ?? this.#policy(tenantId, { rateLimit: null, samplingRate: 0 });
+      policy = this.#entries.get(tenantId)?.policy ?? this.#policy(tenantId, { rateLimit: null, samplingRate: 0, corsOrigins: [] });
     }
     return policy;
   }
@@ -176,6 +178,7 @@ export class TenantPolicies {
       windowMs: limit.windowMs,
       key: `${this.#keyPrefix}rl:t:${tenantId}:${limit.windowMs}`,
       samplingRate: settings.samplingRate,
+      corsOrigins: Object.freeze([...settings.corsOrigins]),
     });
   }
 }

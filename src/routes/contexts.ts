@@ -1,7 +1,7 @@
 /**
  * Context routes (docs/api.md): publish a whole context, roll it
- * back, list contexts with their cache state, recompile, read the generated
- * validator. Admin keys only; another tenant's context is unknown (404).
+ * back, list contexts with their cache state, recompile (reading the generated
+ * validator is local evaluation's: routes/local-evaluation.ts). Admin keys only; another tenant's context is unknown (404).
  *
  * Publish and rollback compile the next validator inside the storage
  * transaction (beforeCommit) and install it before answering; a dry run
@@ -9,21 +9,17 @@
  * (src/validators/early-compile.ts).
  */
 import type { FastifyPluginAsync } from 'fastify';
-import { buildStandaloneModule, StandaloneModuleCache } from '../../compiler/standalone/index.ts';
 import { compileAhead } from '../validators/early-compile.ts';
 import { goLiveTestsOnPool } from '../pool/go-live-tests.ts';
 import { storedTestsGate } from '../rules/stored-tests.ts';
 import { forceQuerySchema } from './schemas/context-test-schemas.ts';
-import { runInSlices } from '../validators/time-slices.ts';
-import type { AppDeps, CompiledValidator } from '../app-deps.ts';
+import type { AppDeps } from '../app-deps.ts';
 import { PROBLEMS, ProblemError } from '../errors.ts';
 import { originOf, contextOf, tenantOf } from './schemas/route-helpers.ts';
 import { operation } from '../openapi/operation.ts';
 import {
   contextParamsSchema,
   rollbackBodySchema,
-  validatorQuerySchema,
-  validatorSourceResponseSchema,
 } from './schemas/context-schemas.ts';
 import { publishBodySchema } from './schemas/history-schemas.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
@@ -47,9 +43,6 @@ const NOT_PUBLISHED = 'The context has no published ruleset (CONTEXT_NOT_FOUND).
 // eslint-disable-next-line @typescript-eslint/require-await -- a Fastify plugin without a done parameter must return a promise
 export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
   const { storage, validators } = deps;
-  // Built modules by tenant, context and ruleset version (a version's rules never change).
-  const modules = new StandaloneModuleCache();
-
 
   app.post<{ Params: ContextParams; Body: { note?: string } | undefined; Querystring: { force?: 'true' | 'false' } }>('/contexts/:context/publish', {
     config: adminOnly,
@@ -191,42 +184,5 @@ export const contextsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
       rules: validator.ruleCount,
       compileMs: validator.compileMs,
     };
-  });
-
-  app.get<{ Params: ContextParams; Querystring: { format?: 'source' | 'module' } }>('/contexts/:context/validator', {
-    config: adminOnly,
-    schema: {
-      ...operation({
-        id: 'getContextValidator',
-        tag: 'Contexts',
-        summary: 'Read the generated validator',
-        description: 'The JavaScript generated for the live ruleset. With `format=module`, a self-contained ES module (no imports) exporting '
-          + '`validate(payload)`, which returns what a single validation answers, less executionTimeMs; it runs in Node and in browsers.',
-        answers: { 200: 'The JavaScript source.', 404: NOT_PUBLISHED },
-      }),
-      params: contextParamsSchema,
-      querystring: validatorQuerySchema,
-      response: { 200: validatorSourceResponseSchema },
-    },
-  }, async (request, reply) => {
-    const tenantId = tenantOf(request);
-    const context = contextOf(request.params);
-    const validator: CompiledValidator | null =
-      validators.get(tenantId, context) ?? (await validators.load(tenantId, context));
-    if (validator === null) throw new ProblemError(PROBLEMS.contextsNotPublished([{ context }]));
-    if (request.query.format === 'module') {
-      const { rulesetVersion, ruleset } = validator;
-      const code = await modules.get(`${tenantId}\u0000${context}\u0000${rulesetVersion}`, async () => {
-        const built = await buildStandaloneModule(ruleset.rules, {
-          limits: { maxExpressionLength: deps.config.maxExpressionLength, maxTableRows: deps.config.maxTableRows },
-          about: { tenantId, context, rulesetVersion },
-          // Planned and generated a slice of time at a time, as compiles are.
-          runSteps: runInSlices,
-        });
-        return built.code;
-      });
-      return reply.type('text/javascript; charset=utf-8').send(code);
-    }
-    return reply.type('text/javascript; charset=utf-8').send(validator.source);
   });
 };

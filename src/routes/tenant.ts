@@ -1,7 +1,8 @@
 /**
  * Tenant settings routes (docs/api.md): read the tenant's settings, set or
  * reset its rate-limit budget (the same change as the CLI's `tenant
- * rate-limit`), set its traffic sampling, delete its samples. Storage sends
+ * rate-limit`), set its traffic sampling, delete its samples, set the browser
+ * origins allowed on local evaluation's routes. Storage sends
  * a change notice with a settings change, so every instance reads the new
  * budget and sampling rate within about a second, and this process reads
  * them before answering. Admin keys only.
@@ -15,6 +16,7 @@ import { originOf, tenantOf } from './schemas/route-helpers.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
 import { samplesDeletedSchema, setRateLimitBodySchema, setSamplingBodySchema } from './schemas/tenant-schemas.ts';
 import { TUNING } from '../tuning.ts';
+import { corsOriginsSchema } from './schemas/local-evaluation-schemas.ts';
 
 const adminOnly = { role: 'admin' } as const;
 
@@ -48,9 +50,11 @@ export const tenantRoutes: FastifyPluginAsync<TenantRoutesOptions> = async (app,
   const { storage, config } = deps;
 
   const tenantView = async (tenantId: string) => {
-    const [own, sampling] = await Promise.all([storage.tenants.getRateLimit(tenantId), storage.tenants.getSampling(tenantId)]);
+    const [own, sampling, corsOrigins] = await Promise.all([
+      storage.tenants.getRateLimit(tenantId), storage.tenants.getSampling(tenantId), storage.tenants.getCorsOrigins(tenantId),
+    ]);
     const limit = own ?? { max: config.rateLimitMax, windowMs: config.rateLimitWindowMs };
-    return { id: tenantId, rateLimit: { ...limit, default: own === null }, sampling };
+    return { id: tenantId, rateLimit: { ...limit, default: own === null }, sampling, corsOrigins };
   };
 
   app.get('/tenant', {
@@ -124,6 +128,28 @@ export const tenantRoutes: FastifyPluginAsync<TenantRoutesOptions> = async (app,
     await storage.tenants.setSampling(tenantId, settings, originOf(request));
     await policies.refresh(tenantId);
     return settings;
+  });
+
+  app.put<{ Body: { origins: string[] } }>('/tenant/cors', {
+    config: adminOnly,
+    schema: {
+      ...operation({
+        id: 'setTenantCorsOrigins',
+        tag: 'Tenant',
+        summary: 'Set the browser origins allowed on local evaluation\'s routes',
+        description: 'Replaces the list of origins (`https://host[:port]`) whose pages may call the validator module, its change feed, the '
+          + 'samples and the signing key across origins (CORS); no other route answers cross-origin requests. `{ "origins": [] }` allows none. '
+          + 'Every instance applies it within about a second; this one before answering. Audited as `tenant.cors`.',
+        answers: { 200: 'The origins now allowed.' },
+      }),
+      body: corsOriginsSchema,
+      response: { 200: corsOriginsSchema },
+    },
+  }, async (request) => {
+    const tenantId = tenantOf(request);
+    await storage.tenants.setCorsOrigins(tenantId, request.body.origins, originOf(request));
+    await policies.refresh(tenantId);
+    return { origins: request.body.origins };
   });
 
   app.delete('/tenant/samples', {

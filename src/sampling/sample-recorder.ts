@@ -44,11 +44,12 @@ export interface SampleSink {
    * reference until written: callers must not change them afterwards (the
    * validation paths never do). `size` is the payload's cost-model size
    * (payload-guard.ts), which bounds what the queue holds in memory.
+   * False when the queue is full and the sample was dropped.
    */
   record(
     tenantId: string, context: string, rulesetVersion: number, recordedAt: number, isValid: boolean,
     failures: readonly FailureRecord[], payload: unknown, size: number,
-  ): void;
+  ): boolean;
   /**
    * Drops what is queued for the tenant recorded at or before `purgedAt`
    * (ms) and resolves once a write under way has ended: its samples were
@@ -158,13 +159,14 @@ export class SampleRecorder extends PeriodicFlush implements SampleSink {
   record(
     tenantId: string, context: string, rulesetVersion: number, recordedAt: number, isValid: boolean,
     failures: readonly FailureRecord[], payload: unknown, size: number,
-  ): void {
+  ): boolean {
     if (this.#queue.length >= this.#maxQueued || this.#queuedSize + size > this.#maxQueuedSize) {
       this.#droppedQueueFull++;
-      return;
+      return false;
     }
     this.#queuedSize += size;
     this.#queue.push({ tenantId, context, rulesetVersion, recordedAt, isValid, failures, payload, size });
+    return true;
   }
 
   get stats(): SamplerStats {

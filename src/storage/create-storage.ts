@@ -13,6 +13,8 @@ import { SqlPayloadSchemaStore } from './payload-schema-store.ts';
 import { openDatabase, type DatabaseOptions } from './open-database.ts';
 import { SqlRuleStore } from './rule-store.ts';
 import { SqlTenantStore } from './tenant-store.ts';
+import { SqlContextSettingsStore } from './context-settings-store.ts';
+import { SqlSigningKeyStore } from './signing-key-store.ts';
 import { sql } from 'kysely';
 import { TUNING } from '../tuning.ts';
 import type { Storage } from './types.ts';
@@ -51,6 +53,8 @@ export async function createStorage(options: DatabaseOptions): Promise<Storage> 
     audit: new SqlAuditStore(db),
     payloadSchemas: new SqlPayloadSchemaStore(db),
     samples: new SqlSampleStore(db),
+    contextSettings: new SqlContextSettingsStore(db),
+    signingKeys: new SqlSigningKeyStore(db),
     async ping() {
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<boolean>((resolve) => {

@@ -21,6 +21,8 @@ export interface TenantsTable {
   samples_purged_at: NullableTimestamp;
   /** The sum of the tenant's samples' stored_bytes, kept with every change of its samples. */
   samples_bytes: ColumnType<string, never, string>;
+  /** Browser origins allowed on the local-evaluation routes (CORS): a JSON array of strings. */
+  cors_origins: ColumnType<string[], string | undefined, string>;
   created_at: Generated<Date>;
 }
 
@@ -28,7 +30,7 @@ export interface ApiKeysTable {
   tenant_id: string;
   id: string;
   name: string;
-  role: 'admin' | 'validator';
+  role: 'admin' | 'validator' | 'client';
   key_hash: string;
   created_at: Timestamp;
   revoked_at: NullableTimestamp;
@@ -64,6 +66,8 @@ export interface ContextsTable {
   ruleset_version: number | null;
   created_at: Generated<Date>;
   published_at: NullableTimestamp;
+  /** Whether the context is served for local evaluation (client keys, the change feed). */
+  local_validation: Generated<boolean>;
 }
 
 /** One live rule of a ruleset version. */
@@ -157,6 +161,15 @@ export interface AuditSequencesTable {
 }
 
 /** The whole schema. */
+/** The service's own Ed25519 key pair, when operators configure none: one row at most. */
+export interface SigningKeysTable {
+  slot: number;
+  key_id: string;
+  private_key_pem: string;
+  public_key_pem: string;
+  created_at: Generated<Date>;
+}
+
 export interface DatabaseSchema {
   tenants: TenantsTable;
   api_keys: ApiKeysTable;
@@ -170,4 +183,5 @@ export interface DatabaseSchema {
   audit_sequences: AuditSequencesTable;
   payload_schemas: PayloadSchemasTable;
   samples: SamplesTable;
+  signing_keys: SigningKeysTable;
 }

@@ -122,13 +122,32 @@ export class SqlTenantStore implements TenantStore {
     return guard(async () => {
       const row = await this.#db
         .selectFrom('tenants')
-        .select(['rate_limit_max', 'rate_limit_window_ms', 'sampling_rate'])
+        .select(['rate_limit_max', 'rate_limit_window_ms', 'sampling_rate', 'cors_origins'])
         .where('id', '=', tenantId)
         .executeTakeFirst();
       const own = row === undefined || row.rate_limit_max === null || row.rate_limit_window_ms === null
         ? null
         : { max: row.rate_limit_max, windowMs: row.rate_limit_window_ms };
-      return { rateLimit: own, samplingRate: row?.sampling_rate ?? 0 };
+      return { rateLimit: own, samplingRate: row?.sampling_rate ?? 0, corsOrigins: row?.cors_origins ?? [] };
+    });
+  }
+
+  getCorsOrigins(tenantId: string): Promise<string[]> {
+    return guard(async () => {
+      const row = await this.#db.selectFrom('tenants').select('cors_origins').where('id', '=', tenantId).executeTakeFirst();
+      return row?.cors_origins ?? [];
+    });
+  }
+
+  setCorsOrigins(tenantId: string, origins: readonly string[], origin?: ChangeOrigin): Promise<void> {
+    return guard(async () => {
+      await this.#db.transaction().execute(async (trx) => {
+        const before = await trx.selectFrom('tenants').select('cors_origins').where('id', '=', tenantId).forUpdate().executeTakeFirst();
+        await trx.updateTable('tenants').set({ cors_origins: JSON.stringify(origins) }).where('id', '=', tenantId).execute();
+        // Every instance reads the tenant's policy, which carries the origins, again on commit (cache sync).
+        await notifyChange(trx, { kind: 'tenant', tenantId });
+        await writeAudit(trx, tenantId, origin, { action: 'tenant.cors', before: { corsOrigins: before?.cors_origins ?? [] }, after: { corsOrigins: origins } });
+      });
     });
   }
 

@@ -8,7 +8,7 @@
 import type { RuleContent, RuleDefinition } from '../../compiler/rule-schema.ts';
 
 export type RuleStatus = 'draft' | 'published' | 'archived';
-export type Role = 'admin' | 'validator';
+export type Role = 'admin' | 'validator' | 'client';
 
 /** The editable content of a rule, what a version stores: derived from the rule's schema. */
 export type { RuleContent };
@@ -254,6 +254,10 @@ export interface TenantStore {
    * rate-limit budget (null: the default) and its sampling rate.
    */
   getPolicy(tenantId: string): Promise<TenantPolicySettings>;
+  /** The browser origins allowed on the local-evaluation routes; empty when never set (or for an unknown tenant). */
+  getCorsOrigins(tenantId: string): Promise<string[]>;
+  /** Replaces them; a tenant change notice and the `tenant.cors` audit entry go in the same transaction. */
+  setCorsOrigins(tenantId: string, origins: readonly string[], origin?: ChangeOrigin): Promise<void>;
   /** True when the database holds no tenant at all (first run). */
   isEmpty(): Promise<boolean>;
 }
@@ -397,9 +401,9 @@ export interface ChangeOrigin {
 export type AuditAction =
   | 'rule.create' | 'rule.update' | 'rule.patch' | 'rule.archive' | 'rule.restore' | 'rule.publish'
   | 'context.publish' | 'context.rollback' | 'context.import' | 'context.recompile'
-  | 'context.payload-schema' | 'context.tests'
+  | 'context.payload-schema' | 'context.tests' | 'context.settings'
   | 'key.create' | 'key.revoke'
-  | 'tenant.rate-limit' | 'tenant.sampling' | 'tenant.samples-delete';
+  | 'tenant.rate-limit' | 'tenant.sampling' | 'tenant.samples-delete' | 'tenant.cors';
 
 /** One entry of the audit trail. */
 export interface AuditEntry {
@@ -511,6 +515,38 @@ export interface SamplingSettings {
 export interface TenantPolicySettings {
   rateLimit: { max: number; windowMs: number } | null;
   samplingRate: number;
+  /** Browser origins allowed on the local-evaluation routes (CORS). */
+  corsOrigins: readonly string[];
+}
+
+/** A context's settings (PUT /contexts/{c}/settings). */
+export interface ContextSettings {
+  localValidation: boolean;
+}
+
+/** A context's settings with its live ruleset version (null before its first publish). */
+export interface ContextState extends ContextSettings {
+  rulesetVersion: number | null;
+}
+
+/** Contexts' settings; null for a context with no row (no rule was ever made in it). */
+export interface ContextSettingsStore {
+  state(tenantId: string, context: string): Promise<ContextState | null>;
+  /** Replaces the settings; the `context.settings` audit entry goes in the same transaction. */
+  set(tenantId: string, context: string, settings: ContextSettings, origin?: ChangeOrigin): Promise<ContextSettings | null>;
+}
+
+/** An Ed25519 key pair as stored: PEM texts (PKCS#8 and SPKI) and the id derived from the public key. */
+export interface StoredSigningKey {
+  keyId: string;
+  privateKeyPem: string;
+  publicKeyPem: string;
+}
+
+/** The service's own signing key pair, shared by every instance on the database. */
+export interface SigningKeyStore {
+  /** The stored pair, or the one `make` gives, stored first (whichever instance stores first wins). */
+  getOrCreate(make: () => StoredSigningKey): Promise<StoredSigningKey>;
 }
 
 /** A validation as the sampler hands it to the store. */
@@ -601,6 +637,8 @@ export interface Storage {
   readonly audit: AuditStore;
   readonly payloadSchemas: PayloadSchemaStore;
   readonly samples: SampleStore;
+  readonly contextSettings: ContextSettingsStore;
+  readonly signingKeys: SigningKeyStore;
   /** True when the database answers (for /health/ready). */
   ping(): Promise<boolean>;
   close(): Promise<void>;

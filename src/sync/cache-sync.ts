@@ -53,6 +53,11 @@ export interface SamplesPurgeFollower {
   purged(tenantId: string, purgedAt: number): Promise<void>;
 }
 
+/** Told of every ruleset notice (the change feed of local evaluation). Never throws. */
+export interface RulesetFollower {
+  changed(tenantId: string, context: string, rulesetVersion: number): void;
+}
+
 /** What one reconcile pass changed. */
 export interface ReconcileReport {
   /** Contexts reloaded (or dropped) because the database had a newer version. */
@@ -70,6 +75,7 @@ export class CacheSync {
   readonly #reloads = new Map<string, Promise<void>>();
   #tenantSettings: TenantSettingsFollower | undefined;
   #samplesPurges: SamplesPurgeFollower | undefined;
+  #rulesets: RulesetFollower | undefined;
 
   constructor(options: CacheSyncOptions) {
     this.#rules = options.rules;
@@ -87,6 +93,11 @@ export class CacheSync {
   /** Who drops queued samples on a samples-purge notice (the sample recorder). */
   followSamplesPurges(follower: SamplesPurgeFollower): void {
     this.#samplesPurges = follower;
+  }
+
+  /** Who hears of every change of a live ruleset, whether this process caches the context or not (the change feed). */
+  followRulesets(follower: RulesetFollower): void {
+    this.#rulesets = follower;
   }
 
   /**
@@ -109,6 +120,7 @@ export class CacheSync {
       await this.#samplesPurges?.purged(notice.tenantId, notice.purgedAt);
       return;
     }
+    this.#rulesets?.changed(notice.tenantId, notice.context, notice.rulesetVersion);
     try {
       await this.#follow(notice.tenantId, notice.context, notice.rulesetVersion);
     } catch (err) {

@@ -16,6 +16,7 @@ import type { FastifyInstance, onSendHookHandler } from 'fastify';
 import type { AppDeps, KeyService, ValidatorService } from '../app-deps.ts';
 import type { KeyCache } from '../auth/key-cache.ts';
 import { accountedForByFastLane } from '../http/route-hooks.ts';
+import { afterInstalls } from '../validators/after-installs.ts';
 import type { Storage } from '../storage/types.ts';
 import { TUNING } from '../tuning.ts';
 import type { ValidatorCache } from '../validators/validator-cache.ts';
@@ -153,24 +154,9 @@ export function registerCacheSync(app: FastifyInstance, options: CacheSyncPlugin
 }
 
 function announceInstalls(inner: ValidatorService, announce: (notice: ChangeNotice) => Promise<void>): ValidatorService {
-  return {
-    get: inner.get.bind(inner),
-    peek: inner.peek.bind(inner),
-    load: inner.load.bind(inner),
-    compile: inner.compile.bind(inner),
-    install(validator) {
-      inner.install(validator);
-      void announce({
-        kind: 'ruleset',
-        tenantId: validator.tenantId,
-        context: validator.context,
-        rulesetVersion: validator.rulesetVersion,
-      });
-    },
-    whileChanging: inner.whileChanging.bind(inner),
-    invalidate: inner.invalidate.bind(inner),
-    recompile: inner.recompile.bind(inner),
-  };
+  return afterInstalls(inner, (validator) => {
+    void announce({ kind: 'ruleset', tenantId: validator.tenantId, context: validator.context, rulesetVersion: validator.rulesetVersion });
+  });
 }
 
 function announceRevocations(inner: KeyService, announce: (notice: ChangeNotice) => Promise<void>): KeyService {

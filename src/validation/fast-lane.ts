@@ -224,7 +224,8 @@ export function installValidationFastLane(app: FastifyInstance, options: FastLan
     if (typeof apiKey !== 'string') return false;
     // The auth hook's fast path: this exact key was presented before, is known, and names its own tenant.
     const key = keyCache.recall(apiKey);
-    if (key === undefined || key.tenantId !== headers['x-tenant-id']) return false;
+    // A client key may not validate: Fastify's auth hook answers its 403.
+    if (key === undefined || key.tenantId !== headers['x-tenant-id'] || key.role === 'client') return false;
     if (!isJsonContentType(headers['content-type'])) return false;
     // A body sent chunked or encoded (gzip...) is Fastify's: Content-Length framing and identity bytes only here.
     if (headers['transfer-encoding'] !== undefined || headers['content-encoding'] !== undefined) return false;

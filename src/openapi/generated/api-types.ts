@@ -204,6 +204,110 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/contexts/{context}/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a context's settings
+         * @description Whether the context is served for local evaluation (`localValidation`, off by default).
+         */
+        get: operations["getContextSettings"];
+        /**
+         * Set a context's settings
+         * @description With `{ "localValidation": true }`, client keys may fetch the context's signed validator module and follow its change feed, and clients may send samples of it; `false` stops serving it (feeds already open end at their next change). Audited as `context.settings`.
+         */
+        put: operations["setContextSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/contexts/{context}/validator": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the generated validator
+         * @description The JavaScript generated for the live ruleset. With `format=module`, a self-contained ES module (no imports) exporting `validate(payload)`, which returns what a single validation answers, less executionTimeMs; it runs in Node and in browsers. The module comes with `ETag` (answered 304 to a matching `If-None-Match`), `X-Ruleset-Version`, and `X-Rules-Signature`, the Ed25519 signature (base64) of its exact bytes by the key `X-Rules-Signing-Key-Id` names (GET /signing-key). Client keys may read only the module, of contexts served for local evaluation.
+         */
+        get: operations["getContextValidator"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/contexts/{context}/validator/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow a context's live validator (Server-Sent Events)
+         * @description A held `text/event-stream`: first a `published` event with the live state, then one on every publish, rollback, import or archive that changes the live ruleset, made on any instance, within about a second. Each event's `id` is the ruleset version and its data `{ "context", "version", "etag" }` (the module's ETag). A heartbeat comment comes every SSE_HEARTBEAT_MS. With `Last-Event-ID` (the last id received), the live state is sent only when it is newer. Needs local validation on.
+         */
+        get: operations["followContextValidator"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/contexts/{context}/samples": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send outcomes of local validations
+         * @description Samples of validations a client ran itself, recorded like sampled traffic (PUT /tenant/sampling) so the impact report sees them. The client sends the share `samplingRate` of its outcomes; the service stores what it is sent within the same bounds as its own samples (SAMPLE_MAX_PAYLOAD_BYTES, SAMPLES_MAX_BYTES_PER_TENANT, the tenant's maxSamples and retention). Nothing is kept while the tenant samples no traffic. Needs local validation on.
+         */
+        post: operations["sendContextSamples"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/signing-key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the module signing key
+         * @description The Ed25519 public key that verifies the `X-Rules-Signature` of every validator module this service serves. Any key of the tenant may read it; the CLI prints it too (`signing-key`).
+         */
+        get: operations["getSigningKey"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/rules": {
         parameters: {
             query?: never;
@@ -418,26 +522,6 @@ export interface paths {
          * @description Rebuilds the validator of the live ruleset from the database now, and caches it.
          */
         post: operations["recompileContext"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/contexts/{context}/validator": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * Read the generated validator
-         * @description The JavaScript generated for the live ruleset. With `format=module`, a self-contained ES module (no imports) exporting `validate(payload)`, which returns what a single validation answers, less executionTimeMs; it runs in Node and in browsers.
-         */
-        get: operations["getContextValidator"];
-        put?: never;
-        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -713,6 +797,26 @@ export interface paths {
          * @description Records that share (`rate`, 0 to 1) of the tenant's single validations and batch items, with their payload and verdict, for impact reports; keeps at most `maxSamples` per context for `retentionHours`, and at most the service's byte budget per tenant (oldest first); payloads over the service's size bound are not sampled. `{ "rate": 0 }` turns it off. Every instance applies it within about a second; this one before answering.
          */
         put: operations["setTenantSampling"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/tenant/cors": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Set the browser origins allowed on local evaluation's routes
+         * @description Replaces the list of origins (`https://host[:port]`) whose pages may call the validator module, its change feed, the samples and the signing key across origins (CORS); no other route answers cross-origin requests. `{ "origins": [] }` allows none. Every instance applies it within about a second; this one before answering. Audited as `tenant.cors`.
+         */
+        put: operations["setTenantCorsOrigins"];
         post?: never;
         delete?: never;
         options?: never;
@@ -2442,11 +2546,11 @@ export interface components {
              */
             name: string;
             /**
-             * @description `admin`: everything in the tenant; `validator`: the three validation operations only.
+             * @description `admin`: everything in the tenant; `validator`: the three validation operations only; `client`: local evaluation only (modules, change feeds and samples of contexts served for it, and the signing key).
              * @example validator
              * @enum {string}
              */
-            role: "admin" | "validator";
+            role: "admin" | "validator" | "client";
             /**
              * @description The secret, for the X-Api-Key header.
              * @example rk_Vb2x8Qm1Zt0yLqP4nWc7sKd9fHj3aRe6uTg5oIy2XwE
@@ -2471,11 +2575,11 @@ export interface components {
              */
             name: string;
             /**
-             * @description `admin`: everything in the tenant; `validator`: the three validation operations only.
+             * @description `admin`: everything in the tenant; `validator`: the three validation operations only; `client`: local evaluation only (modules, change feeds and samples of contexts served for it, and the signing key).
              * @example validator
              * @enum {string}
              */
-            role: "admin" | "validator";
+            role: "admin" | "validator" | "client";
             /**
              * @description When the key was created (ISO-8601).
              * @example 2025-01-31T09:30:00.000Z
@@ -2542,6 +2646,13 @@ export interface components {
             id: string;
             rateLimit: components["schemas"]["TenantRateLimit"];
             sampling: components["schemas"]["TenantSampling"];
+            /**
+             * @description Browser origins allowed to call local evaluation's routes across origins (PUT /tenant/cors).
+             * @example [
+             *       "https://shop.example.com"
+             *     ]
+             */
+            corsOrigins: string[];
         };
         /** @description One change, who made it and what it changed. */
         AuditEntry: {
@@ -2560,7 +2671,7 @@ export interface components {
              * @example tenant.rate-limit
              * @enum {string}
              */
-            action: "rule.create" | "rule.update" | "rule.patch" | "rule.archive" | "rule.restore" | "rule.publish" | "context.publish" | "context.rollback" | "context.import" | "context.recompile" | "context.payload-schema" | "context.tests" | "key.create" | "key.revoke" | "tenant.rate-limit" | "tenant.sampling" | "tenant.samples-delete";
+            action: "rule.create" | "rule.update" | "rule.patch" | "rule.archive" | "rule.restore" | "rule.publish" | "context.publish" | "context.rollback" | "context.import" | "context.recompile" | "context.payload-schema" | "context.tests" | "context.settings" | "key.create" | "key.revoke" | "tenant.rate-limit" | "tenant.sampling" | "tenant.samples-delete" | "tenant.cors";
             /** @description Who did it: an API key (`keyId`, `keyName`, `role`), or an operator at the CLI (`cli: true`). */
             actor: {
                 /** @description The key's id. */
@@ -3881,6 +3992,758 @@ export interface operations {
             };
             /** @description The context has no sample with this id (NOT_FOUND). */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; it was logged, and the answer carries none of its details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getContextSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The context name.
+                 * @example loan-application
+                 */
+                context: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The settings. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "localValidation": true
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Whether the context is served for local evaluation.
+                         * @example true
+                         */
+                        localValidation: boolean;
+                    };
+                };
+            };
+            /** @description The request is invalid: its body, query or parameters (`errors` lists each problem with its path), or its URL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description X-Api-Key is missing, unknown or revoked, or X-Tenant-Id is not its tenant; the answer is the same in every case. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is a validator key; this operation needs an admin key. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The context has no rules (CONTEXT_NOT_FOUND). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; it was logged, and the answer carries none of its details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    setContextSettings: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The context name.
+                 * @example loan-application
+                 */
+                context: string;
+            };
+            cookie?: never;
+        };
+        /** @description A context's settings: `localValidation` serves its validator module and change feed to client keys (off by default). */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "localValidation": true
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Whether the context is served for local evaluation.
+                     * @example true
+                     */
+                    localValidation: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description The settings now in force. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "localValidation": true
+                     *     }
+                     */
+                    "application/json": {
+                        /**
+                         * @description Whether the context is served for local evaluation.
+                         * @example true
+                         */
+                        localValidation: boolean;
+                    };
+                };
+            };
+            /** @description The request is invalid: its body, query or parameters (`errors` lists each problem with its path), or its URL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description X-Api-Key is missing, unknown or revoked, or X-Tenant-Id is not its tenant; the answer is the same in every case. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is a validator key; this operation needs an admin key. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The context has no rules (CONTEXT_NOT_FOUND). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the limit (MAX_BODY_BYTES). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json, or is compressed. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; it was logged, and the answer carries none of its details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getContextValidator: {
+        parameters: {
+            query?: {
+                /** @description `source` (default): the generated validator as the service runs it; `module`: a self-contained ES module exporting `validate(payload)`. */
+                format?: "source" | "module";
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The context name.
+                 * @example loan-application
+                 */
+                context: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The JavaScript source. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/javascript": string;
+                };
+            };
+            /** @description The module has not changed since the ETag sent. */
+            304: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description The request is invalid: its body, query or parameters (`errors` lists each problem with its path), or its URL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description X-Api-Key is missing, unknown or revoked, or X-Tenant-Id is not its tenant; the answer is the same in every case. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description A client key, and local validation is off for the context (FORBIDDEN). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The context has no published ruleset (CONTEXT_NOT_FOUND). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; it was logged, and the answer carries none of its details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    followContextValidator: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The context name.
+                 * @example loan-application
+                 */
+                context: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event stream, held open. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description Last-Event-ID is not a ruleset version of the context up to the live one (INVALID_BODY). */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description X-Api-Key is missing, unknown or revoked, or X-Tenant-Id is not its tenant; the answer is the same in every case. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Local validation is off for the context (FORBIDDEN). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The context has no published ruleset (CONTEXT_NOT_FOUND). */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description This instance holds its most change feeds, in all or for the tenant (RATE_LIMITED, with Retry-After). */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; it was logged, and the answer carries none of its details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    sendContextSamples: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The context name.
+                 * @example loan-application
+                 */
+                context: string;
+            };
+            cookie?: never;
+        };
+        /** @description Outcomes of local validations, at most 100 per request. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "samples": [
+                 *         {
+                 *           "payload": {
+                 *             "amount": 120
+                 *           },
+                 *           "rulesetVersion": 4,
+                 *           "isValid": false,
+                 *           "errorCodes": [
+                 *             "AMOUNT_LIMIT"
+                 *           ],
+                 *           "at": "2025-01-31T09:30:00.000Z"
+                 *         }
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    samples: {
+                        /** @description The payload validated. */
+                        payload: Record<string, unknown>;
+                        /** @description The ruleset version of the module that validated it. */
+                        rulesetVersion: number;
+                        /** @description The verdict. */
+                        isValid: boolean;
+                        /** @description The codes of the rules it failed (`failures[].ruleCode` of the answer), each once. */
+                        errorCodes: string[];
+                        /**
+                         * Format: date-time
+                         * @description When it was validated (ISO-8601).
+                         */
+                        at: string;
+                    }[];
+                };
+            };
+        };
+        responses: {
+            /** @description What was queued and what was not, by reason. */
+            202: {
+                headers: {
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "accepted": 2,
+                     *       "dropped": 1,
+                     *       "reasons": {
+                     *         "payloadTooLarge": 1
+                     *       },
+                     *       "samplingRate": 0.1
+                     *     }
+                     */
+                    "application/json": {
+                        /** @description Samples queued for storage. */
+                        accepted: number;
+                        /** @description Samples not kept. */
+                        dropped: number;
+                        /** @description Dropped samples by reason: `samplingOff` (the tenant samples no traffic), `versionNotLive` (a ruleset version the context never had), `payloadTooLarge` (over SAMPLE_MAX_PAYLOAD_BYTES), `payloadInvalid` (not a payload the service would validate), `queueFull` (the sample queue of this instance is full). */
+                        reasons: {
+                            [key: string]: number;
+                        };
+                        /** @description The tenant's sampling rate: the share of its outcomes a client should send. */
+                        samplingRate: number;
+                    };
+                };
+            };
+            /** @description The request is invalid: its body, query or parameters (`errors` lists each problem with its path), or its URL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description X-Api-Key is missing, unknown or revoked, or X-Tenant-Id is not its tenant; the answer is the same in every case. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Local validation is off for the context (FORBIDDEN). */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the limit (MAX_BODY_BYTES). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json, or is compressed. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; it was logged, and the answer carries none of its details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
+    getSigningKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The public key. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {string} */
+                        algorithm: "Ed25519";
+                        /**
+                         * @description Sent with every module as X-Rules-Signing-Key-Id.
+                         * @example ed25519:3f1c9a0b7d2e4f60
+                         */
+                        keyId: string;
+                        /** @description The public key, SPKI in PEM. */
+                        publicKeyPem: string;
+                        /** @description The raw 32-byte public key, base64. */
+                        publicKey: string;
+                    };
+                };
+            };
+            /** @description The request is invalid: its body, query or parameters (`errors` lists each problem with its path), or its URL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description X-Api-Key is missing, unknown or revoked, or X-Tenant-Id is not its tenant; the answer is the same in every case. */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6214,114 +7077,6 @@ export interface operations {
             };
         };
     };
-    getContextValidator: {
-        parameters: {
-            query?: {
-                /** @description `source` (default): the generated validator as the service runs it; `module`: a self-contained ES module exporting `validate(payload)`. */
-                format?: "source" | "module";
-            };
-            header?: never;
-            path: {
-                /**
-                 * @description The context name.
-                 * @example loan-application
-                 */
-                context: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The JavaScript source. */
-            200: {
-                headers: {
-                    /** @description Requests allowed per window for this tenant (or client address). */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "text/javascript": string;
-                };
-            };
-            /** @description The request is invalid: its body, query or parameters (`errors` lists each problem with its path), or its URL. */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description X-Api-Key is missing, unknown or revoked, or X-Tenant-Id is not its tenant; the answer is the same in every case. */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The key is a validator key; this operation needs an admin key. */
-            403: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The context has no published ruleset (CONTEXT_NOT_FOUND). */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
-            429: {
-                headers: {
-                    /** @description Whole seconds to wait, at least 1. */
-                    "Retry-After"?: number;
-                    /** @description Requests allowed per window for this tenant (or client address). */
-                    "RateLimit-Limit"?: number;
-                    /** @description Requests left in the current window. */
-                    "RateLimit-Remaining"?: number;
-                    /** @description Seconds until the window resets. */
-                    "RateLimit-Reset"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description An unexpected error; it was logged, and the answer carries none of its details. */
-            500: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
-            503: {
-                headers: {
-                    /** @description Whole seconds to wait. */
-                    "Retry-After"?: number;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/problem+json": components["schemas"]["Problem"];
-                };
-            };
-        };
-    };
     getContextTests: {
         parameters: {
             query?: never;
@@ -7990,11 +8745,11 @@ export interface operations {
                      */
                     name: string;
                     /**
-                     * @description `admin`: everything in the tenant; `validator`: the three validation operations only.
+                     * @description `admin`: everything in the tenant; `validator`: the three validation operations only; `client`: local evaluation only (modules, change feeds and samples of contexts served for it, and the signing key).
                      * @example validator
                      * @enum {string}
                      */
-                    role: "admin" | "validator";
+                    role: "admin" | "validator" | "client";
                 };
             };
         };
@@ -8571,6 +9326,139 @@ export interface operations {
             };
         };
     };
+    setTenantCorsOrigins: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The browser origins (scheme, host and port, no path) allowed to call local evaluation's routes across origins; empty: none. */
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "origins": [
+                 *         "https://shop.example.com",
+                 *         "http://localhost:5173"
+                 *       ]
+                 *     }
+                 */
+                "application/json": {
+                    origins: string[];
+                };
+            };
+        };
+        responses: {
+            /** @description The origins now allowed. */
+            200: {
+                headers: {
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "origins": [
+                     *         "https://shop.example.com",
+                     *         "http://localhost:5173"
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        origins: string[];
+                    };
+                };
+            };
+            /** @description The request is invalid: its body, query or parameters (`errors` lists each problem with its path), or its URL. */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description X-Api-Key is missing, unknown or revoked, or X-Tenant-Id is not its tenant; the answer is the same in every case. */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The key is a validator key; this operation needs an admin key. */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is larger than the limit (MAX_BODY_BYTES). */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The body is not sent as Content-Type: application/json, or is compressed. */
+            415: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description Over the rate limit: the tenant's budget, or the client address's for requests that are not authenticated. */
+            429: {
+                headers: {
+                    /** @description Whole seconds to wait, at least 1. */
+                    "Retry-After"?: number;
+                    /** @description Requests allowed per window for this tenant (or client address). */
+                    "RateLimit-Limit"?: number;
+                    /** @description Requests left in the current window. */
+                    "RateLimit-Remaining"?: number;
+                    /** @description Seconds until the window resets. */
+                    "RateLimit-Reset"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description An unexpected error; it was logged, and the answer carries none of its details. */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
+            503: {
+                headers: {
+                    /** @description Whole seconds to wait. */
+                    "Retry-After"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": components["schemas"]["Problem"];
+                };
+            };
+        };
+    };
     deleteTenantSamples: {
         parameters: {
             query?: never;
@@ -8673,7 +9561,7 @@ export interface operations {
                 /** @description Only entries about this context. */
                 context?: string;
                 /** @description Only entries of this action. */
-                action?: "rule.create" | "rule.update" | "rule.patch" | "rule.archive" | "rule.restore" | "rule.publish" | "context.publish" | "context.rollback" | "context.import" | "context.recompile" | "context.payload-schema" | "context.tests" | "key.create" | "key.revoke" | "tenant.rate-limit" | "tenant.sampling" | "tenant.samples-delete";
+                action?: "rule.create" | "rule.update" | "rule.patch" | "rule.archive" | "rule.restore" | "rule.publish" | "context.publish" | "context.rollback" | "context.import" | "context.recompile" | "context.payload-schema" | "context.tests" | "context.settings" | "key.create" | "key.revoke" | "tenant.rate-limit" | "tenant.sampling" | "tenant.samples-delete" | "tenant.cors";
                 /** @description Only entries at or after this time (ISO-8601). */
                 since?: string;
                 /**

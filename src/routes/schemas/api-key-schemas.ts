@@ -9,8 +9,9 @@ const keyId = { type: 'string', description: 'The key\'s id (not the secret).', 
 const keyName = { type: 'string', description: 'A name for people, e.g. where the key is used.', examples: ['checkout service'] } as const;
 const keyRole = {
   type: 'string',
-  enum: ['admin', 'validator'],
-  description: '`admin`: everything in the tenant; `validator`: the three validation operations only.',
+  enum: ['admin', 'validator', 'client'],
+  description: '`admin`: everything in the tenant; `validator`: the three validation operations only; '
+    + '`client`: local evaluation only (modules, change feeds and samples of contexts served for it, and the signing key).',
   examples: ['validator'],
 } as const;
 const createdAt = { type: 'string', description: 'When the key was created (ISO-8601).', examples: ['2025-01-31T09:30:00.000Z'] } as const;

@@ -6,7 +6,8 @@ import { TUNING } from '../../tuning.ts';
 export const AUDIT_ACTIONS = [
   'rule.create', 'rule.update', 'rule.patch', 'rule.archive', 'rule.restore', 'rule.publish',
   'context.publish', 'context.rollback', 'context.import', 'context.recompile', 'context.payload-schema', 'context.tests',
-  'key.create', 'key.revoke', 'tenant.rate-limit', 'tenant.sampling', 'tenant.samples-delete',
+  'context.settings',
+  'key.create', 'key.revoke', 'tenant.rate-limit', 'tenant.sampling', 'tenant.samples-delete', 'tenant.cors',
 ] as const;
 
 /** GET /audit query. */

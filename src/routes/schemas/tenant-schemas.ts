@@ -35,11 +35,17 @@ export const tenantSchema = {
   $id: 'Tenant',
   type: 'object',
   description: 'The tenant of the calling key and its settings.',
-  required: ['id', 'rateLimit', 'sampling'],
+  required: ['id', 'rateLimit', 'sampling', 'corsOrigins'],
   properties: {
     id: { type: 'string', description: 'The tenant id (the X-Tenant-Id header).', examples: ['demo'] },
     rateLimit: { $ref: 'TenantRateLimit#' },
     sampling: { $ref: 'TenantSampling#' },
+    corsOrigins: {
+      type: 'array',
+      items: { type: 'string' },
+      description: 'Browser origins allowed to call local evaluation\'s routes across origins (PUT /tenant/cors).',
+      examples: [['https://shop.example.com']],
+    },
   },
 } as const;
 

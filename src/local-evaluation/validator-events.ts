@@ -1,0 +1,200 @@
+/**
+ * The change feed of local evaluation (GET /contexts/{c}/validator/events,
+ * docs/api.md "Local evaluation"): Server-Sent Events held open per
+ * subscriber, one `published` event per change of a context's live ruleset.
+ *
+ * Changes come from two places, both told to `changed`: this process's own
+ * installs (a publish, rollback, import or archive here) and the change
+ * notices of other processes and instances (cache sync). The same change
+ * often arrives by both ways; each subscriber remembers the version it was
+ * last sent and is never sent one that is not newer, so the feed stays in
+ * order and free of repeats whichever way arrives first.
+ *
+ * Kept small per idle subscriber: one object in a set per context, no
+ * timer of its own. One shared timer writes the heartbeat comment to every
+ * subscriber; a subscriber that does not read (its socket's buffer past
+ * TUNING.sseMaxBufferedBytes) is dropped rather than buffered for.
+ * Subscriptions are bounded per process and per tenant (429 past them) and
+ * all end when the app closes, so a shutdown never waits on them.
+ */
+import type { ServerResponse } from 'node:http';
+import { TUNING } from '../tuning.ts';
+
+/** What a `published` event says: the live ruleset version and the ETag of its module. */
+export interface PublishedState {
+  readonly context: string;
+  readonly version: number;
+  readonly etag: string;
+}
+
+/** Reads the live state of a context (the module built, for its ETag); null when it has nothing live. */
+export type CurrentState = (tenantId: string, context: string) => Promise<PublishedState | null>;
+
+export interface ValidatorEventsOptions {
+  heartbeatMs: number;
+  maxConnections: number;
+  maxConnectionsPerTenant: number;
+  current: CurrentState;
+  log: { warn(o: object, msg?: string): void };
+}
+
+interface Subscriber {
+  readonly tenantId: string;
+  readonly response: ServerResponse;
+  /** The newest version this subscriber was sent (or told it has, by Last-Event-ID). */
+  version: number;
+}
+
+/** Why a subscription was refused, for the 429. */
+export type Refusal = { readonly scope: 'process' | 'tenant'; readonly limit: number };
+
+/** The text of one `published` event; its id is the ruleset version. */
+export function publishedEvent(state: PublishedState): string {
+  return `id: ${state.version}\nevent: published\ndata: ${JSON.stringify(state)}\n\n`;
+}
+
+const HEARTBEAT = ': heartbeat\n\n';
+
+/**
+ * @example
+ * const refusal = events.refusal(tenantId);
+ * if (refusal === undefined) events.subscribe(tenantId, context, reply.raw, lastVersion);
+ * events.changed(tenantId, context, 8);
+ */
+export class ValidatorEvents {
+  readonly #options: ValidatorEventsOptions;
+  /** Subscribers by tenant and context. */
+  readonly #byContext = new Map<string, Set<Subscriber>>();
+  readonly #perTenant = new Map<string, number>();
+  /** The newest change seen per context with subscribers: a change not newer needs no read. */
+  readonly #newest = new Map<string, number>();
+  #count = 0;
+  #heartbeat: NodeJS.Timeout | undefined;
+  #closed = false;
+
+  constructor(options: ValidatorEventsOptions) {
+    this.#options = options;
+  }
+
+  /** Subscribers held now. */
+  get size(): number {
+    return this.#count;
+  }
+
+  /** Why one more subscription of the tenant would be refused, or undefined. */
+  refusal(tenantId: string): Refusal | undefined {
+    if (this.#closed || this.#count >= this.#options.maxConnections) return { scope: 'process', limit: this.#options.maxConnections };
+    if ((this.#perTenant.get(tenantId) ?? 0) >= this.#options.maxConnectionsPerTenant) {
+      return { scope: 'tenant', limit: this.#options.maxConnectionsPerTenant };
+    }
+    return undefined;
+  }
+
+  /**
+   * Holds `response` (its headers already sent) until the client goes or
+   * the app closes. `version` is what the client has already been sent.
+   */
+  subscribe(tenantId: string, context: string, response: ServerResponse, version: number): void {
+    const key = contextKey(tenantId, context);
+    const subscriber: Subscriber = { tenantId, response, version };
+    let set = this.#byContext.get(key);
+    if (set === undefined) {
+      set = new Set();
+      this.#byContext.set(key, set);
+    }
+    set.add(subscriber);
+    this.#count++;
+    this.#perTenant.set(tenantId, (this.#perTenant.get(tenantId) ?? 0) + 1);
+    this.#heartbeat ??= setInterval(() => this.#beat(), this.#options.heartbeatMs).unref();
+    response.once('close', () => this.#remove(key, subscriber));
+    // Read once subscribed: a change that commits meanwhile reaches it either by this read or by `changed`.
+    this.#options.current(tenantId, context).then(
+      (state) => {
+        if (state !== null) this.#deliver(subscriber, publishedEvent(state), state.version);
+      },
+      (err: unknown) => {
+        this.#options.log.warn({ err, tenant: tenantId, context }, 'could not read the live state for a new change-feed subscriber');
+        response.destroy();
+      },
+    );
+  }
+
+  /**
+   * A context's live ruleset moved to `rulesetVersion` (or this process
+   * heard so). Never rejects; does nothing for a context nobody follows.
+   */
+  changed(tenantId: string, context: string, rulesetVersion: number): void {
+    const key = contextKey(tenantId, context);
+    if (!this.#byContext.has(key) || (this.#newest.get(key) ?? 0) >= rulesetVersion) return;
+    this.#newest.set(key, rulesetVersion);
+    this.#options.current(tenantId, context).then(
+      (state) => {
+        if (state !== null) this.#send(key, state);
+      },
+      (err: unknown) => this.#options.log.warn({ err, tenant: tenantId, context }, 'could not read a changed context for its change feed'),
+    );
+  }
+
+  /** Ends every subscription (the app is closing): clients reconnect to another instance. */
+  close(): void {
+    this.#closed = true;
+    clearInterval(this.#heartbeat);
+    this.#heartbeat = undefined;
+    for (const set of this.#byContext.values()) {
+      for (const { response } of set) {
+        // The end reaches the client, then the socket goes: a client that stopped reading cannot hold the close.
+        response.end(() => response.destroy());
+        setTimeout(() => response.destroy(), TUNING.sseCloseGraceMs.value).unref();
+      }
+    }
+  }
+
+  #send(key: string, state: PublishedState): void {
+    const set = this.#byContext.get(key);
+    if (set === undefined) return;
+    const text = publishedEvent(state);
+    for (const subscriber of set) this.#deliver(subscriber, text, state.version);
+  }
+
+  /** Sends an event of `version` to a subscriber that has not had it or a newer one. */
+  #deliver(subscriber: Subscriber, text: string, version: number): void {
+    if (subscriber.version >= version || subscriber.response.writableEnded) return;
+    subscriber.version = version;
+    this.#write(subscriber, text);
+  }
+
+  #beat(): void {
+    for (const set of this.#byContext.values()) for (const subscriber of set) this.#write(subscriber, HEARTBEAT);
+  }
+
+  #write(subscriber: Subscriber, text: string): void {
+    const { response } = subscriber;
+    if (response.writableLength > TUNING.sseMaxBufferedBytes.value) {
+      // It does not read: holding more for it would grow without bound.
+      response.destroy();
+      return;
+    }
+    response.write(text);
+  }
+
+  #remove(key: string, subscriber: Subscriber): void {
+    const set = this.#byContext.get(key);
+    if (set === undefined || !set.delete(subscriber)) return;
+    this.#count--;
+    const tenantCount = (this.#perTenant.get(subscriber.tenantId) ?? 1) - 1;
+    if (tenantCount === 0) this.#perTenant.delete(subscriber.tenantId);
+    else this.#perTenant.set(subscriber.tenantId, tenantCount);
+    if (set.size === 0) {
+      this.#byContext.delete(key);
+      this.#newest.delete(key);
+    }
+    if (this.#count === 0) {
+      clearInterval(this.#heartbeat);
+      this.#heartbeat = undefined;
+    }
+  }
+}
+
+function contextKey(tenantId: string, context: string): string {
+  return `${tenantId}\u0000${context}`;
+}
