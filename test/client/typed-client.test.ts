@@ -39,7 +39,7 @@ describe('typed operations', () => {
       body: { context: 'orders', code: 'TOTAL_MAX', name: 'Order total limit', fieldPath: 'total', expression: '$value <= 10000', message: 'Total {{ $value }} exceeds {{ $expected }}' },
     });
     expect(rule).toMatchObject({ context: 'orders', code: 'TOTAL_MAX', status: 'draft', version: 1 });
-    const { data: published } = await client.api.POST('/api/v1/contexts/{context}/publish', { params: { path: { context: 'orders' } } });
+    const { data: published } = await client.api.POST('/api/v1/contexts/{context}/publish', { params: { path: { context: 'orders' } }, body: {} });
     expect(published).toMatchObject({ context: 'orders', rulesetVersion: 1, published: [rule?.id] });
 
     const single = await client.validate({ context: 'orders', payload: { total: 12500 } });

@@ -153,10 +153,10 @@ export function createRulesClient(options: RulesClientOptions): RulesClient {
 
 /** A call's signal and deadline as openapi-fetch init (the deadline rides on the Request to the fetch). */
 function callInit(options: CallOptions): { signal?: AbortSignal } {
-  const init: Record<string, unknown> = {};
+  const init: { signal?: AbortSignal } = {};
   if (options.signal !== undefined) init.signal = options.signal;
-  if (options.timeoutMs !== undefined) init[TIMEOUT_PROPERTY] = options.timeoutMs;
-  return init as { signal?: AbortSignal };
+  if (options.timeoutMs !== undefined) Object.assign(init, { [TIMEOUT_PROPERTY]: options.timeoutMs });
+  return init;
 }
 
 /** Successful JSON answers always have a body; openapi-fetch types it as optional. */

@@ -105,8 +105,9 @@ export function retryingSender(fetchImpl: FetchFunction, options: RetryOptions =
     const repeatableOnNetworkError = IDEMPOTENT_METHODS.has(request.method) || VALIDATION_PATH.test(request.url);
     for (let attempt = 0; ; attempt++) {
       signal?.throwIfAborted();
-      const init: RequestInit & { dispatcher?: unknown } = { method: request.method, headers: request.headers, body, signal };
-      if (sendOptions.dispatcher !== undefined) init.dispatcher = sendOptions.dispatcher;
+      const init: RequestInit = { method: request.method, headers: request.headers, body, signal };
+      // Node's fetch reads `dispatcher`; browsers ignore it (and are never given one).
+      if (sendOptions.dispatcher !== undefined) Object.assign(init, { dispatcher: sendOptions.dispatcher });
       let response: Response;
       try {
         response = await fetchImpl(request.url, init);

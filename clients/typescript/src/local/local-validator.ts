@@ -10,7 +10,7 @@ import { LocalValidatorError, problemError } from '../errors.ts';
 import { retryAfterMs, sleep } from '../retry.ts';
 import { importModule, type StandaloneValidator } from './module-loader.ts';
 import { OutcomeSampler, type SampledOutcome, type SampleOutcomesOptions } from './sampler.ts';
-import { importPublicKey, verifySignature, type PublicKeyInput } from './signature.ts';
+import { importPublicKey, verifySignature, type PublicKeyInput, type VerifyKey } from './signature.ts';
 import { readEvents } from './sse.ts';
 
 export interface LocalValidatorOptions {
@@ -63,7 +63,7 @@ export class LocalValidator {
   readonly #stop = new AbortController();
   readonly #listeners = new Set<(update: LocalValidatorUpdate) => void>();
   readonly #sampler: OutcomeSampler | undefined;
-  readonly #key: Promise<CryptoKey>;
+  readonly #key: Promise<VerifyKey>;
   #module: StandaloneValidator | undefined;
   #version: number | undefined;
   #etag: string | null = null;
@@ -79,7 +79,11 @@ export class LocalValidator {
     this.context = context;
     this.#options = options;
     this.#key = options.publicKey !== undefined ? importPublicKey(options.publicKey) : this.#serverKey();
-    this.#sampler = options.sampleOutcomes === undefined ? undefined : new OutcomeSampler(options.sampleOutcomes, (samples) => this.#postSamples(samples));
+    this.#sampler = options.sampleOutcomes === undefined ? undefined : new OutcomeSampler(
+      options.sampleOutcomes,
+      (samples) => this.#postSamples(samples),
+      (error) => this.#report(error),
+    );
     this.ready = this.refresh();
     // Marked handled: a caller that never awaits `ready` must not see an unhandled rejection (failures also go to onError).
     this.ready.catch(() => undefined);
@@ -266,7 +270,7 @@ export class LocalValidator {
     this.#pollTimer = undefined;
   }
 
-  async #serverKey(): Promise<CryptoKey> {
+  async #serverKey(): Promise<VerifyKey> {
     const { data } = await this.#client.raw('/api/v1/signing-key', {}, { signal: this.#stop.signal }).then(async (response) => {
       if (!response.ok) throw await problemError(response, undefined);
       return { data: (await response.json()) as { publicKey?: unknown } };

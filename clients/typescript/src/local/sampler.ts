@@ -37,13 +37,16 @@ export class OutcomeSampler {
   /** Outcomes dropped because the queue was full or their request failed. */
   dropped = 0;
 
-  constructor(options: SampleOutcomesOptions, post: (samples: SampledOutcome[]) => Promise<void>) {
+  readonly #onFailure: (error: unknown) => void;
+
+  constructor(options: SampleOutcomesOptions, post: (samples: SampledOutcome[]) => Promise<void>, onFailure: (error: unknown) => void = () => undefined) {
     if (!(options.rate >= 0 && options.rate <= 1)) throw new RangeError('sampleOutcomes.rate must be between 0 and 1');
     this.#rate = options.rate;
     this.#batchSize = Math.max(1, options.batchSize ?? 50);
     this.#flushMs = Math.max(0, options.flushMs ?? 5_000);
     this.#maxQueued = Math.max(this.#batchSize, options.maxQueued ?? this.#batchSize * 20);
     this.#post = post;
+    this.#onFailure = onFailure;
   }
 
   /** Offers one outcome; kept with probability `rate`. */
@@ -67,9 +70,10 @@ export class OutcomeSampler {
         const batch = this.#queue.splice(0, this.#batchSize);
         try {
           await this.#post(batch);
-        } catch {
-          // Samples are best effort: a failed batch is counted, never retried forever.
+        } catch (error) {
+          // Samples are best effort: a failed batch is counted and reported, never retried forever.
           this.dropped += batch.length;
+          this.#onFailure(error);
         }
       }
     });

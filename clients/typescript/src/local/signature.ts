@@ -4,8 +4,11 @@
  * caller was given out of band, never one read from the same answer.
  */
 
+/** An imported WebCrypto key (CryptoKey; named through crypto.subtle so the types need no DOM library). */
+export type VerifyKey = Awaited<ReturnType<typeof crypto.subtle.importKey>>;
+
 /** A public key as the service publishes it: base64 of the raw 32 bytes, or PEM (SPKI), or the raw bytes, or an imported CryptoKey. */
-export type PublicKeyInput = string | Uint8Array | CryptoKey;
+export type PublicKeyInput = string | Uint8Array | VerifyKey;
 
 const ED25519 = { name: 'Ed25519' } as const;
 const PEM_BODY = /-----BEGIN PUBLIC KEY-----([\s\S]+?)-----END PUBLIC KEY-----/;
@@ -26,7 +29,7 @@ export function bytesToBase64(bytes: Uint8Array): string {
 }
 
 /** Imports a public key for verifying. Throws on a key that is not Ed25519. */
-export async function importPublicKey(key: PublicKeyInput): Promise<CryptoKey> {
+export async function importPublicKey(key: PublicKeyInput): Promise<VerifyKey> {
   if (typeof key !== 'string' && !(key instanceof Uint8Array)) return key;
   if (typeof key === 'string') {
     const pem = PEM_BODY.exec(key);
@@ -37,7 +40,7 @@ export async function importPublicKey(key: PublicKeyInput): Promise<CryptoKey> {
 }
 
 /** Whether `signature` (base64, from X-Rules-Signature) is `key`'s signature of exactly `body`. */
-export async function verifySignature(key: CryptoKey, body: Uint8Array, signature: string | null): Promise<boolean> {
+export async function verifySignature(key: VerifyKey, body: Uint8Array, signature: string | null): Promise<boolean> {
   if (signature === null || signature.trim() === '') return false;
   let bytes: Uint8Array;
   try {
