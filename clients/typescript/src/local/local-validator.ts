@@ -70,6 +70,8 @@ export class LocalValidator {
   #lastEventId: string | undefined;
   #loading: Promise<void> = Promise.resolve();
   #pollTimer: ReturnType<typeof setInterval> | undefined;
+  /** Whether the change feed is connected (polling runs only while it is not, or while a load it asked for failed). */
+  #feedConnected = false;
 
   constructor(client: RulesClient, context: string, options: LocalValidatorOptions) {
     if (options.publicKey === undefined && options.trustServerKey !== true) {
@@ -132,7 +134,8 @@ export class LocalValidator {
       payload,
       rulesetVersion: version,
       isValid: answer.isValid,
-      errorCodes: answer.failures.map((failure) => failure.errorCode),
+      // The service records these as the failing rules' codes (the impact report compares verdicts rule by rule).
+      errorCodes: answer.failures.map((failure) => failure.ruleCode),
       at: new Date().toISOString(),
     }));
     return answer;
@@ -151,7 +154,11 @@ export class LocalValidator {
   refresh(): Promise<void> {
     const load = this.#loading.catch(() => undefined).then(() => this.#load());
     this.#loading = load;
-    load.catch((error: unknown) => this.#report(error));
+    load.catch((error: unknown) => {
+      this.#report(error);
+      // The feed will not tell again about a version it announced: poll until a load succeeds.
+      this.#startPolling();
+    });
     return load;
   }
 
@@ -189,6 +196,7 @@ export class LocalValidator {
     this.#module = module;
     this.#version = version;
     this.#etag = response.headers.get('etag');
+    if (this.#feedConnected) this.#stopPolling();
     for (const listener of this.#listeners) listener({ version, etag: this.#etag });
   }
 
@@ -235,7 +243,8 @@ export class LocalValidator {
       throw new LocalValidatorError('LOAD_FAILED', 'the change feed did not answer with an event stream');
     }
     onConnected();
-    this.#stopPolling();
+    this.#feedConnected = true;
+    if (this.#module !== undefined) this.#stopPolling();
     const idleMs = this.#options.feedIdleMs ?? 60_000;
     let idle = setTimeout(() => connection.abort(), idleMs);
     try {
@@ -257,6 +266,7 @@ export class LocalValidator {
       if (!connection.signal.aborted) throw error;
     } finally {
       clearTimeout(idle);
+      this.#feedConnected = false;
     }
   }
 
