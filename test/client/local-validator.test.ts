@@ -4,7 +4,9 @@
  * `client` role, the service's signing key given to the validator out of
  * band. The local answer equals the server's for the same ruleset version
  * over random payloads; a publish reaches the validator through the change
- * feed (polling is set too slow to be the path); a module whose bytes were
+ * feed (polling is set too slow to be the path), also one made while the
+ * feed's connection was cut (it resumes with Last-Event-ID), and by
+ * polling where the feed does not get through; a module whose bytes were
  * altered on the way, or signed by another key, is refused; an unchanged
  * module costs a 304; sampled outcomes reach the impact report.
  */
@@ -13,6 +15,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRulesClient, LocalValidatorError, type LocalValidator, type RulesClient } from '../../clients/typescript/src/index.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { ok } from '../support/expect-response.ts';
+import { startTcpProxy } from '../support/proxy.ts';
 
 let t: TestApp;
 /** An admin's client: management and remote validation. */
@@ -51,6 +54,14 @@ function recordingFetch(seen: string[]): typeof fetch {
 async function publish(context: string): Promise<number> {
   const { data } = await admin.api.POST('/api/v1/contexts/{context}/publish', { params: { path: { context } }, body: {} });
   return data?.rulesetVersion ?? -1;
+}
+
+let extraRules = 0;
+/** Adds a rule to the context and publishes it: a new ruleset version. */
+async function publishNewRule(context: string): Promise<number> {
+  extraRules++;
+  await admin.api.POST('/api/v1/rules', { body: { context, code: `EXTRA_${extraRules}`, name: 'Extra', fieldPath: 'extra', expression: '$value != "never"' } });
+  return publish(context);
 }
 
 beforeAll(async () => {
@@ -107,6 +118,51 @@ describe('a local validator', () => {
     await expect.poll(() => validator.version, { timeout: 10_000, interval: 20 }).toBe(version);
     expect(updates).toEqual([version]);
     expect((await validator.validate({ total: 600, customer: { email: 'a@b.c' } })).failures.map((f) => f.ruleCode)).toEqual(['TOTAL_MAX']);
+  });
+
+  it('resumes the change feed with Last-Event-ID after its connection was cut, and runs what was published meanwhile', async () => {
+    const proxy = await startTcpProxy({ host: '127.0.0.1', port: Number(new URL(t.baseUrl).port) });
+    try {
+      const sent: Array<{ path: string; lastEventId: string | null }> = [];
+      const noting: typeof fetch = async (input, init) => {
+        const url = new URL(typeof input === 'string' || input instanceof URL ? input : input.url);
+        sent.push({ path: url.pathname, lastEventId: new Headers(init?.headers).get('last-event-id') });
+        return fetch(input, init);
+      };
+      const client = createRulesClient({ baseUrl: `http://127.0.0.1:${proxy.port}`, tenantId: t.tenantId, apiKey: clientKey, fetch: noting });
+      const validator = local(client, 'orders', { publicKey, pollIntervalMs: 10 * 60_000, maxReconnectDelayMs: 200 });
+      await validator.ready;
+      const before = validator.version ?? 0;
+      // The first event (the live state) names the version as its id.
+      await expect.poll(() => validator.lastEventId, { timeout: 10_000 }).toBe(String(before));
+      // Loads still on their way (the first event asks for one) end before the cut: only the resumed feed can bring the next version.
+      await validator.refresh();
+      proxy.cut('reset');
+      const version = await publishNewRule('orders');
+      expect(version).toBe(before + 1);
+      proxy.restore();
+      await expect.poll(() => validator.version, { timeout: 10_000, interval: 20 }).toBe(version);
+      const reconnects = sent.filter((request) => request.path.endsWith('/events') && request.lastEventId !== null);
+      expect(reconnects[0]?.lastEventId).toBe(String(before));
+    } finally {
+      await proxy.close();
+    }
+  });
+
+  it('polls by ETag where the change feed does not get through', async () => {
+    // A proxy in the way that refuses event streams.
+    const noStreams: typeof fetch = async (input, init) => {
+      const url = typeof input === 'string' || input instanceof URL ? String(input) : input.url;
+      if (url.endsWith('/validator/events')) return new Response('streams not allowed here', { status: 502 });
+      return fetch(input, init);
+    };
+    const client = createRulesClient({ baseUrl: t.baseUrl, tenantId: t.tenantId, apiKey: clientKey, fetch: noStreams, retry: { maxRetries: 0 } });
+    const validator = local(client, 'orders', { publicKey, pollIntervalMs: 200 });
+    await validator.ready;
+    const before = validator.version ?? 0;
+    const version = await publishNewRule('orders');
+    expect(version).toBe(before + 1);
+    await expect.poll(() => validator.version, { timeout: 10_000, interval: 20 }).toBe(version);
   });
 
   it('asks with If-None-Match and gets a 304 when nothing changed', async () => {

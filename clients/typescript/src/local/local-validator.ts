@@ -103,6 +103,11 @@ export class LocalValidator {
     return this.#module !== undefined;
   }
 
+  /** The id of the last change-feed event received, which a reconnection resumes from (Last-Event-ID); undefined before the first. */
+  get lastEventId(): string | undefined {
+    return this.#lastEventId;
+  }
+
   /** Outcomes not sent (queue full or request failed), when sampling. */
   get droppedSamples(): number {
     return this.#sampler?.dropped ?? 0;
