@@ -20,9 +20,12 @@
  * Target: the validator's median at most 1 us in every position.
  *
  * Also: the compile of the rule (`compileRuleset`; median of several;
- * target under 250 ms) and the memory of one compiled validator (heap after
+ * target under 250 ms), the memory of one compiled validator (heap after
  * a full gc with N more held, over N; run with --expose-gc, as the npm
- * script does).
+ * script does), and the save-time analysis (`analyzeRule`: overlaps,
+ * unreachable rows, gaps; table/table-analysis.ts) of the table's first
+ * 1,000 rows with noMatch "fail" (median of several; target under 1 s),
+ * and of all 10,000 (once; bounded by the analysis's budget).
  *
  * `-- --quick` runs shorter. Figures go to stdout; `runTablesBench` returns them.
  */
@@ -30,6 +33,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Bench } from 'tinybench';
+import { analyzeRule } from '../compiler/analysis/rule-warnings.ts';
 import { compileRuleset } from '../compiler/compile-ruleset.ts';
 import { DEFAULT_LIMITS } from '../compiler/limits.ts';
 import { planRule } from '../compiler/rule-plan.ts';
@@ -38,7 +42,7 @@ import { tableSpecJson } from '../compiler/table/table-source.ts';
 import { chooseStrategy } from '../compiler/table/table-strategy.ts';
 import type { RuleDefinition } from '../compiler/types.ts';
 
-export const tableTargets = Object.freeze({ maxEvaluationUs: 1, maxCompileMs: 250 });
+export const tableTargets = Object.freeze({ maxEvaluationUs: 1, maxCompileMs: 250, maxAnalysisMs: 1000 });
 
 const PRODUCTS = 10;
 const COUNTRIES = 20;
@@ -119,7 +123,46 @@ export interface TablesBenchResult {
   memoryMb: number | null;
   /** Characters of its generated source. */
   sourceLength: number;
-  met: { evaluation: boolean; compile: boolean };
+  /** The save-time analysis of the first 1,000 rows (median) and of all rows (once); absent in results from before it was measured. */
+  analysis?: TableAnalysisFigure;
+  met: { evaluation: boolean; compile: boolean; analysis?: boolean };
+}
+
+export interface TableAnalysisFigure {
+  rows: number;
+  medianMs: number;
+  runs: number;
+  /** Warnings it gave, and whether it finished within its budget. */
+  warnings: number;
+  complete: boolean;
+  fullRows: number;
+  fullMs: number;
+  fullComplete: boolean;
+}
+
+/** Times `analyzeRule` on the table's first `rows` rows, with noMatch "fail" (so that gaps are looked for). */
+function timeAnalysis(rule: RuleDefinition, rows: number): { ms: number; warnings: number; complete: boolean } {
+  const table = rule.table as NonNullable<RuleDefinition['table']>;
+  const cut: RuleDefinition = { ...rule, table: { ...table, rows: table.rows.slice(0, rows), noMatch: 'fail' } };
+  const start = performance.now();
+  const warnings = analyzeRule(cut);
+  const ms = performance.now() - start;
+  return { ms, warnings: warnings.length, complete: !warnings.some((w) => w.code === 'TABLE_INCOMPLETE') };
+}
+
+function measureAnalysis(rule: RuleDefinition, quick: boolean): TableAnalysisFigure {
+  const runs = quick ? 3 : 7;
+  const times: number[] = [];
+  let last = timeAnalysis(rule, 1000);
+  for (let i = 0; i < runs; i++) {
+    last = timeAnalysis(rule, 1000);
+    times.push(last.ms);
+  }
+  const full = timeAnalysis(rule, Number.MAX_SAFE_INTEGER);
+  return {
+    rows: 1000, medianMs: median(times), runs, warnings: last.warnings, complete: last.complete,
+    fullRows: (rule.table?.rows.length ?? 0), fullMs: full.ms, fullComplete: full.complete,
+  };
 }
 
 let sink = 0;
@@ -213,6 +256,7 @@ export async function runTablesBench(options: { quick?: boolean } = {}): Promise
   sink += held.length;
 
   const compileMs = median(times);
+  const analysis = measureAnalysis(rule, quick);
   return {
     quick,
     generatedAt: new Date().toISOString(),
@@ -221,9 +265,11 @@ export async function runTablesBench(options: { quick?: boolean } = {}): Promise
     compile: { medianMs: compileMs, minMs: Math.min(...times), runs },
     memoryMb,
     sourceLength: compiled.source.length,
+    analysis,
     met: {
       evaluation: positions.every((p) => p.validatorNs <= tableTargets.maxEvaluationUs * 1000),
       compile: compileMs < tableTargets.maxCompileMs,
+      analysis: analysis.medianMs < tableTargets.maxAnalysisMs,
     },
   };
 }
@@ -241,6 +287,10 @@ function print(r: TablesBenchResult): void {
   console.log(`target: validator median at most ${tableTargets.maxEvaluationUs} us in every position: ${r.met.evaluation ? 'met' : 'MISSED'}`);
   console.log(`compile of the 10,000-row rule: median ${r.compile.medianMs.toFixed(1)} ms, min ${r.compile.minMs.toFixed(1)} ms over ${r.compile.runs} (target < ${tableTargets.maxCompileMs} ms: ${r.met.compile ? 'met' : 'MISSED'})`);
   console.log(`memory of one compiled validator: ${r.memoryMb === null ? 'not measured (run with --expose-gc)' : `${r.memoryMb.toFixed(1)} MB of heap`}; generated source ${r.sourceLength.toLocaleString('en-US')} characters`);
+  const a = r.analysis;
+  if (a !== undefined) {
+    console.log(`analysis of a ${a.rows.toLocaleString('en-US')}-row table (noMatch "fail"): median ${a.medianMs.toFixed(1)} ms over ${a.runs}, ${a.warnings} warnings, ${a.complete ? 'complete' : 'stopped at its budget'} (target < ${tableTargets.maxAnalysisMs} ms: ${r.met.analysis === true ? 'met' : 'MISSED'}); all ${a.fullRows.toLocaleString('en-US')} rows: ${a.fullMs.toFixed(0)} ms, ${a.fullComplete ? 'complete' : 'stopped at its budget'}`);
+  }
   if (sink < 0) console.log(sink);
 }
 

@@ -27,4 +27,5 @@ export { positionOf } from './expression/parse.ts';
 export { appendPath, formatPath, isPathError, parsePath, type PathError, type PathSegment } from './paths.ts';
 export { MAX_FAILURES_PER_VALIDATION, runtime, TooManyFailuresError, type Runtime } from './runtime.ts';
 export { MAX_SCHEMA_APPLICATIONS, schemaApplications } from './schema/index.ts';
+export { FUNCTION_RECORDS, QUADRATIC_FUNCTIONS } from './language/index.ts';
 export { MAX_CONTEXT_PATTERN_WEIGHT, MAX_FIELD_PATTERN_WEIGHT, MAX_PATTERN_SIZE } from './regex/pattern-size.ts';

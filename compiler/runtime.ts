@@ -140,6 +140,15 @@ export function le(a: Json, b: Json): boolean {
     : false;
 }
 
+/**
+ * `between(x, low, high)`: `low <= x && x <= high`, compared as `<=`
+ * compares, so three numbers or three strings (ISO dates of one form);
+ * false otherwise, as a comparison of the wrong types is.
+ */
+export function between(x: Json, low: Json, high: Json): boolean {
+  return le(low, x) && le(x, high);
+}
+
 /** `>`, typed like `lt`. */
 export function gt(a: Json, b: Json): boolean {
   return (typeof a === 'number' && typeof b === 'number') || (typeof a === 'string' && typeof b === 'string')
@@ -936,7 +945,7 @@ export const runtime = freeze({
   get, hasOwn, getPrototypeOf, objectPrototype, arrayPrototype, length, eq, ne, lt, le, gt, ge, add, sub, mul, div, mod, pow, neg, pos,
   exists, isEmpty, len, isString, isNumber, isInteger, isBoolean, isArray, isObject,
   sum, avg, min, max, min2, max2, abs, floor, ceil, round, lower, upper, trim,
-  matches, isEmail, isUuid, isUri, isDate, date, daysBetween, age, distinct,
+  matches, isEmail, isUuid, isUri, isDate, date, daysBetween, age, distinct, between,
   startsWith, endsWith, includes, meta, check, failure, tooManyFailures, text, constant, clock, table,
 });
 

@@ -45,11 +45,22 @@ export interface ConsoleBuild {
   buildMs: number;
 }
 
-/** Every file whose change makes a new console: the sources, this script, the locked package versions. */
+/**
+ * The service's files the console bundles: the rule language's records
+ * (completion, hover and highlighting come from them) and the one module
+ * they import. The build fails when the bundle takes anything else from
+ * outside console/src and node_modules, so the hash below always covers it.
+ */
+export const SHARED_SOURCES: readonly string[] = [
+  'compiler/language/functions.ts', 'compiler/language/methods.ts', 'compiler/language/types.ts', 'compiler/analysis/value-types.ts',
+];
+
+/** Every file whose change makes a new console: the sources, the shared sources, this script, the locked package versions. */
 async function inputFiles(): Promise<string[]> {
   const entries = await readdir(CONSOLE_SOURCE_DIR, { recursive: true, withFileTypes: true });
   const sources = entries.filter((entry) => entry.isFile()).map((entry) => path.join(entry.parentPath, entry.name));
-  return [...sources.sort(), fileURLToPath(import.meta.url), path.join(ROOT, 'package-lock.json')];
+  const shared = SHARED_SOURCES.map((file) => path.join(ROOT, file));
+  return [...sources.sort(), ...shared, fileURLToPath(import.meta.url), path.join(ROOT, 'package-lock.json')];
 }
 
 async function inputsHash(): Promise<string> {
@@ -115,7 +126,12 @@ export async function buildConsole(outDir: string = DEFAULT_CONSOLE_OUT_DIR): Pr
     tsconfig: path.join(CONSOLE_SOURCE_DIR, 'tsconfig.json'),
     logLevel: 'silent',
     write: false,
+    metafile: true,
   });
+  const outside = Object.keys(result.metafile.inputs)
+    .filter((input) => !input.startsWith('console/src/') && !input.includes('node_modules/') && !SHARED_SOURCES.includes(input));
+  // A file the hash does not cover would leave a stale console in place after it changed.
+  if (outside.length > 0) throw new Error(`the console bundles files that SHARED_SOURCES does not list: ${outside.join(', ')}`);
   const assetsDir = path.join(outDir, 'assets');
   await mkdir(assetsDir, { recursive: true });
   const sizes: ConsoleBuild['sizes'] = {};

@@ -118,6 +118,44 @@ export class PayloadSchema {
     return result;
   }
 
+  /**
+   * The values the schema's `enum` or `const` allows at `segments`, found
+   * through `properties`, `items`, local `$ref`s and `allOf`; undefined when
+   * no such list applies there (or the walk's budget runs out first). For
+   * the analysis of decision tables, which draws example inputs from them.
+   */
+  allowedValues(segments: readonly PathSegment[]): readonly unknown[] | undefined {
+    this.startWalk(segments);
+    return this.allowedAt(this.#root, segments, 0);
+  }
+
+  private allowedAt(schema: Schema, segments: readonly PathSegment[], i: number): readonly unknown[] | undefined {
+    if (typeof schema === 'boolean' || --this.#budget < 0) return undefined;
+    if (i === segments.length) {
+      if (Object.hasOwn(schema, 'const')) return [schema.const];
+      const values = own(schema, 'enum');
+      if (Array.isArray(values)) return values as unknown[];
+    } else {
+      const segment = segments[i];
+      const children = 'key' in segment
+        ? this.propertySchemas(schema, segment.key)
+        : this.elementSchemas(schema, 'index' in segment ? segment.index : undefined);
+      for (const child of Array.isArray(children) ? children : []) {
+        const found = this.allowedAt(child, segments, i + 1);
+        if (found !== undefined) return found;
+      }
+    }
+    // The same value described again: allOf members and a local $ref.
+    const same: Schema[] = [...schemaList(own(schema, 'allOf'))];
+    const target = this.refTarget(schema);
+    if (target !== undefined && target !== OPEN_REF) same.push(target);
+    for (const other of same) {
+      const found = this.allowedAt(other, segments, i);
+      if (found !== undefined) return found;
+    }
+    return undefined;
+  }
+
   private startWalk(segments: readonly PathSegment[]): void {
     this.#budget = WALK_BUDGET;
     this.#steps = Array.from({ length: segments.length + 1 }, () => new Map<SchemaObject, Step | typeof IN_PROGRESS>());

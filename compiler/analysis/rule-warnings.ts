@@ -19,7 +19,10 @@ import { PayloadSchema } from './payload-schema-paths.ts';
 import { PlaceTable, UNKNOWN, isConstant, type RuleScope, type Value } from './rule-scope.ts';
 import { UsageEvidence } from './usage-evidence.ts';
 import { ARRAY, FIELD_VALUE, INVALID, NUMBER, UNDEFINED, describeTypes, typeOfValue } from './value-types.ts';
-import { WarningSink, type RuleWarning } from './warnings.ts';
+import { WarningSink, type RuleWarning, type TableWarningPath } from './warnings.ts';
+import { compilePattern } from '../regex/index.ts';
+import { analyzeTable, type TableAnalysisOptions } from '../table/table-analysis.ts';
+import { planTable } from '../table/plan-table.ts';
 
 export interface AnalyzeOptions extends CompileOptions {
   /**
@@ -29,6 +32,12 @@ export interface AnalyzeOptions extends CompileOptions {
    * serve many rules of the context: it remembers what it has looked up.
    */
   payloadSchema?: unknown;
+  /**
+   * Steps the analysis of a decision table may take (table-analysis.ts,
+   * DEFAULT_ANALYSIS_BUDGET when not given): a caller on a busy thread may
+   * want less; past it the analysis says it stopped (TABLE_INCOMPLETE).
+   */
+  tableAnalysisBudget?: number;
 }
 
 /**
@@ -76,8 +85,19 @@ export function analyzeRule(rule: RuleDefinition, options?: AnalyzeOptions): Rul
     }
   }
   scope.evidence.report(sink);
+  if (rule.table !== undefined) analyzeRuleTable(rule, { schema: places.schema, budget: options?.tableAnalysisBudget }, limits, sink);
   if (rule.enabled === false) sink.add('NEVER_EVALUATED', 'enabled', 'the rule is disabled: it is never evaluated');
   return sink.list();
+}
+
+/**
+ * The findings of a rule's decision table (table/table-analysis.ts). A
+ * table that does not plan has compile errors and no warnings.
+ */
+function analyzeRuleTable(rule: RuleDefinition, options: TableAnalysisOptions, limits: CompilerLimits, sink: WarningSink): void {
+  const planned = planTable(rule.table, { ruleCode: String(rule.code), limits, compilePattern: () => (pattern) => compilePattern(pattern, limits) });
+  if (!planned.ok) return;
+  for (const finding of analyzeTable(planned.plan, options)) sink.addTable(finding.code, finding.path as TableWarningPath, finding.message, finding.witness);
 }
 
 /** A rule's path field that parses, with what is known of the value there. */

@@ -12,11 +12,20 @@ import type { Position } from '../expression/errors.ts';
  * - `BARE_NAME`: a bare name compared as if it were a value (`status == ACTIVE`).
  * - `NEVER_EVALUATED`: a rule that can never run.
  * - `NO_FOREACH`: `$item` or `$index` in a rule without `forEach` (always undefined).
+ * - `TABLE_OVERLAP`: two rows of a decision table one input matches, under hit policy `unique` or `any` (outputs differing).
+ * - `TABLE_UNREACHABLE`: a row of a decision table no input reaches.
+ * - `TABLE_GAP`: an input no row of a decision table matches, while `noMatch` is "fail".
+ * - `TABLE_INCOMPLETE`: the analysis of a decision table stopped early, or an expression cell kept a question open.
  */
-export type RuleWarningCode = 'CONSTANT' | 'TYPE_MISMATCH' | 'UNKNOWN_FIELD' | 'BARE_NAME' | 'NEVER_EVALUATED' | 'NO_FOREACH';
+export type RuleWarningCode =
+  | 'CONSTANT' | 'TYPE_MISMATCH' | 'UNKNOWN_FIELD' | 'BARE_NAME' | 'NEVER_EVALUATED' | 'NO_FOREACH'
+  | 'TABLE_OVERLAP' | 'TABLE_UNREACHABLE' | 'TABLE_GAP' | 'TABLE_INCOMPLETE';
 
-/** The rule field a warning is about. */
-export type WarningPath = 'expression' | 'when' | 'fieldPath' | 'forEach' | 'message' | 'enabled';
+/** A place inside a rule's decision table: `table`, `table.rows`, `table.rows[12]`, `table.rows[12].when[2]`, `table.inputs[0].path`. */
+export type TableWarningPath = 'table' | `table.${string}`;
+
+/** The rule field a warning is about, or the place in its table. */
+export type WarningPath = 'expression' | 'when' | 'fieldPath' | 'forEach' | 'message' | 'enabled' | TableWarningPath;
 
 export interface RuleWarning {
   code: RuleWarningCode;
@@ -27,6 +36,8 @@ export interface RuleWarning {
   column?: number;
   /** Replacement text for what the warning points at (a path, a quoted string, an operation). */
   suggestion?: string;
+  /** Table warnings: an input that shows the finding, as the payload fragment the table's inputs read. */
+  witness?: Record<string, unknown>;
 }
 
 const PATH_ORDER: readonly WarningPath[] = ['expression', 'when', 'fieldPath', 'forEach', 'message', 'enabled'];
@@ -50,9 +61,17 @@ export class WarningSink {
     this.#warnings.push(warning);
   }
 
-  /** The warnings ordered by field, then line and column. */
+  /** A table's finding (table-analysis.ts), in the order the analysis gives them. */
+  addTable(code: RuleWarningCode, path: TableWarningPath, message: string, witness?: Record<string, unknown>): void {
+    const warning: RuleWarning = { code, path, message };
+    if (witness !== undefined) warning.witness = witness;
+    this.#warnings.push(warning);
+  }
+
+  /** The warnings ordered by field, then line and column; a table's last, in their own order. */
   list(): RuleWarning[] {
-    const order = (w: RuleWarning): number[] => [PATH_ORDER.indexOf(w.path), w.line ?? 0, w.column ?? 0];
+    const rank = (path: WarningPath): number => (path === 'table' || path.startsWith('table.') ? PATH_ORDER.length : PATH_ORDER.indexOf(path));
+    const order = (w: RuleWarning): number[] => [rank(w.path), w.line ?? 0, w.column ?? 0];
     return [...this.#warnings].sort((a, b) => {
       const x = order(a);
       const y = order(b);

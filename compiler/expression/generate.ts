@@ -14,6 +14,7 @@
 import { _, CodeWriter, join, lit, Name, type Code, type Scope } from '../codegen/index.ts';
 import type { Runtime, Matcher } from '../runtime.ts';
 import { constantValue, type CallbackMethod, type Expr, type Primitive, type RootName } from './ir.ts';
+import { FUNCTIONS_BY_NAME, VALUE_METHODS_BY_NAME } from '../language/index.ts';
 
 /**
  * How a value in `refs` was made, so that a bundler can make it again
@@ -316,7 +317,7 @@ class Generator {
       return atom(code);
     }
     if (e.fn === 'age') return atom(_`${this.h('age')}(${args[0]}, ${env.now})`);
-    return atom(_`${this.h(e.fn as HelperName)}(${join(args)})`);
+    return atom(_`${this.h(FUNCTIONS_BY_NAME[e.fn].helper as HelperName)}(${join(args)})`);
   }
 
   method(e: Expr & { kind: 'method' }, env: Env): Out {
@@ -326,8 +327,7 @@ class Generator {
     }
     const object = this.expr(e.object, env).code;
     const args = e.args.map((a) => this.expr(a, env).code);
-    const helper: HelperName =
-      e.method === 'toLowerCase' ? 'lower' : e.method === 'toUpperCase' ? 'upper' : e.method;
+    const helper = VALUE_METHODS_BY_NAME[e.method].helper as HelperName;
     return atom(_`${this.h(helper)}(${join([object, ...args])})`);
   }
 

@@ -3,6 +3,7 @@
  * node is something the language allows; generators switch on `kind` and
  * never see acorn nodes or source text.
  */
+import { BOOLEAN_BINARY_OPERATORS, BOOLEAN_FUNCTIONS } from '../language/index.ts';
 import type { Matcher } from '../runtime.ts';
 
 /**
@@ -53,7 +54,7 @@ export function isBoolean(e: Expr): boolean {
     case 'unary':
       return e.op === '!';
     case 'binary':
-      return e.op === '==' || e.op === '!=' || e.op === '<' || e.op === '<=' || e.op === '>' || e.op === '>=';
+      return BOOLEAN_BINARY_OPERATORS.has(e.op);
     case 'logical':
       return e.op !== '??' && isBoolean(e.left) && isBoolean(e.right);
     case 'conditional':
@@ -69,11 +70,6 @@ export function isBoolean(e: Expr): boolean {
       return false;
   }
 }
-
-const BOOLEAN_FUNCTIONS = new Set([
-  'exists', 'isEmpty', 'isString', 'isNumber', 'isInteger', 'isBoolean', 'isArray', 'isObject',
-  'isEmail', 'isUuid', 'isUri', 'isDate',
-]);
 
 /** The value of a literal or of an array of literals, for hoisting and inference. */
 export function constantValue(e: Expr): { ok: true; value: unknown } | { ok: false } {

@@ -15,6 +15,7 @@ import type { Matcher } from '../runtime.ts';
 import { CALLBACK_METHODS, DOLLAR_NAMES, FUNCTIONS, TABLE_NAMES, VALUE_METHODS, arityText } from './catalog.ts';
 import { ExpressionFailure, type Position, type PositionMap } from './errors.ts';
 import type { BinaryOp, CallbackMethod, Expr, TableRootName } from './ir.ts';
+import { INFIX_OPERATORS, suggestFunction, suggestMethod } from '../language/index.ts';
 
 /** What `compilePattern` of compiler/regex returns, as the checker needs it. */
 export type PatternResult =
@@ -38,11 +39,8 @@ export interface LowerOptions {
 const PLAIN_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
 const PROPERTY_NAME = /^[A-Za-z_$][A-Za-z0-9_$]*$/;
 
-const BINARY: Readonly<Record<string, BinaryOp>> = Object.freeze(Object.assign(Object.create(null) as Record<string, BinaryOp>, {
-  '==': '==', '===': '==', '!=': '!=', '!==': '!=',
-  '<': '<', '<=': '<=', '>': '>', '>=': '>=',
-  '+': '+', '-': '-', '*': '*', '/': '/', '%': '%', '**': '**',
-}));
+/** The infix operators of the language's records, as acorn names them, to their IR operator. */
+const BINARY = INFIX_OPERATORS as ReadonlyMap<string, BinaryOp>;
 
 const REFUSED_NODES: ReadonlyMap<string, string> = new Map([
   ['AssignmentExpression', 'assignment'],
@@ -65,6 +63,11 @@ const REFUSED_NODES: ReadonlyMap<string, string> = new Map([
   ['PrivateIdentifier', 'a private name'],
   ['ArrowFunctionExpression', 'an arrow function outside a callback of every/some/filter/map/find'],
 ]);
+
+/** "; did you mean `now()`?" for a suggestion of the language's records, or nothing. */
+function didYouMean(suggestion: string | undefined): string {
+  return suggestion === undefined ? '' : `; did you mean ${suggestion}?`;
+}
 
 /**
  * Lowers a parsed expression to IR, or throws ExpressionFailure.
@@ -267,7 +270,7 @@ class Lowering {
   }
 
   binary(n: acorn.BinaryExpression, depth: number): Expr {
-    const op = BINARY[n.operator];
+    const op = BINARY.get(n.operator);
     if (op === undefined) return this.fail('NOT_ALLOWED', `the operator \`${n.operator}\` is not allowed`, n);
     if (n.left.type === 'PrivateIdentifier') return this.refuse(n.left);
     // Left-associative chains (`a + b + c`) stay at one level.
@@ -309,7 +312,7 @@ class Lowering {
       return this.fail('NOT_ALLOWED', `an escape sequence in the name \`${name}\` is not allowed`, callee);
     }
     const spec = FUNCTIONS[name];
-    if (spec === undefined) return this.fail('UNKNOWN_FUNCTION', `unknown function \`${name}\``, callee);
+    if (spec === undefined) return this.fail('UNKNOWN_FUNCTION', `unknown function \`${name}\`${didYouMean(suggestFunction(name))}`, callee);
     const count = n.arguments.length;
     if (count < spec.min || count > spec.max) {
       return this.fail('BAD_ARGUMENTS', `\`${name}\` takes ${arityText(spec)}, got ${count}`, n);
@@ -352,7 +355,9 @@ class Lowering {
       return this.callback(callback, object, arg, depth);
     }
     const spec = VALUE_METHODS[name];
-    if (spec === undefined) return this.fail('UNKNOWN_FUNCTION', `unknown method \`.${name}()\``, callee.property);
+    if (spec === undefined) {
+      return this.fail('UNKNOWN_FUNCTION', `unknown method \`.${name}()\`${didYouMean(suggestMethod(name))}`, callee.property);
+    }
     const count = n.arguments.length;
     if (count < spec.min || count > spec.max) {
       return this.fail('BAD_ARGUMENTS', `\`.${name}\` takes ${arityText(spec)}, got ${count}`, n);

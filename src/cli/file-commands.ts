@@ -1,6 +1,6 @@
 /**
  * The CLI's rules-file commands (docs/operations.md): export, import and
- * test, on the database directly, through the same stores and checks as
+ * test-drafts, on the database directly, through the same stores and checks as
  * the API (src/rules/rules-file.ts), audited as changes at the CLI.
  * `remote-file-commands.ts` runs the same commands against a service.
  */
@@ -10,27 +10,27 @@ import type { Config } from '../config.ts';
 import { describeCompileError } from '../rules/check-rule-content.ts';
 import { checkRulesFile, rulesFileWarnings, toRulesFile, warningSchemaOf, type RulesFile } from '../rules/rules-file.ts';
 import { PayloadSchema } from '../../compiler/index.ts';
-import { runStoredTests, runStoredTestsHere, storedTestsGate, type TestOutcome } from '../rules/stored-tests.ts';
-import { ContextNotFoundError, type ChangeInfo, type ImportResult, type LiveRuleset, type Storage } from '../storage/types.ts';
+import { describeMismatch, runStoredTests, runStoredTestsHere, storedTestsGate, type TestOutcome } from '../rules/stored-tests.ts';
+import { ContextNotFoundError, type ChangeInfo, type ImportResult, type LiveRuleset, type Storage, type StoredTest } from '../storage/types.ts';
 import { compileValidator } from '../validators/compile-validator.ts';
 import { CommandError } from './cli-errors.ts';
 import type { FileCommand } from './parse-command.ts';
 import { describeErrors, readRulesFile } from './rules-file-io.ts';
 import type { CommandOutput } from './run-command.ts';
 
-/** Runs export, import or test on the database. */
+/** Runs export, import or test-drafts on the database. */
 export async function runFileCommand(command: FileCommand, storage: Storage, config: Config): Promise<CommandOutput> {
   switch (command.kind) {
     case 'export':
       return exported(await exportFile(command.tenantId, command.context, command.draft, storage), command.out);
     case 'import':
       return imported(await importFile(command, storage, config));
-    case 'test': {
+    case 'test-drafts': {
       const file = command.file === undefined ? undefined : await readRulesFile(command.file);
       const ruleset = await storage.rules.draftRuleset(command.tenantId, command.context);
       if (ruleset === null) throw new CommandError(`context ${command.context} of tenant ${command.tenantId} has no rules`);
       const tests = file?.tests ?? (await storage.tests.list(command.tenantId, command.context));
-      return tested(runStoredTests(await compiled(ruleset, config), tests, config));
+      return tested(runStoredTests(await compiled(ruleset, config), tests, config), tests);
     }
   }
 }
@@ -59,13 +59,21 @@ export function imported(result: ImportResult & { warnings: Array<{ path: string
   return { text: lines.join('\n'), json: result };
 }
 
-/** What test prints; exit status 1 when a test fails. */
-export function tested(results: ReadonlyArray<Pick<TestOutcome, 'name' | 'ok' | 'isValid' | 'failures'>>): CommandOutput {
+/**
+ * What a test run prints, each test with its path in the file (`tests[2]`);
+ * exit status 1 when a test fails. With the `tests` run, a failure says
+ * what was expected too, and which codes differ.
+ */
+export function tested(
+  results: ReadonlyArray<Pick<TestOutcome, 'name' | 'ok' | 'isValid' | 'failures'>>, tests?: readonly StoredTest[],
+): CommandOutput {
   const passed = results.filter((result) => result.ok).length;
   const failed = results.length - passed;
-  const lines = results.map((result) => {
+  const lines = results.map((result, index) => {
+    const expected = tests?.[index]?.expect;
     const got = result.isValid ? 'valid' : `invalid (${result.failures.join(', ') || 'no rule'})`;
-    return `${result.ok ? 'ok  ' : 'FAIL'} ${result.name}: ${got}`;
+    const outcome = result.ok || expected === undefined ? got : describeMismatch(expected, result);
+    return `${result.ok ? 'ok  ' : 'FAIL'} tests[${index}] ${result.name}: ${outcome}`;
   });
   lines.push(`${passed} passed, ${failed} failed.`);
   return { text: lines.join('\n'), json: { passed, failed, results }, exitCode: failed > 0 ? 1 : 0 };

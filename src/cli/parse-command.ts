@@ -29,15 +29,30 @@ export type Command =
   /** `out` absent: print the file. */
   | { kind: 'export'; tenantId: string; context: string; draft: boolean; out?: string }
   | { kind: 'import'; tenantId: string; context: string; file: string; dryRun: boolean; prune: boolean; publish: boolean; force: boolean }
-  /** `file` absent: the stored tests. */
-  | { kind: 'test'; tenantId: string; context: string; file?: string }
+  /** The file's tests against the file's own rules, offline: no database, no service. */
+  | { kind: 'test'; file: string }
+  /** The stored tests, or the file's (`file`), against the context's drafts. */
+  | { kind: 'test-drafts'; tenantId: string; context: string; file?: string }
   | { kind: 'impact'; tenantId: string; context: string; target: ImpactTarget; limit: number };
 
-/** The commands on rules files. */
-export type FileCommand = Extract<Command, { kind: 'export' | 'import' | 'test' }>;
+/** The commands on rules files that read or change a context. */
+export type FileCommand = Extract<Command, { kind: 'export' | 'import' | 'test-drafts' }>;
 
-/** The commands that can also run against a service over HTTP. */
-export type RemoteCommand = FileCommand | Extract<Command, { kind: 'impact' }>;
+/**
+ * The commands that can also run against a service over HTTP (--url),
+ * each through the API route that does the same: every command on a
+ * tenant except `tenant create`, which the API does not offer.
+ */
+export const REMOTE_KINDS = [
+  'rate-limit-show', 'rate-limit-set', 'key-create', 'key-revoke', 'key-list', 'contexts', 'export', 'import', 'test-drafts', 'impact',
+] as const satisfies ReadonlyArray<Command['kind']>;
+
+export type RemoteCommand = Extract<Command, { kind: (typeof REMOTE_KINDS)[number] }>;
+
+/** Whether `command` has a remote equivalent (see REMOTE_KINDS). */
+export function isRemoteCommand<C extends { kind: string }>(command: C): command is Extract<C, { kind: RemoteCommand['kind'] }> {
+  return (REMOTE_KINDS as readonly string[]).includes(command.kind);
+}
 
 export interface CommandLine {
   command: Command;
@@ -87,7 +102,7 @@ export function parseCommandLine(argv: readonly string[], env: Record<string, st
     if (!(ROLES as readonly string[]).includes(values.role)) {
       throw new UsageError(`--role must be admin or validator, got "${values.role}"`);
     }
-    return { command: { ...command, role: values.role as Role }, json };
+    return { command: { ...command, role: values.role as Role }, json, remote };
   }
   const fileFlags = {
     draft: 'export', out: 'export', 'dry-run': 'import', prune: 'import', publish: 'import', force: 'import', target: 'impact', limit: 'impact',
@@ -119,8 +134,8 @@ function remoteOf(command: Draft, values: ReturnType<typeof parseOptions>['value
     if (values.key !== undefined || keyStdin) throw new UsageError('--key and --key-stdin go with --url');
     return undefined;
   }
-  if (command.kind !== 'export' && command.kind !== 'import' && command.kind !== 'test' && command.kind !== 'impact') {
-    throw new UsageError('--url applies only to export, import, test and impact');
+  if (!isRemoteCommand(command)) {
+    throw new UsageError(`--url does not apply to "${command.kind === 'tenant-create' ? 'tenant create' : command.kind}": ${REMOTE_HELP}`);
   }
   if (!/^https?:\/\/[^\s]+$/.test(values.url)) throw new UsageError(`--url must be an http(s) URL, got "${values.url}"`);
   if (values.key !== undefined && keyStdin) throw new UsageError('give the key one way: --key-stdin or --key, not both');
@@ -132,6 +147,9 @@ function remoteOf(command: Draft, values: ReturnType<typeof parseOptions>['value
   }
   return { url, key };
 }
+
+/** Which commands take --url, for the usage errors. */
+export const REMOTE_HELP = 'it applies to every command on a tenant except "tenant create" (migrate and "test FILE" need no service)';
 
 /** `--target`: draft, or a ruleset version number. */
 function impactTargetOf(raw: string): ImpactTarget {
@@ -216,8 +234,16 @@ function draftCommand(args: readonly string[]): Draft {
     return { kind: 'import', tenantId: tenantOf(second), context: contextOf(rest[0]), file: rest[1], ...flags };
   }
   if (first === 'test') {
-    if (args.length !== 3 && args.length !== 4) throw new UsageError('expected: test <tenant> <context> [FILE]');
-    return { kind: 'test', tenantId: tenantOf(second), context: contextOf(rest[0]), file: rest[1] };
+    if (args.length === 2) return { kind: 'test', file: second };
+    // The old form, which ran a file's tests against the drafts and ignored its rules: refused, not reinterpreted.
+    if (args.length === 3 || args.length === 4) {
+      throw new UsageError('"test FILE" tests a rules file offline, against its own rules; to run tests against a context\'s drafts: test-drafts <tenant> <context> [FILE]');
+    }
+    throw new UsageError('expected: test FILE');
+  }
+  if (first === 'test-drafts') {
+    if (args.length !== 3 && args.length !== 4) throw new UsageError('expected: test-drafts <tenant> <context> [FILE]');
+    return { kind: 'test-drafts', tenantId: tenantOf(second), context: contextOf(rest[0]), file: rest[1] };
   }
   if (first === 'impact') {
     expectCount('impact <tenant> <context> [--target draft|N] [--limit N]', args.slice(1), 2);

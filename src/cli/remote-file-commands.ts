@@ -8,27 +8,15 @@ import type { ImpactReport } from '../rules/impact-report.ts';
 import type { ImportResult } from '../storage/types.ts';
 import type { FileWarning, RulesFile } from '../rules/rules-file.ts';
 import type { TestOutcome } from '../rules/stored-tests.ts';
-import { CommandError } from './cli-errors.ts';
 import { exported, imported, tested } from './file-commands.ts';
-import { reported } from './impact-command.ts';
-import type { RemoteCommand } from './parse-command.ts';
-import { describeErrors, readRulesFile } from './rules-file-io.ts';
+import { reported, type ImpactCommand } from './impact-command.ts';
+import type { FileCommand } from './parse-command.ts';
+import { readRulesFile } from './rules-file-io.ts';
+import { request, type Remote } from './service-request.ts';
 import type { CommandOutput } from './run-command.ts';
 
-interface Remote {
-  url: string;
-  key: string;
-}
-
-/** The parts of a problem+json answer the CLI prints. */
-interface Problem {
-  code?: string;
-  detail?: string;
-  errors?: Array<{ path: string; message: string }>;
-}
-
-/** Runs export, import, test or impact through the service at `remote.url`. */
-export async function runRemoteFileCommand(command: RemoteCommand, remote: Remote): Promise<CommandOutput> {
+/** Runs export, import, test-drafts or impact through the service at `remote.url`. */
+export async function runRemoteFileCommand(command: FileCommand | ImpactCommand, remote: Remote): Promise<CommandOutput> {
   const base = `/api/v1/contexts/${encodeURIComponent(command.context)}`;
   switch (command.kind) {
     case 'export':
@@ -39,7 +27,7 @@ export async function runRemoteFileCommand(command: RemoteCommand, remote: Remot
       const query = flags.length === 0 ? '' : `?${flags.join('&')}`;
       return imported(await request<ImportResult & { warnings: FileWarning[] }>(remote, command.tenantId, 'POST', `${base}/import${query}`, file));
     }
-    case 'test': {
+    case 'test-drafts': {
       if (command.file === undefined) {
         return tested((await request<{ results: TestOutcome[] }>(remote, command.tenantId, 'POST', `${base}/tests/run`, { target: 'draft' })).results);
       }
@@ -57,34 +45,9 @@ export async function runRemoteFileCommand(command: RemoteCommand, remote: Remot
           && (wanted === undefined || (wanted.size === failures.length && failures.every((code) => wanted.has(code))));
         results.push({ name: test.name, ok, isValid: answer.isValid, failures });
       }
-      return tested(results);
+      return tested(results, file.tests);
     }
     case 'impact':
       return reported(command, await request<ImpactReport>(remote, command.tenantId, 'POST', `${base}/impact`, { target: command.target, limit: command.limit }));
   }
-}
-
-/** One request to the service; its problem, as a CommandError, when it refuses. */
-async function request<T>(remote: Remote, tenantId: string, method: string, path: string, body?: unknown): Promise<T> {
-  let response: Response;
-  try {
-    response = await fetch(`${remote.url}${path}`, {
-      method,
-      headers: {
-        'x-api-key': remote.key,
-        'x-tenant-id': tenantId,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
-    });
-  } catch (error) {
-    throw new CommandError(`cannot reach ${remote.url}: ${(error as Error).message}`);
-  }
-  const answer: unknown = await response.json().catch(() => null);
-  if (!response.ok) {
-    const problem = (answer ?? {}) as Problem;
-    const errors = Array.isArray(problem.errors) ? `\n${describeErrors(problem.errors)}` : '';
-    throw new CommandError(`${response.status} ${problem.code ?? ''}: ${problem.detail ?? response.statusText}${errors}`);
-  }
-  return answer as T;
 }

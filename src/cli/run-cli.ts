@@ -4,13 +4,15 @@
  * close. Exit status: 0 done, 1 the command failed, 2 the command line is
  * wrong (see cli-errors.ts).
  */
-import { ConfigError, loadConfig } from '../config.ts';
+import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { createStorage } from '../storage/create-storage.ts';
 import { DataDirLockedError } from '../storage/data-dir-lock.ts';
 import { migrateToLatest } from '../storage/migrate-to-latest.ts';
 import { CommandError, UsageError } from './cli-errors.ts';
-import { parseCommandLine, type CommandLine } from './parse-command.ts';
+import { testFileOffline } from './offline-test.ts';
+import { isRemoteCommand, parseCommandLine, type CommandLine, type RemoteCommand } from './parse-command.ts';
 import { runRemoteFileCommand } from './remote-file-commands.ts';
+import { runRemoteTenantCommand } from './remote-tenant-commands.ts';
 import { runCommand, type CommandOutput } from './run-command.ts';
 import { USAGE } from './usage.ts';
 
@@ -54,13 +56,16 @@ export async function runCli(argv: readonly string[], env: Record<string, string
 
 async function execute(line: CommandLine, env: Record<string, string | undefined>, io: CliIo): Promise<CommandOutput> {
   const { command, remote } = line;
+  if (command.kind === 'help') return { text: USAGE, json: null };
   // Against a service: its configuration and database are its own.
-  if (remote !== undefined && (command.kind === 'export' || command.kind === 'import' || command.kind === 'test' || command.kind === 'impact')) {
-    return runRemoteFileCommand(command, { url: remote.url, key: remote.key ?? (await keyFromStdin(io)) });
+  if (remote !== undefined && isRemoteCommand(command)) {
+    const service = { url: remote.url, key: remote.key ?? (await keyFromStdin(io)) };
+    return isRemoteFileCommand(command) ? runRemoteFileCommand(command, service) : runRemoteTenantCommand(command, service);
   }
   const config = loadConfig(env);
-  const location = { databaseUrl: config.databaseUrl, dataDir: config.dataDir };
-  if (command.kind === 'help') return { text: USAGE, json: null };
+  // Offline: the file's own rules and tests; no database is opened.
+  if (command.kind === 'test') return testFileOffline(command.file, config);
+  const location = databaseLocation(env, config);
   if (command.kind === 'migrate') {
     const applied = await migrateToLatest(location);
     return {
@@ -74,6 +79,27 @@ async function execute(line: CommandLine, env: Record<string, string | undefined
   } finally {
     await storage.close();
   }
+}
+
+/**
+ * The database the environment points at. Unlike the server, which
+ * defaults to ./data, the CLI needs one named: run from the wrong folder
+ * it would otherwise create an empty database there and put tenants and
+ * keys in it, where no server looks.
+ */
+function databaseLocation(env: Record<string, string | undefined>, config: Config): { databaseUrl?: string; dataDir: string } {
+  const given = (name: string) => (env[name]?.trim() ?? '') !== '';
+  if (!given('DATABASE_URL') && !given('RULES_DATA_DIR')) {
+    throw new CommandError(
+      'no database given: set DATABASE_URL (PostgreSQL) or RULES_DATA_DIR (the embedded database\'s folder, ' +
+      'e.g. RULES_DATA_DIR=./data for the one `npm start` uses), or run against a service with --url',
+    );
+  }
+  return { databaseUrl: config.databaseUrl, dataDir: config.dataDir };
+}
+
+function isRemoteFileCommand(command: RemoteCommand): command is Extract<RemoteCommand, { kind: 'export' | 'import' | 'test-drafts' | 'impact' }> {
+  return command.kind === 'export' || command.kind === 'import' || command.kind === 'test-drafts' || command.kind === 'impact';
 }
 
 /** --key-stdin: the key is the first line of stdin, without surrounding blanks. */

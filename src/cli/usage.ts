@@ -22,8 +22,12 @@ Commands:
                                              transaction; --prune archives codes the file lacks,
                                              --publish publishes too (stored tests must pass
                                              unless --force)
-  test <tenant> <context> [FILE]             run the stored tests, or the file's, against the
-                                             draft; exit status 1 when one fails
+  test FILE                                  offline: compile the rules file's own rules and run
+                                             its tests against them, with no database and no
+                                             service; exit status 1 when a rule does not compile
+                                             or a test fails, each named by its path
+  test-drafts <tenant> <context> [FILE]      run the stored tests, or the file's, against the
+                                             context's draft rules; exit status 1 when one fails
   impact <tenant> <context> [--target draft|N] [--limit N]
                                              replay the context's newest recorded samples (default
                                              10000, at most 100000) against the live rules and the
@@ -32,17 +36,21 @@ Commands:
 
 Options:
   --json      print the result as JSON (for scripts)
-  --url URL   export, import, test and impact against the service at URL instead
-              of on the database, as the tenant's admin key, given by one of:
+  --url URL   run the command against the service at URL, through its API, instead
+              of on the database: every command on a tenant except "tenant create"
+              (migrate and "test FILE" need no service), as the tenant's admin key,
+              given by one of:
     --key-stdin   the first line of stdin (pipe it in: no other process sees it)
     --key KEY     the command line (other users see it in the process list)
     RULES_API_KEY in the environment, when neither option is given
   -h, --help  print this help
 
-Environment: the service's own. DATABASE_URL selects PostgreSQL; without it the
-embedded database in RULES_DATA_DIR (default ./data) is used, which belongs to
-one process: stop the server before running the CLI on it (the CLI refuses
-while a server holds the folder). RATE_LIMIT_MAX and RATE_LIMIT_WINDOW_MS are
+Environment: the service's own. DATABASE_URL selects PostgreSQL, else
+RULES_DATA_DIR names the embedded database's folder (RULES_DATA_DIR=./data is
+the one "npm start" uses); with neither, the commands that need a database
+refuse rather than create one. The embedded database belongs to one process:
+stop the server before running the CLI on it (the CLI refuses while a server
+holds the folder). RATE_LIMIT_MAX and RATE_LIMIT_WINDOW_MS are
 the defaults shown by "tenant rate-limit". RULES_API_KEY is the admin key of
 --url when the command line gives none.
 

@@ -115,11 +115,37 @@ function meetsExpectation(expected: StoredTest['expect'], isValid: boolean, fail
 }
 
 function describeFailure(outcome: TestOutcome, test: StoredTest): string {
-  const got = outcome.isValid ? 'valid' : `invalid, failing ${outcome.failures.join(', ') || 'no rule'}`;
-  const wanted = test.expect.isValid
+  return `test "${test.name}" ${describeMismatch(test.expect, outcome)}`;
+}
+
+/**
+ * What a test expected, what it got, and, where the expectation names
+ * codes (a pass expects none), which differ: the codes expected that did
+ * not fail, and those that failed unexpectedly.
+ *
+ * @example
+ * describeMismatch({ isValid: false, failures: ['MIN', 'MAX'] }, { isValid: false, failures: ['MAX', 'TYPE'] });
+ * // 'expects invalid, failing MIN, MAX; got invalid, failing MAX, TYPE: MIN did not fail; TYPE failed unexpectedly'
+ */
+export function describeMismatch(expected: StoredTest['expect'], got: Pick<TestOutcome, 'isValid' | 'failures'>): string {
+  const gotText = got.isValid ? 'valid' : `invalid, failing ${got.failures.join(', ') || 'no rule'}`;
+  const wantedText = expected.isValid
     ? 'valid'
-    : `invalid${test.expect.failures === undefined ? '' : `, failing ${test.expect.failures.join(', ') || 'no rule'}`}`;
-  return `test "${test.name}" expects ${wanted}; got ${got}`;
+    : `invalid${expected.failures === undefined ? '' : `, failing ${expected.failures.join(', ') || 'no rule'}`}`;
+  const differences = codeDifferences(expected, got.failures);
+  return `expects ${wantedText}; got ${gotText}${differences === '' ? '' : `: ${differences}`}`;
+}
+
+/** '' when the expectation names no codes (invalid, any failures) or they match. */
+function codeDifferences(expected: StoredTest['expect'], failures: readonly string[]): string {
+  const wanted = expected.isValid ? [] : expected.failures;
+  if (wanted === undefined) return '';
+  const missing = [...new Set(wanted)].filter((code) => !failures.includes(code));
+  const unexpected = failures.filter((code) => !wanted.includes(code));
+  const parts: string[] = [];
+  if (missing.length > 0) parts.push(`${missing.join(', ')} did not fail`);
+  if (unexpected.length > 0) parts.push(`${unexpected.join(', ')} failed unexpectedly`);
+  return parts.join('; ');
 }
 
 /** What a publish, rollback or import does about the context's stored tests. */

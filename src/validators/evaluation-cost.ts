@@ -28,7 +28,7 @@
  * its message one more (`{{ $ }}` renders the whole payload).
  */
 import * as acorn from 'acorn';
-import { MAX_SCHEMA_APPLICATIONS, schemaApplications } from '../../compiler/index.ts';
+import { MAX_SCHEMA_APPLICATIONS, QUADRATIC_FUNCTIONS, schemaApplications } from '../../compiler/index.ts';
 import type { RuleDefinition } from '../../compiler/types.ts';
 import type { CompiledValidator } from '../app-deps.ts';
 
@@ -36,7 +36,6 @@ import type { CompiledValidator } from '../app-deps.ts';
 export type CostProfile = readonly number[];
 
 const CALLBACK_METHODS = new Set(['every', 'some', 'filter', 'map', 'find']);
-const QUADRATIC_FUNCTIONS = new Set(['distinct']);
 
 /** When a source cannot be read (it compiled, so this is unexpected), assume the worst the language allows. */
 const UNKNOWN_DEGREE = 4;

@@ -121,7 +121,9 @@ describe('command-line mistakes (exit 2, nothing opened)', () => {
     [['contexts'], 'expected: contexts <tenant>'],
     [['export', 'acme', 'orders', '--key-stdin'], '--key and --key-stdin go with --url'],
     [['export', 'acme', 'orders', '--url', 'http://127.0.0.1:1', '--key', 'k', '--key-stdin'], 'give the key one way'],
-    [['contexts', 'acme', '--url', 'http://127.0.0.1:1'], '--url applies only to export, import, test and impact'],
+    [['tenant', 'create', 'acme', '--url', 'http://127.0.0.1:1'], '--url does not apply to "tenant create"'],
+    [['migrate', '--url', 'http://127.0.0.1:1'], '--url does not apply to "migrate"'],
+    [['test', 'acme', 'orders'], 'test-drafts <tenant> <context> [FILE]'],
   ])('%j', async (args, message) => {
     let stderr = '';
     let stdout = '';

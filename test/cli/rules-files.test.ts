@@ -81,14 +81,14 @@ describe('on the database', () => {
     expect((await run('export', 'acme', 'nothing')).code).toBe(1);
   });
 
-  it('tests the draft with the stored tests or a file\'s, exit 1 when one fails', async () => {
-    const stored = await run('test', 'acme', 'loans');
+  it('tests the draft with the stored tests or a file\'s (test-drafts), exit 1 when one fails', async () => {
+    const stored = await run('test-drafts', 'acme', 'loans');
     expect(stored.code, stored.stderr).toBe(0);
     expect(stored.stdout).toContain('2 passed, 0 failed.');
     const failing = await writeJson('failing.json', { ...file, tests: [{ name: 'big passes', payload: { amount: 500 }, expect: { isValid: true } }] });
-    const result = await run('test', 'acme', 'loans', failing);
+    const result = await run('test-drafts', 'acme', 'loans', failing);
     expect(result.code).toBe(1);
-    expect(result.stdout).toContain('FAIL big passes: invalid (LIMIT)');
+    expect(result.stdout).toContain('FAIL tests[0] big passes: expects valid; got invalid, failing LIMIT: LIMIT failed unexpectedly');
     // A publishing import that raises the limit is refused by the file's tests, and changes nothing.
     const raised = await writeJson('raised.json', { ...file, rules: [{ ...file.rules[0], expression: 'amount <= 1000' }] });
     const refused = await run('import', 'acme', 'loans', raised, '--publish');
@@ -113,7 +113,8 @@ describe('on the database', () => {
     expect((await run('import', 'acme', 'loans')).code).toBe(2);
     expect((await run('export', 'acme', 'loans', '--prune')).code).toBe(2);
     expect((await run('export', 'acme', 'loans', '--url', 'http://127.0.0.1:1')).code).toBe(2);
-    expect((await run('contexts', 'acme', '--url', 'http://127.0.0.1:1', '--key', 'k')).code).toBe(2);
+    expect((await run('tenant', 'create', 'acme', '--url', 'http://127.0.0.1:1', '--key', 'k')).code).toBe(2);
+    expect((await run('test', 'acme', 'loans')).code).toBe(2);
   });
 });
 
@@ -129,11 +130,13 @@ describe('against a running service (--url, --key)', () => {
       expect(exported).toEqual(await runJsonOver(storage, 'loans'));
       const path = await writeJson('remote.json', exported);
       expect(await runJson('import', 'acme', 'copy', path, '--publish', ...remote)).toMatchObject({ create: ['LIMIT'], rulesetVersion: 1 });
-      const tested = await run('test', 'acme', 'copy', ...remote);
+      const tested = await run('test-drafts', 'acme', 'copy', ...remote);
       expect(tested.code, tested.stderr).toBe(0);
       expect(tested.stdout).toContain('2 passed, 0 failed.');
       const failing = await writeJson('remote-failing.json', { ...file, tests: [{ name: 'big passes', payload: { amount: 500 }, expect: { isValid: true } }] });
-      expect((await run('test', 'acme', 'copy', failing, ...remote)).code).toBe(1);
+      const remoteFailing = await run('test-drafts', 'acme', 'copy', failing, ...remote);
+      expect(remoteFailing.code).toBe(1);
+      expect(remoteFailing.stdout).toContain('FAIL tests[0] big passes: expects valid; got invalid, failing LIMIT: LIMIT failed unexpectedly');
 
       const audit = await fetch(`${url}/api/v1/audit?action=context.import`, { headers: { 'x-api-key': adminKey, 'x-tenant-id': 'acme' } });
       const entries = ((await audit.json()) as { items: Array<{ context: string; actor: Record<string, unknown> }> }).items;

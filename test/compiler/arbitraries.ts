@@ -233,6 +233,8 @@ export function expressionArb(forEach: boolean, maxDepth = 4, kind: Kind = 'bool
           fc.tuple(fc.constantFrom(...ANY_TO_BOOL), t('any')).map(([f, a]) => `${f}(${a})`),
           fc.tuple(fc.constantFrom('isEmail', 'isUuid', 'isUri', 'isDate'), t('str')).map(([f, a]) => `${f}(${a})`),
           t('arr').map((a) => `distinct(${a})`),
+          fc.tuple(t('num'), t('num'), t('num')).map(([x, a, b]) => `between(${x}, ${a}, ${b})`),
+          fc.tuple(t('str'), t('str'), t('any')).map(([x, a, b]) => `between(${x}, ${a}, ${b})`),
           fc.tuple(par('str'), fc.constantFrom('startsWith', 'endsWith', 'includes'), t('str')).map(([r, m, a]) => `${r}.${m}(${a})`),
           fc.tuple(par('arr'), fc.oneof(t('num'), t('str'), t('any'))).map(([r, a]) => `${r}.includes(${a})`),
           cond('bool'),
@@ -324,6 +326,11 @@ export function exhaustiveExpressions(): Map<string, string[]> {
   for (const v of EDGE_NUMBERS) for (const d of ['-1', '16', '1.5', '"2"', 'null', 'missing']) add('round(x, digits)', `round(${v}, ${d})`);
   for (const f of ['min', 'max']) for (const a of numbersAndSome) for (const b of numbersAndSome) add(`${f}(a, b)`, `${f}(${a}, ${b})`);
   for (const a of stringsAndSome) for (const b of [...stringsAndSome, ...EDGE_NUMBERS]) add('daysBetween', `daysBetween(${a}, ${b})`);
+  for (const x of [...numbersAndSome, ...stringsAndSome]) {
+    for (const [low, high] of [['0', '1'], ['-1', '1e308'], ['"a"', '"z"'], ['"2024-01-01"', '"2024-12-31"'], ['1', '"9"'], ['missing', '1']]) {
+      add('between', `between(${x}, ${low}, ${high})`);
+    }
+  }
   for (const m of ['startsWith', 'endsWith', 'includes']) {
     for (const r of [...stringsAndSome, '[1, 2]', '["a", "b"]', '[[1], [1]]']) for (const a of stringsAndSome) add(`.${m}()`, `(${r}).${m}(${a})`);
   }

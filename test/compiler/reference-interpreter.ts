@@ -254,6 +254,11 @@ const FUNCTIONS: Record<string, Fn> = {
     }
     return true;
   },
+  // Three numbers or three strings compare; any other mix is false, as `<=` is.
+  between: ([x, low, high]) => {
+    const same = [x, low, high].every((v) => typeof v === 'number') || [x, low, high].every((v) => typeof v === 'string');
+    return same && (low as number) <= (x as number) && (x as number) <= (high as number);
+  },
 };
 
 /** Names of 3.4, for generators and tests. */

@@ -199,3 +199,24 @@ export function referenceTableValidate(rule: RuleDefinition, payload: unknown, n
   }
   return result();
 }
+
+/**
+ * The rows of `table` that match `payload`, in row order, read from the
+ * cells' text as above (for checking the analysis's witnesses).
+ */
+export function referenceMatchingRows(table: TableDefinition, payload: unknown, now: number): number[] {
+  let cells = cellsRead.get(table);
+  if (cells === undefined) cellsRead.set(table, (cells = table.rows.map((row) => row.when.map(readCell))));
+  const base: Scope = { payload, value: payload, item: undefined, index: undefined, expected: undefined, now, params: [] };
+  const values = table.inputs.map((input) => (input.path !== undefined
+    ? resolve(payload, parsePath(input.path), 0)
+    : evaluate(parseExpression(input.expression as string), base)));
+  const matches: number[] = [];
+  cells.forEach((row, r) => {
+    if (row.every((cell, c) => cell(values[c], base))) matches.push(r);
+  });
+  return matches;
+}
+
+/** Each table's cells read once: the analysis tests check many payloads against one table. */
+const cellsRead = new WeakMap<TableDefinition, Cell[][]>();

@@ -107,6 +107,45 @@ describe('the rule editor', () => {
     }
   });
 
+  it('offers the language\'s functions and methods as one types, with their documentation, and the same on hover', async () => {
+    const view = await signedIn('/console#/contexts/orders/rules/new');
+    try {
+      const { page } = view;
+      await page.getByRole('heading', { name: 'New rule' }).waitFor();
+      await typeCode(page, 'expression', 'days');
+      const list = page.locator('.cm-tooltip-autocomplete');
+      await list.waitFor();
+      // The records' name and forms, and their documentation line and example beside the list.
+      expect(await list.getByRole('option').allTextContents()).toEqual(['daysBetweendaysBetween(a, b)']);
+      const info = page.locator('.cm-completionInfo');
+      await expect.poll(() => info.textContent()).toContain('whole calendar days from a to b in UTC');
+      expect(await info.textContent()).toContain('Example: daysBetween(checkIn, checkOut) <= 30');
+      await screenshot(page, 'rule-editor-completion', { fullPage: false });
+      await page.keyboard.press('Enter');
+      await expect.poll(() => codeEditor(page, 'expression').textContent()).toBe('daysBetween');
+
+      // After a dot, methods: `.inc` offers `.includes` with both its uses.
+      await typeCode(page, 'expression', 'note.inc');
+      await expect.poll(() => list.getByRole('option').allTextContents()).toEqual(['includes.includes(v)']);
+      await expect.poll(() => info.textContent()).toContain('on a string: whether the string v occurs in it; on an array');
+
+      // Hovering a function name shows the same help.
+      await typeCode(page, 'expression', 'isEmail(contact.email)');
+      await page.keyboard.press('Escape');
+      const editorBox = (await codeEditor(page, 'expression').boundingBox())!;
+      await page.mouse.move(editorBox.x + 20, editorBox.y + editorBox.height / 2);
+      const hover = page.locator('.cm-tooltip-hover');
+      await hover.waitFor();
+      expect(await hover.textContent()).toContain('whether s is an e-mail address');
+      await screenshot(page, 'rule-editor-hover', { fullPage: false });
+      expect(await seriousAccessibilityViolations(page)).toEqual([]);
+      expect(view.pageErrors).toEqual([]);
+      expect(view.cspViolations).toEqual([]);
+    } finally {
+      await view.close();
+    }
+  });
+
   it('underlines warnings as one types: a when that never depends on the payload', async () => {
     const view = await signedIn('/console#/contexts/orders/rules/new');
     try {

@@ -7,6 +7,7 @@
  * - every expression shown with its value evaluates to that value (with the
  *   compiler's single-expression entry: same checker, code and runtime);
  * - every function, method and `$`-name of the compiler's catalogue, and
+ *   the function and method tables are exactly the language's records, and
  *   every limit in its limits table, is there, with the value the code has.
  * How the document marks its examples: doc-examples.ts.
  */
@@ -14,6 +15,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { compileExpressionFunction, DEFAULT_LIMITS, MAX_CONTEXT_PATTERN_WEIGHT, MAX_FAILURES_PER_VALIDATION, MAX_PATTERN_SIZE, MAX_RULESET_TEXT_LENGTH, MAX_SCHEMA_APPLICATIONS } from '../../compiler/index.ts';
 import { CALLBACK_METHODS, DOLLAR_NAMES, FUNCTIONS, VALUE_METHODS } from '../../compiler/expression/catalog.ts';
+import { CALLBACK_METHOD_RECORDS, FUNCTION_RECORDS, VALUE_METHOD_RECORDS } from '../../compiler/language/index.ts';
 import { MAX_FIELD_PATTERN_WEIGHT } from '../../compiler/regex/pattern-size.ts';
 import { MAX_JOIN_LENGTH, MAX_MESSAGE_LENGTH } from '../../compiler/runtime.ts';
 import { MAX_SCHEMA_FAILURES, MAX_UNIQUE_ITEMS } from '../../compiler/schema/index.ts';
@@ -43,6 +45,24 @@ describe('what the document names', () => {
       ...Object.keys(DOLLAR_NAMES).map((name) => `\`${name}`),
     ].filter((written) => !markdown.includes(written));
     expect(missing).toEqual([]);
+  });
+
+  /** The table rows (lines starting with "| `") of the section whose heading is `heading`. */
+  function tableRows(heading: string): string[] {
+    const start = markdown.indexOf(`\n${heading}\n`);
+    const end = markdown.indexOf('\n## ', start + 1);
+    return markdown.slice(start, end).split('\n').filter((line) => line.startsWith('| `'));
+  }
+  const code = (text: string): string => `\`${text}\``;
+
+  it('has as its functions table exactly the rows of the language\'s function records, in their order', () => {
+    const rows = FUNCTION_RECORDS.map((f) => `| ${f.forms.map(code).join(', ')} | ${f.doc} | ${f.examples.map(code).join(', ')} |`);
+    expect(tableRows('## 7. Functions')).toEqual(rows);
+  });
+
+  it('has as its methods table exactly the rows of the language\'s method records, after `.length`', () => {
+    const rows = [...VALUE_METHOD_RECORDS, ...CALLBACK_METHOD_RECORDS].flatMap((m) => m.uses.map((use) => `| ${code(m.form)} | ${use.on} | ${use.doc} | ${code(use.example)} |`));
+    expect(tableRows('## 6. Methods and callbacks').filter((line) => !line.startsWith('| `.length`'))).toEqual(rows);
   });
 
   it('lists in its operators table exactly the operators the compiler takes', () => {

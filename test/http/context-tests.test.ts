@@ -69,11 +69,28 @@ describe('stored tests', () => {
     const problem = await expectProblem(t.request('POST', '/api/v1/contexts/loans/publish'), 409, 'TESTS_FAILED');
     expect(problem.detail).toContain('?force=true');
     expect(problem.errors).toEqual([
-      { path: 'tests[1]', message: 'test "big loan fails the limit" expects invalid, failing LIMIT; got valid' },
+      { path: 'tests[1]', message: 'test "big loan fails the limit" expects invalid, failing LIMIT; got valid: LIMIT did not fail' },
     ]);
     expect(await liveVersion()).toBe(before);
     expect(await validate(500)).toBe(false);
     expect((await ok(t.request('GET', `/api/v1/rules/${limitId}`))).status).toBe('draft');
+  });
+
+  it('names, per failing test, the codes expected that did not fail and those that failed unexpectedly', async () => {
+    const rule = (code: string, expression: string) => ({ context: 'mixed', code, name: code, fieldPath: 'amount', expression, message: code });
+    await ok(t.request('POST', '/api/v1/rules', { body: rule('MAX', 'amount <= 100') }), 201);
+    await ok(t.request('POST', '/api/v1/rules', { body: rule('MIN', 'amount >= 10') }), 201);
+    const tests = [
+      { name: 'in range', payload: { amount: 50 }, expect: { isValid: true } },
+      { name: 'too big', payload: { amount: 500 }, expect: { isValid: false, failures: ['MIN'] } },
+      { name: 'too small', payload: { amount: 5 }, expect: { isValid: true } },
+    ];
+    await ok(t.request('PUT', '/api/v1/contexts/mixed/tests', { body: { tests } }));
+    const problem = await expectProblem(t.request('POST', '/api/v1/contexts/mixed/publish'), 409, 'TESTS_FAILED');
+    expect(problem.errors).toEqual([
+      { path: 'tests[1]', message: 'test "too big" expects invalid, failing MIN; got invalid, failing MAX: MIN did not fail; MAX failed unexpectedly' },
+      { path: 'tests[2]', message: 'test "too small" expects valid; got invalid, failing MIN: MIN failed unexpectedly' },
+    ]);
   });
 
   it('refuses a rule publish the same way', async () => {

@@ -1,19 +1,18 @@
 /**
  * The rule language's highlighting for CodeMirror: a small stream
  * tokenizer (no grammar), enough to tell strings, numbers, comments, the
- * `$` names, functions, fields and operators apart as one types. What is
- * allowed is decided by the service (POST /rules/check), not here.
+ * `$` names, functions, fields and operators apart as one types, and the
+ * completion and hover help of rule-help.ts. What is allowed is decided by
+ * the service (POST /rules/check), not here.
  */
 import { HighlightStyle, StreamLanguage, syntaxHighlighting, type StringStream } from '@codemirror/language';
 import type { Extension } from '@codemirror/state';
 import { tags } from '@lezer/highlight';
+import { FUNCTION_RECORDS } from '../../../compiler/language/functions.ts';
+import { ruleHelp } from './rule-help.ts';
 
-/** The language's functions (docs/rule-language.md, section 7). */
-const FUNCTIONS = new Set([
-  'exists', 'isEmpty', 'len', 'isString', 'isNumber', 'isInteger', 'isBoolean', 'isArray', 'isObject', 'sum', 'avg', 'min', 'max',
-  'abs', 'round', 'floor', 'ceil', 'lower', 'upper', 'trim', 'matches', 'isEmail', 'isUuid', 'isUri', 'isDate', 'date', 'now',
-  'daysBetween', 'age', 'distinct',
-]);
+/** The language's functions (docs/rule-language.md, section 7), from the records the service compiles with. */
+const FUNCTIONS: ReadonlySet<string> = new Set(FUNCTION_RECORDS.map((f) => f.name));
 const LITERALS = new Set(['true', 'false', 'null']);
 const DOLLAR_NAMES = new Set(['$', '$value', '$item', '$index', '$expected']);
 
@@ -99,7 +98,7 @@ const highlight = HighlightStyle.define([
   { tag: tags.operator, color: '#8a3b00' },
 ]);
 
-/** The language and its colours, for an editor of `expression` or `when`. */
+/** The language, its colours and its help, for an editor of `expression` or `when`. */
 export function ruleLanguage(): Extension {
-  return [ruleStream, syntaxHighlighting(highlight)];
+  return [ruleStream, syntaxHighlighting(highlight), ruleHelp()];
 }

@@ -231,15 +231,16 @@ export const ruleWarningSchema = {
   properties: {
     code: {
       type: 'string',
-      enum: ['CONSTANT', 'TYPE_MISMATCH', 'UNKNOWN_FIELD', 'BARE_NAME', 'NEVER_EVALUATED', 'NO_FOREACH'],
+      enum: ['CONSTANT', 'TYPE_MISMATCH', 'UNKNOWN_FIELD', 'BARE_NAME', 'NEVER_EVALUATED', 'NO_FOREACH', 'TABLE_OVERLAP', 'TABLE_UNREACHABLE', 'TABLE_GAP', 'TABLE_INCOMPLETE'],
       description: 'What kind of finding; programs branch on it (docs/rule-language.md, "Warnings").',
       examples: ['UNKNOWN_FIELD'],
     },
     path: {
       type: 'string',
-      enum: ['expression', 'when', 'fieldPath', 'forEach', 'message', 'enabled'],
-      description: 'The rule field it is about.',
-      examples: ['fieldPath'],
+      pattern: '^(expression|when|fieldPath|forEach|message|enabled|table([.[].*)?)$',
+      description: 'The rule field it is about (`expression`, `when`, `fieldPath`, `forEach`, `message`, `enabled`), or the place in its decision table '
+        + '(`table`, `table.rows`, `table.rows[12]`, `table.rows[12].when[2]`, `table.inputs[0].path`).',
+      examples: ['fieldPath', 'table.rows[12].when[2]'],
     },
     message: { type: 'string', description: 'What is wrong, and why.', examples: [warningExample.message] },
     line: { type: 'integer', minimum: 1, description: '1-based line inside the field\'s text, when the finding has a place.', examples: [1] },
@@ -248,6 +249,12 @@ export const ruleWarningSchema = {
       type: 'string',
       description: 'Text to put in place of what the warning points at: the closest declared path, the quoted string, the operation on the right type.',
       examples: ['amount'],
+    },
+    witness: {
+      type: 'object',
+      additionalProperties: true,
+      description: 'Decision table warnings: an input that shows the finding (matching both rows, or no row), as the payload fragment the table\'s path inputs read.',
+      examples: [{ loan: { product: 'auto' }, applicant: { country: 'FR' } }],
     },
   },
   examples: [warningExample],
