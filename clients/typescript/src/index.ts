@@ -1,5 +1,5 @@
 /**
- * The typed client of the rules service. Runs in Node (20.10 and later)
+ * The typed client of the rules service. Runs in Node.js (22.13 or later, and 24)
  * and in current browsers: nothing here imports a Node built-in.
  */
 export {

@@ -980,13 +980,13 @@ export interface components {
              * @example UNKNOWN_FIELD
              * @enum {string}
              */
-            code: "CONSTANT" | "TYPE_MISMATCH" | "UNKNOWN_FIELD" | "BARE_NAME" | "NEVER_EVALUATED" | "NO_FOREACH";
+            code: "CONSTANT" | "TYPE_MISMATCH" | "UNKNOWN_FIELD" | "BARE_NAME" | "NEVER_EVALUATED" | "NO_FOREACH" | "TABLE_OVERLAP" | "TABLE_UNREACHABLE" | "TABLE_GAP" | "TABLE_INCOMPLETE";
             /**
-             * @description The rule field it is about.
+             * @description The rule field it is about (`expression`, `when`, `fieldPath`, `forEach`, `message`, `enabled`), or the place in its decision table (`table`, `table.rows`, `table.rows[12]`, `table.rows[12].when[2]`, `table.inputs[0].path`).
              * @example fieldPath
-             * @enum {string}
+             * @example table.rows[12].when[2]
              */
-            path: "expression" | "when" | "fieldPath" | "forEach" | "message" | "enabled";
+            path: string;
             /**
              * @description What is wrong, and why.
              * @example `amont` is not in the payload schema: did you mean `amount`?
@@ -1007,6 +1007,20 @@ export interface components {
              * @example amount
              */
             suggestion?: string;
+            /**
+             * @description Decision table warnings: an input that shows the finding (matching both rows, or no row), as the payload fragment the table's path inputs read.
+             * @example {
+             *       "loan": {
+             *         "product": "auto"
+             *       },
+             *       "applicant": {
+             *         "country": "FR"
+             *       }
+             *     }
+             */
+            witness?: {
+                [key: string]: unknown;
+            };
         };
         /**
          * @description A rule: its content, and the fields the server manages. Optional content fields that were not set are absent.
