@@ -12,7 +12,7 @@
 import type { CompiledRuleset, CompileError, CompileOptions, RuleDefinition, ValidatorFn } from './types.ts';
 import { MAX_RULESET_TEXT_LENGTH, resolveLimits } from './limits.ts';
 import { planRule, ruleTextLength, type RulePlan } from './rule-plan.ts';
-import { generateRulesetSteps, PART_LIMITS, type GenerateOptions, type PartsFrame } from './ruleset-source.ts';
+import { composeParts, generateRulesetSteps, PART_LIMITS, type GenerateOptions, type PlainPartsFrame, type RefOrigin } from './ruleset-source.ts';
 import { runtime, type Runtime } from './runtime.ts';
 import { runSteps, type Steps } from './steps.ts';
 import { MAX_CONTEXT_PATTERN_WEIGHT, PatternWeights } from './regex/pattern-size.ts';
@@ -151,12 +151,13 @@ export function* compileRulesetSteps(rules: RuleDefinition[], options?: CompileO
     plans.push(...kept);
   }
   busyMs += performance.now() - resumedAt;
-  const { source } = built;
+  const { source, generated } = built;
   return {
     validate: built.validate,
     get source() {
       return source();
     },
+    generated,
     compileMs: busyMs,
     ruleCount: plans.length,
     footprint: footprintOf(plans),
@@ -174,8 +175,24 @@ function footprintOf(plans: readonly RulePlan[]): CompiledRuleset['footprint'] {
   return { textLength, patternWeight: patterns.total };
 }
 
-/** An instantiated validator and a way to read its source back. */
-type Built = { ok: true; validate: ValidatorFn; source: () => string } | { ok: false; error: unknown };
+/**
+ * The generated code of a compiled validator as plain data, read back from
+ * V8 when asked for: what another thread needs to instantiate the very
+ * same validator without compiling the rules again (`instantiateGenerated`),
+ * given the refs rebuilt from `origins`.
+ */
+export interface GeneratedValidator {
+  layout: GeneratedCode;
+  origins: Readonly<Record<string, RefOrigin>>;
+}
+
+/** One factory, or the parts' factories and the combiner that calls them in order. */
+export type GeneratedCode =
+  | { kind: 'whole'; source: string }
+  | { kind: 'parts'; partSources: string[]; combinerSource: string; frame: PlainPartsFrame };
+
+/** An instantiated validator and ways to read its source and generated code back. */
+type Built = { ok: true; validate: ValidatorFn; source: () => string; generated: () => GeneratedValidator } | { ok: false; error: unknown };
 
 /** Generates and instantiates the validator of already ordered plans, at once. */
 export function tryInstantiate(plans: readonly RulePlan[]): Built {
@@ -197,25 +214,30 @@ export function tryInstantiate(plans: readonly RulePlan[]): Built {
 export function* instantiateSteps(plans: readonly RulePlan[], options?: GenerateOptions): Steps<Built> {
   try {
     const steps = generateRulesetSteps(plans, PART_LIMITS, options);
-    const parts: { factory: PartFactory; fn: PartFn }[] = [];
+    const parts: InstantiatedPart[] = [];
     for (;;) {
       const step = steps.next();
       if (step.done) {
         const generated = step.value;
+        const { origins } = generated;
         if (generated.kind === 'whole') {
           // The source is an expression (a factory), so that the very same text
           // can be bundled as a module later; `new Function` runs it once.
           const factory = evaluate<Factory>(generated.source);
-          return { ok: true, validate: factory(runtime, generated.refs), source: () => sourceOf(factory) };
+          const source = (): string => sourceOf(factory);
+          return { ok: true, validate: factory(runtime, generated.refs), source, generated: () => ({ layout: { kind: 'whole', source: source() }, origins }) };
         }
-        return { ok: true, ...combine(generated.frame, parts) };
+        const frame = generated.frame.plain();
+        const combinerSource = generated.frame.combinerSource();
+        const partSources = (): string[] => parts.map((part) => sourceOf(part.factory));
+        return {
+          ok: true,
+          validate: combine(combinerSource, parts),
+          source: () => composeParts(frame, partSources()),
+          generated: () => ({ layout: { kind: 'parts', partSources: partSources(), combinerSource, frame }, origins }),
+        };
       }
-      if (step.value !== undefined) {
-        const factory = evaluate<PartFactory>(step.value.source);
-        const fn = factory(runtime, step.value.refs);
-        fn({}, Date.now(), []);
-        parts.push({ factory, fn });
-      }
+      if (step.value !== undefined) parts.push(instantiatePart(step.value.source, step.value.refs));
       yield;
     }
   } catch (error) {
@@ -223,12 +245,43 @@ export function* instantiateSteps(plans: readonly RulePlan[], options?: Generate
   }
 }
 
+interface InstantiatedPart {
+  factory: PartFactory;
+  fn: PartFn;
+}
+
+/** One part's factory evaluated, instantiated over `refs`, and called once so that V8 compiles it now. */
+function instantiatePart(source: string, refs: Readonly<Record<string, unknown>>): InstantiatedPart {
+  const factory = evaluate<PartFactory>(source);
+  const fn = factory(runtime, refs);
+  fn({}, Date.now(), []);
+  return { factory, fn };
+}
+
 /** The validate function of a ruleset in parts, over its instantiated parts. */
-function combine(frame: PartsFrame, parts: readonly { factory: PartFactory; fn: PartFn }[]): { validate: ValidatorFn; source: () => string } {
-  const combiner = evaluate<(rt: Runtime, ...fns: PartFn[]) => ValidatorFn>(frame.combinerSource());
+function combine(combinerSource: string, parts: readonly InstantiatedPart[]): ValidatorFn {
+  const combiner = evaluate<(rt: Runtime, ...fns: PartFn[]) => ValidatorFn>(combinerSource);
+  return combiner(runtime, ...parts.map((part) => part.fn));
+}
+
+/**
+ * A validator instantiated from code generated elsewhere (another thread's
+ * `generated()`), over refs rebuilt from its origins: the same functions
+ * `instantiateSteps` makes, with no rule parsed or planned again. The
+ * source reads back as the compiling thread's did.
+ */
+export function instantiateGenerated(
+  code: GeneratedCode, refs: Readonly<Record<string, unknown>>,
+): { validate: ValidatorFn; source: () => string } {
+  if (code.kind === 'whole') {
+    const factory = evaluate<Factory>(code.source);
+    return { validate: factory(runtime, refs), source: () => sourceOf(factory) };
+  }
+  const parts = code.partSources.map((source) => instantiatePart(source, refs));
+  const { frame } = code;
   return {
-    validate: combiner(runtime, ...parts.map((part) => part.fn)),
-    source: () => frame.compose(parts.map((part) => sourceOf(part.factory))),
+    validate: combine(code.combinerSource, parts),
+    source: () => composeParts(frame, parts.map((part) => sourceOf(part.factory))),
   };
 }
 

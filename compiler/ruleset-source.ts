@@ -333,22 +333,48 @@ export class PartsFrame {
    * copy); they are laid out as they are, never parsed or altered.
    */
   compose(partSources: readonly string[]): string {
-    if (partSources.length !== this.#parts.length) throw new TypeError('codegen: one source per part is needed');
-    const n = this.#naming.names;
-    const lines: Array<readonly [number, Code | string]> = [
-      [0, _`(function (${n.rt}, ${n.refs}) {`],
-      [1, _`"use strict";`],
-    ];
-    if (this.#clock !== undefined) lines.push([1, _`const { ${this.#clock} } = ${n.rt};`]);
-    this.#parts.forEach((name, i) => {
-      lines.push([0, '']);
-      lines.push([1, `const ${name.toString()} = ${partSources[i]}(${n.rt.toString()}, ${n.refs.toString()});`]);
-    });
-    lines.push([0, '']);
-    lines.push([1, this.#validate]);
-    lines.push([0, _`})`]);
-    return layout(lines).toString();
+    return composeParts(this.plain(), partSources);
   }
+
+  /** The frame as plain data, for a thread other than the one that generated it (`composeParts`). */
+  plain(): PlainPartsFrame {
+    const n = this.#naming.names;
+    return {
+      rt: n.rt.toString(),
+      refs: n.refs.toString(),
+      parts: this.#parts.map((name) => name.toString()),
+      ...(this.#clock === undefined ? {} : { clock: this.#clock.toString() }),
+      validate: this.#validate.toString(),
+    };
+  }
+}
+
+/** What `composeParts` needs of a PartsFrame: generated names and code only, no tenant text outside literals. */
+export interface PlainPartsFrame {
+  readonly rt: string;
+  readonly refs: string;
+  readonly parts: readonly string[];
+  readonly clock?: string;
+  /** The `return function validate(payload, now) { ... };` statement. */
+  readonly validate: string;
+}
+
+/** `PartsFrame.compose` over the frame's plain data: the same text, on whichever thread holds the parts. */
+export function composeParts(frame: PlainPartsFrame, partSources: readonly string[]): string {
+  if (partSources.length !== frame.parts.length) throw new TypeError('codegen: one source per part is needed');
+  const lines: Array<readonly [number, string]> = [
+    [0, `(function (${frame.rt}, ${frame.refs}) {`],
+    [1, '"use strict";'],
+  ];
+  if (frame.clock !== undefined) lines.push([1, `const { ${frame.clock} } = ${frame.rt};`]);
+  frame.parts.forEach((name, i) => {
+    lines.push([0, '']);
+    lines.push([1, `const ${name} = ${partSources[i]}(${frame.rt}, ${frame.refs});`]);
+  });
+  lines.push([0, '']);
+  lines.push([1, frame.validate]);
+  lines.push([0, '})']);
+  return layout(lines).toString();
 }
 
 /**

@@ -2,6 +2,7 @@
  * Public types of the rule compiler. The compiler is pure: rules in,
  * JavaScript out. Nothing here performs I/O or imports from `src/`.
  */
+import type { GeneratedValidator } from './compile-ruleset.ts';
 
 // A rule's content and what the compiler takes of it are derived from one
 // schema (rule-schema.ts).
@@ -116,4 +117,6 @@ export interface CompiledRuleset {
   footprint: { textLength: number; patternWeight: number };
   /** Per-rule compile errors; rules with errors are left out of `validate`. */
   errors: CompileError[];
+  /** The generated code as plain data, read back when called, for another thread to instantiate (compile-ruleset.ts). */
+  generated(): GeneratedValidator;
 }

@@ -10,6 +10,7 @@ import type { ManagementPool } from './pool/management-pool.ts';
 import type { PayloadSchemas } from './rules/payload-schemas.ts';
 import type { SampleSink } from './sampling/sample-recorder.ts';
 import type { ApiKeyRecord, ChangeOrigin, LiveRuleset, Role, Storage } from './storage/types.ts';
+import type { CompilePriority } from './validators/compile-validator.ts';
 
 /** A ruleset compiled for one tenant and context at one ruleset version. */
 export interface CompiledValidator {
@@ -41,11 +42,12 @@ export interface ValidatorService {
   /** On a miss: loads the live ruleset and compiles it; concurrent calls share one compile. Null when the context has no ruleset version. */
   load(tenantId: string, context: string): Promise<CompiledValidator | null>;
   /**
-   * Compiles a ruleset about to go live (inside the publish transaction).
-   * Rejects if any rule fails to compile. Compiles run in slices of time,
-   * one at a time per tenant, so they never hold up other requests for long.
+   * Compiles a ruleset about to go live (a publish's), or (`priority`
+   * `validation`) one that requests wait for. Rejects if any rule fails to
+   * compile. Compiles run on the compile lane's threads, one at a time per
+   * tenant; this thread only installs what they send back.
    */
-  compile(ruleset: LiveRuleset): Promise<CompiledValidator>;
+  compile(ruleset: LiveRuleset, priority?: CompilePriority): Promise<CompiledValidator>;
   /** Installs a freshly committed validator, replacing an older version (never a newer one). */
   install(validator: CompiledValidator): void;
   /** Runs a change of a context's live validator by this process, up to its install (cache sync waits for it). */

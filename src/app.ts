@@ -12,6 +12,7 @@
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type RouteOptions } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { AppDeps } from './app-deps.ts';
+import { CompileLane } from './pool/compile-lane.ts';
 import { ManagementPool } from './pool/management-pool.ts';
 import { registerAuth } from './auth/auth-hook.ts';
 import { KeyCache } from './auth/key-cache.ts';
@@ -60,6 +61,7 @@ import { tenantRoutes } from './routes/tenant.ts';
 import { registerCacheSync, type CacheSyncHandle } from './sync/register-cache-sync.ts';
 import type { SiblingChannel } from './sync/sibling-channel.ts';
 import { TUNING } from './tuning.ts';
+import { installValidator } from './validators/compile-validator.ts';
 import { ContextUsageRecorder, notingUses } from './validators/usage-recorder.ts';
 import { ValidatorCache } from './validators/validator-cache.ts';
 
@@ -187,12 +189,15 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const lastUsed = new LastUsedTracker(storage.apiKeys, app.log);
   const metrics = new ServiceMetrics({ tenantLabels: config.metricsTenantLabels });
   const contextUsage = new ContextUsageRecorder({ store: storage.usage, log: app.log });
+  // Live validators compile on threads of their own; this thread installs what they send.
+  const compileLane = new CompileLane({ threads: config.compileThreads, workerMemoryMb: config.poolWorkerMemoryMb, observer: metrics.pool });
   const validators = new ValidatorCache({
     rules: storage.rules,
     maxEntries: config.validatorCacheSize,
     maxBytes: config.validatorCacheMb * 1024 * 1024,
     limits: { maxExpressionLength: config.maxExpressionLength },
     observer: notingUses(metrics.validatorCache, contextUsage),
+    compiler: async (ruleset, limits, priority) => installValidator(ruleset, await compileLane.compile(ruleset, limits, priority)),
   });
   metrics.watchValidatorCache(() => validators.size, () => validators.bytes);
   const samples = new SampleRecorder({
@@ -217,7 +222,9 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   });
   metrics.watchPool(() => ({ queued: pool.queued, running: pool.running, threads: pool.startedThreads }));
   // The threads end with the app; a task still running is stopped.
-  app.addHook('onClose', async () => pool.close());
+  app.addHook('onClose', async () => {
+    await Promise.all([pool.close(), compileLane.close()]);
+  });
   const deps: AppDeps = cacheSync.observe({
     config, storage, validators, keys: createKeyService(storage.apiKeys, keyCache), payloadSchemas, samples, pool,
   });

@@ -44,6 +44,8 @@ export interface Config {
   readonly poolThreads: number;
   /** Heap each of those threads may grow to, in MiB. */
   readonly poolWorkerMemoryMb: number;
+  /** Threads of the compile lane (COMPILE_THREADS). */
+  readonly compileThreads: number;
   /** Heavy management operations one tenant may have waiting or running in a process; more get 429. */
   readonly operationsPerTenant: number;
   /** Wall time one heavy management operation may take, in milliseconds. */
@@ -195,6 +197,10 @@ export const CONFIG_VARIABLE_BY_NAME = deepFreeze({
     'POOL_THREADS', 0, 0, 64,
     'worker threads that run heavy management work (compiles for one request, stored-test runs, impact replays, explain traces, import checks, diffs); 0 means one less than the cores, at least 1',
   ),
+  COMPILE_THREADS: integerVariable(
+    'COMPILE_THREADS', 1, 1, 64,
+    'worker threads that compile live validators (cache misses, the warm start, publishes, rollbacks, imports, recompiles), apart from those of POOL_THREADS',
+  ),
   POOL_WORKER_MEMORY_MB: integerVariable(
     'POOL_WORKER_MEMORY_MB', 512, 64, 16_384,
     'heap each of those threads may grow to, in MiB; an operation that needs more is refused with 409',
@@ -342,6 +348,7 @@ export function loadConfig(env: Env = process.env): Config {
     workers,
     poolThreads: integer(vars.POOL_THREADS),
     poolWorkerMemoryMb: integer(vars.POOL_WORKER_MEMORY_MB),
+    compileThreads: integer(vars.COMPILE_THREADS),
     operationsPerTenant: integer(vars.OPERATIONS_PER_TENANT),
     operationTimeBudgetMs: integer(vars.OPERATION_TIME_BUDGET_MS),
     operationAnswerMaxBytes: integer(vars.OPERATION_ANSWER_MAX_BYTES),

@@ -323,6 +323,13 @@ export const PROBLEMS = {
       + `(OPERATIONS_PER_TENANT). Retry in ${TUNING.operationBusyRetryAfterSeconds.value} s.`,
     headers: retryAfter(TUNING.operationBusyRetryAfterSeconds.value),
   }),
+  /** A heavy operation waited its whole time budget for a management thread behind `others` operations of the same tenant. */
+  operationQueuedTooLong: (operation: string, budgetMs: number, others: number): ProblemWithHeaders => ({
+    code: 'RATE_LIMITED',
+    detail: `The ${operation} was not started: it waited its whole time budget (OPERATION_TIME_BUDGET_MS, ${budgetMs} ms) for a management thread `
+      + `behind the tenant's ${others} other heavy management operation(s). Send fewer at once; retry in ${TUNING.operationBusyRetryAfterSeconds.value} s.`,
+    headers: retryAfter(TUNING.operationBusyRetryAfterSeconds.value),
+  }),
   addressBudgetSpent: (resetSeconds: number): ProblemWithHeaders => ({
     code: 'RATE_LIMITED',
     detail: `Too many unauthenticated requests from this address; retry in ${resetSeconds} s.`,

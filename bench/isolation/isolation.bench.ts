@@ -67,6 +67,12 @@ const QUIET = 'tenant-b';
 
 export interface IsolationBenchOptions {
   quick?: boolean;
+  /**
+   * One phase only (after the idle one), to see one change's effect: an operation's name, or `all`
+   * for all of them at once (`--only=explain`, `--only=import dry run`). The WORKERS=2 run is only
+   * `all`'s. The verdict is then that phase's alone: the full run is the one that counts.
+   */
+  only?: OperationName | 'all';
   print?: boolean;
   /** A PostgreSQL server to make the run's database on; default process.env.DATABASE_URL (unset: PGlite). */
   databaseUrl?: string;
@@ -250,19 +256,29 @@ interface PhasePlan {
   operations: readonly OperationName[];
 }
 
-/** The phases after the idle one, for WORKERS=1 and for WORKERS=2. */
-function phasePlans(workers: number): PhasePlan[] {
+/** The phases after the idle one, for WORKERS=1 and for WORKERS=2; `only` keeps one of them. */
+function phasePlans(workers: number, only: IsolationBenchOptions['only']): PhasePlan[] {
   const together: PhasePlan = { name: 'all of them at once', operations: OPERATIONS };
-  if (workers > 1) return [together];
-  return [
-    ...OPERATIONS.map((op) => ({ name: op === 'import dry run' ? `${IMPORT_LOOPS} loops of ${OPERATION_LABELS[op]}` : OPERATION_LABELS[op], operations: [op] })),
-    together,
-  ];
+  if (workers > 1) return only === undefined || only === 'all' ? [together] : [];
+  if (only === 'all') return [together];
+  const single = OPERATIONS.filter((op) => only === undefined || op === only)
+    .map((op) => ({ name: op === 'import dry run' ? `${IMPORT_LOOPS} loops of ${OPERATION_LABELS[op]}` : OPERATION_LABELS[op], operations: [op] }));
+  return only === undefined ? [...single, together] : single;
+}
+
+/** `--only=<operation>` or `--only=all` from the command line; undefined without it; throws naming the choices for anything else. */
+function onlyFromArgs(args: readonly string[]): IsolationBenchOptions['only'] {
+  const arg = args.find((candidate) => candidate.startsWith('--only='));
+  if (arg === undefined) return undefined;
+  const value = arg.slice('--only='.length);
+  if (value === 'all' || (OPERATIONS as readonly string[]).includes(value)) return value as OperationName | 'all';
+  throw new Error(`--only takes one of: ${[...OPERATIONS, 'all'].map((name) => JSON.stringify(name)).join(', ')}`);
 }
 
 /** One service start: the idle phase, then each planned phase. */
 async function runPhases(
   service: IsolationService, tenant: NoisyTenant, workers: number, timing: { idleMs: number; minMs: number }, log: (line: string) => void,
+  only: IsolationBenchOptions['only'],
 ): Promise<IsolationRun> {
   await measurePhase(service, { idleMs: SETTLE_MS });
   const idle = await measurePhase(service, { idleMs: timing.idleMs });
@@ -277,7 +293,7 @@ async function runPhases(
     log(phaseLine(phase));
   };
   record('B idle', idle);
-  for (const plan of phasePlans(workers)) {
+  for (const plan of phasePlans(workers, only)) {
     record(plan.name, await measurePhase(service, () => noisyActivity(tenant, plan.operations, timing.minMs)));
   }
   return { workers, idleP99Ms, phases };
@@ -358,18 +374,21 @@ export async function runIsolationBench(options: IsolationBenchOptions = {}): Pr
     try {
       log(`\nIsolation benchmark: setting up tenant A on ${db.databaseUrl === undefined ? 'PGlite' : 'PostgreSQL'}`);
       tenant = await setUpNoisyTenant(first.noisy, sizes, noisyValidation(first.service), log);
-      runs.push(await runPhases(first, tenant, 1, timing, log));
+      runs.push(await runPhases(first, tenant, 1, timing, log, options.only));
     } finally {
       await first.stop();
     }
     if (tenant === undefined) throw new Error('tenant A was not set up');
-    if (db.databaseUrl === undefined) {
+    if (options.only !== undefined && options.only !== 'all') {
+      workers2Skipped = `--only=${options.only} (the WORKERS=2 run is all of them at once)`;
+      log(`WORKERS=2: skipped: ${workers2Skipped}`);
+    } else if (db.databaseUrl === undefined) {
       workers2Skipped = 'WORKERS=2 needs PostgreSQL (DATABASE_URL not set)';
       log(`WORKERS=2: skipped: ${workers2Skipped}`);
     } else {
       const second = await startIsolationService({ keys, databaseUrl: db.databaseUrl, redisUrl, workers: 2, publishQuiet: false });
       try {
-        runs.push(await runPhases(second, { ...tenant, target: second.noisy }, 2, timing, log));
+        runs.push(await runPhases(second, { ...tenant, target: second.noisy }, 2, timing, log, options.only));
       } finally {
         await second.stop();
       }
@@ -393,7 +412,7 @@ export async function runIsolationBench(options: IsolationBenchOptions = {}): Pr
 const invokedDirectly = process.argv[1] !== undefined
   && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href;
 if (invokedDirectly) {
-  const result = await runIsolationBench({ quick: process.argv.includes('--quick') });
+  const result = await runIsolationBench({ quick: process.argv.includes('--quick'), only: onlyFromArgs(process.argv.slice(2)) });
   // Idle keep-alive sockets of the HTTP client would hold the process a few more seconds.
   process.exit(result.met ? 0 : 1);
 }

@@ -218,6 +218,27 @@ export function matcherKey(pattern: string): string {
   return `/${pattern}/u`;
 }
 
+/**
+ * The matcher of a pattern from its runner, as `compilePattern` made it:
+ * for a thread that received the runner rather than compiled the pattern
+ * (the parser, the linear-time proof and the DFA construction are not run
+ * again).
+ *
+ * @example
+ * const compiled = compilePattern('(a|a)*b');
+ * if (compiled.ok) runnerMatcher('(a|a)*b', compiled.runner).test('aab'); // true
+ */
+export function runnerMatcher(pattern: string, runner: PatternRunner): PatternMatcher {
+  switch (runner.kind) {
+    case 'regexp':
+      return new RegExp(runner.source, runner.flags);
+    case 'dfa':
+      return dfaMatcher(runner.tables, matcherKey(pattern));
+    case 're2js':
+      return re2Matcher(pattern, RE2JS.compile(runner.source));
+  }
+}
+
 function re2Matcher(pattern: string, re2: RE2JS): PatternMatcher {
   return Object.freeze({
     test: (s: string): boolean => re2.test(String(s)),

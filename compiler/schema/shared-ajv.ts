@@ -102,7 +102,7 @@ export function compileOnSharedAjv(schema: object | boolean): ValidateFunction {
 
 /**
  * An Ajv configured exactly like the shared one, with `code.source` and
- * `code.esm` on, for the standalone module. A fresh instance per call: it
+ * `code.esm` on (or off: `output`), for the standalone module. A fresh instance per call: it
  * keeps what it compiles, which the standalone code generator needs.
  * `regExp` replaces the pattern engine (it must apply the same regex
  * policy); its `code` is what the standalone output imports.
@@ -111,9 +111,9 @@ export function compileOnSharedAjv(schema: object | boolean): ValidateFunction {
  * const ajv = createStandaloneAjv();
  * const source = standaloneCode(ajv, ajv.compile(schema));
  */
-export function createStandaloneAjv(regExp?: RegExpEngine): Ajv2020 {
+export function createStandaloneAjv(regExp?: RegExpEngine, output: { esm: boolean } = { esm: true }): Ajv2020 {
   const options = ajvOptions();
-  return createAjv({ ...options, code: { ...options.code, ...(regExp === undefined ? {} : { regExp }), source: true, esm: true } });
+  return createAjv({ ...options, code: { ...options.code, ...(regExp === undefined ? {} : { regExp }), source: true, esm: output.esm } });
 }
 
 /** The parts of Ajv's ValueScope that grow with every compile. */

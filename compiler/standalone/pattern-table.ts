@@ -44,6 +44,11 @@ export class PatternTable {
     return this.#runners.size;
   }
 
+  /** Each pattern with its runner, as plain data (what another thread rebuilds matchers from). */
+  entries(): Array<[pattern: string, runner: PatternRunner]> {
+    return [...this.#runners];
+  }
+
   /**
    * The virtual module: `matcher(pattern)` for `matches()` refs and
    * `patternEngine(pattern, flags)` in Ajv's `code.regExp` shape.

@@ -29,20 +29,45 @@ export const PATTERNS_MODULE = 'rules-standalone:patterns';
  * const text = schemaModuleSource({ type: 'string', pattern: '^a' }, table);
  */
 export function schemaModuleSource(schema: unknown, patterns: PatternTable): string {
-  let recording = false;
-  const engine = Object.assign(
-    (pattern: string, flags: string): PatternMatcher => {
-      if (recording) patterns.add(pattern);
-      return patternEngine(pattern, flags);
-    },
-    { code: `require(${literal(PATTERNS_MODULE)}).patternEngine` },
-  );
-  const ajv = createStandaloneAjv(engine);
-  // Ajv compiles its meta-schema (which has patterns of its own) on first
-  // use; doing that first keeps its patterns out of the module.
-  // The meta-schema is synchronous: the answer is a boolean, and not needed.
-  void ajv.validateSchema({});
-  recording = true;
-  const validate = ajv.compile(withRootId(schema as object | boolean));
-  return standaloneCode(ajv, validate);
+  return new SchemaCodeWriter(patterns).source(schema);
+}
+
+/**
+ * Writes the code of many schemas on one Ajv (creating an Ajv and compiling
+ * its meta-schema costs far more than compiling a rule's schema), recording
+ * their patterns in one table. ES modules by default; `esm: false` gives
+ * CommonJS (`module.exports`, `require`), which another thread evaluates
+ * with `new Function` (compiler/portable/).
+ */
+export class SchemaCodeWriter {
+  readonly #ajv: ReturnType<typeof createStandaloneAjv>;
+  #recording = false;
+
+  constructor(patterns: PatternTable, options: { esm?: boolean } = {}) {
+    const engine = Object.assign(
+      (pattern: string, flags: string): PatternMatcher => {
+        if (this.#recording) patterns.add(pattern);
+        return patternEngine(pattern, flags);
+      },
+      { code: `require(${literal(PATTERNS_MODULE)}).patternEngine` },
+    );
+    this.#ajv = createStandaloneAjv(engine, { esm: options.esm ?? true });
+    // Ajv compiles its meta-schema (which has patterns of its own) on first
+    // use; doing that first keeps its patterns out of the table.
+    // The meta-schema is synchronous: the answer is a boolean, and not needed.
+    void this.#ajv.validateSchema({});
+  }
+
+  /** The module text of one schema's validator. */
+  source(schema: unknown): string {
+    const compiled = withRootId(schema as object | boolean);
+    this.#recording = true;
+    try {
+      return standaloneCode(this.#ajv, this.#ajv.compile(compiled));
+    } finally {
+      this.#recording = false;
+      // Every rule schema has the same root id: the next could not be added beside this one.
+      if (typeof compiled === 'object') this.#ajv.removeSchema(compiled);
+    }
+  }
 }

@@ -92,6 +92,13 @@ export function decodeUtf8Body(body: Buffer): string {
 
 type ParserDone = (error: Error | null, body?: unknown) => void;
 
+/** The 415 of a body sent under another media type (`accepts` matches the raw header) or compressed; undefined when it may be read. */
+function transportRefusal(request: FastifyRequest, accepts: (header: string | undefined) => boolean, wrongType: () => ProblemSpec): ProblemError | undefined {
+  if (!accepts(request.headers['content-type'])) return new ProblemError(wrongType());
+  if (!isIdentityEncoding(request.headers['content-encoding'])) return new ProblemError(PROBLEMS.encodedBody());
+  return undefined;
+}
+
 /**
  * The parser of one strictly matched JSON media type: `accepts` matches the
  * raw header again, `wrongType` is the 415 for everything else. Body limit
@@ -100,12 +107,9 @@ type ParserDone = (error: Error | null, body?: unknown) => void;
  */
 function strictJsonParser(accepts: (header: string | undefined) => boolean, wrongType: () => ProblemSpec) {
   return (request: FastifyRequest, body: string | Buffer, done: ParserDone): void => {
-    if (!accepts(request.headers['content-type'])) {
-      done(new ProblemError(wrongType()));
-      return;
-    }
-    if (!isIdentityEncoding(request.headers['content-encoding'])) {
-      done(new ProblemError(PROBLEMS.encodedBody()));
+    const refusal = transportRefusal(request, accepts, wrongType);
+    if (refusal !== undefined) {
+      done(refusal);
       return;
     }
     try {
@@ -114,6 +118,41 @@ function strictJsonParser(accepts: (header: string | undefined) => boolean, wron
       done(error as Error);
     }
   };
+}
+
+/**
+ * A JSON body kept as the bytes sent, for a route that reads it on a
+ * management thread (an import's rules file: src/pool/tasks/import-body.ts
+ * parses it there with parseJsonBody and the same checks). Its only field is
+ * private, so hooks that walk a parsed body (storable-text.ts) find nothing
+ * to walk.
+ */
+export class RawJsonBody {
+  readonly #bytes: Buffer;
+
+  constructor(bytes: Buffer) {
+    this.#bytes = bytes;
+  }
+
+  /** The body as sent (at most the body limit). */
+  get bytes(): Buffer {
+    return this.#bytes;
+  }
+}
+
+/**
+ * Makes `scope` (an encapsulated plugin) keep JSON bodies as their bytes
+ * (RawJsonBody) instead of parsing them: the same strict media type,
+ * encoding and body limit as every JSON body; UTF-8, JSON and poisoning
+ * keys are then checked where the body is read.
+ */
+export function registerRawJsonBodyParser(scope: FastifyInstance): void {
+  scope.removeAllContentTypeParsers();
+  scope.addContentTypeParser('application/json', { parseAs: 'buffer' }, (request: FastifyRequest, body: string | Buffer, done: ParserDone) => {
+    const refusal = transportRefusal(request, isJsonContentType, PROBLEMS.notJson);
+    if (refusal !== undefined) done(refusal);
+    else done(null, new RawJsonBody(typeof body === 'string' ? Buffer.from(body) : body));
+  });
 }
 
 /** Replaces Fastify's parsers (JSON and text/plain) with the strict JSON parser. */

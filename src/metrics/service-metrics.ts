@@ -363,11 +363,11 @@ export class ServiceMetrics {
     });
     const refused = new Counter({
       name: 'rules_pool_operations_refused_total',
-      help: 'Heavy management operations refused before they ran, by reason: tenant_bound (429, the tenant had OPERATIONS_PER_TENANT in flight), threads_busy (503, no thread was free within the time budget).',
+      help: 'Heavy management operations refused before they ran, by reason: tenant_bound (429, the tenant had OPERATIONS_PER_TENANT in flight), tenant_queue (429, it waited its time budget for a thread behind the tenant\'s own operations), threads_busy (503, behind other tenants\' operations only).',
       labelNames: ['reason'],
       registers,
     });
-    for (const reason of ['tenant_bound', 'threads_busy']) refused.inc({ reason }, 0);
+    for (const reason of ['tenant_bound', 'tenant_queue', 'threads_busy']) refused.inc({ reason }, 0);
     return {
       taskEnded: (kind, outcome, seconds) => {
         tasks.inc({ kind, outcome });

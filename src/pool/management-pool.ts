@@ -16,7 +16,9 @@
  *   at the deadline is stopped by terminating its thread (piscina's
  *   AbortSignal), so a quadratic rule cannot run past it; the refusal says
  *   how far the task got (task-progress.ts). A task still waiting for a
- *   thread at the deadline is answered 503. Operations of the pool change
+ *   thread at the deadline is answered 429 when the tenant's own other
+ *   operations held it (the tenant sent more than the threads run within a
+ *   budget), 503 only when other tenants' did. Operations of the pool change
  *   nothing, so a stopped one leaves nothing behind.
  * - Memory: each thread's heap is bounded (resourceLimits); a task that
  *   runs out of it is refused with 409 naming the bound.
@@ -32,6 +34,7 @@ import type { MessagePort } from 'node:worker_threads';
 import { Piscina } from 'piscina';
 import { PROBLEMS, ProblemError } from '../errors.ts';
 import { TUNING } from '../tuning.ts';
+import type { AnswerForm, AnswerJson } from './answer-json.ts';
 import { describeProgress, newTaskProgress, type TaskProgress } from './task-progress.ts';
 import { TenantFairQueue } from './tenant-fair-queue.ts';
 import type { TaskAnswer, TaskEnvelope, TaskKind, TaskKinds } from './worker-tasks.ts';
@@ -48,6 +51,9 @@ export interface PoolOperation {
   readonly before?: string;
 }
 
+/** Why an operation was refused before it ran, for the metrics. */
+export type PoolRefusal = 'tenant_bound' | 'tenant_queue' | 'threads_busy';
+
 /** How a task on a thread ended, for the metrics. */
 export type TaskOutcome = 'done' | 'refused' | 'over_time' | 'over_memory' | 'failed';
 
@@ -55,8 +61,11 @@ export type TaskOutcome = 'done' | 'refused' | 'over_time' | 'over_memory' | 'fa
 export interface ManagementPoolObserver {
   /** A task left its thread after `seconds` there. */
   taskEnded(kind: TaskKind, outcome: TaskOutcome, seconds: number): void;
-  /** An operation was refused: `tenant_bound` (429) or `threads_busy` (503). */
-  operationRefused(reason: 'tenant_bound' | 'threads_busy'): void;
+  /**
+   * An operation was refused: `tenant_bound` (429, at admission), `tenant_queue` (429, it waited its
+   * budget behind the tenant's own operations) or `threads_busy` (503, behind other tenants' only).
+   */
+  operationRefused(reason: PoolRefusal): void;
 }
 
 export interface ManagementPoolOptions {
@@ -73,8 +82,15 @@ export interface ManagementPoolOptions {
   observer?: ManagementPoolObserver;
 }
 
-/** Runs one task of the operation on a thread, within what is left of its budget; `transfer` moves ports (or buffers) into it. */
-export type TaskRunner = <K extends TaskKind>(kind: K, input: TaskKinds[K]['input'], transfer?: MessagePort[]) => Promise<TaskKinds[K]['output']>;
+/**
+ * Runs one task of the operation on a thread, within what is left of its budget; `transfer` moves
+ * ports (or buffers) into it. Given an `answer` form, the thread writes the route's answer from the
+ * output as JSON and sends those bytes instead (answer-json.ts).
+ */
+export interface TaskRunner {
+  <K extends TaskKind>(kind: K, input: TaskKinds[K]['input'], transfer?: MessagePort[]): Promise<TaskKinds[K]['output']>;
+  <K extends TaskKind>(kind: K, input: TaskKinds[K]['input'], transfer: MessagePort[] | undefined, answer: AnswerForm): Promise<AnswerJson>;
+}
 
 // Run from the sources (tsx, the tests), the worker is the .ts file beside
 // this one and its thread loads tsx; from the bundle, this code is in
@@ -85,8 +101,29 @@ const WORKER_EXEC_ARGV = FROM_SOURCES
   ? ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href]
   : ['--enable-source-maps'];
 
+/** A task as the operation hands it over: what to run, and whether to answer it as JSON. */
+type PoolTask = Omit<TaskEnvelope, 'progress'>;
+type TaskOutput = TaskKinds[TaskKind]['output'] | AnswerJson;
+
 interface Waiting {
   start(): void;
+}
+
+/**
+ * Threads running the management worker's tasks: started when work comes,
+ * ended after `idleTimeoutMs` idle, one task at a time each, heap bounded.
+ * The management pool and the compile lane (compile-lane.ts) each have theirs.
+ */
+export function startThreads(threads: number, workerMemoryMb: number, idleTimeoutMs = TUNING.poolIdleTimeoutMs.value): Piscina {
+  return new Piscina({
+    filename: WORKER_FILE.href,
+    minThreads: 0,
+    maxThreads: threads,
+    idleTimeout: idleTimeoutMs,
+    concurrentTasksPerWorker: 1,
+    resourceLimits: { maxOldGenerationSizeMb: workerMemoryMb },
+    execArgv: WORKER_EXEC_ARGV,
+  });
 }
 
 export class ManagementPool {
@@ -106,15 +143,7 @@ export class ManagementPool {
     this.#budgetMs = options.timeBudgetMs;
     this.#memoryMb = options.workerMemoryMb;
     this.#observer = options.observer;
-    this.#piscina = new Piscina({
-      filename: WORKER_FILE.href,
-      minThreads: 0,
-      maxThreads: this.#threads,
-      idleTimeout: options.idleTimeoutMs ?? TUNING.poolIdleTimeoutMs.value,
-      concurrentTasksPerWorker: 1,
-      resourceLimits: { maxOldGenerationSizeMb: options.workerMemoryMb },
-      execArgv: WORKER_EXEC_ARGV,
-    });
+    this.#piscina = startThreads(this.#threads, options.workerMemoryMb, options.idleTimeoutMs);
   }
 
   /** Threads the pool may run at once. */
@@ -154,7 +183,9 @@ export class ManagementPool {
     this.#inFlight.set(tenantId, inFlight + 1);
     const deadline = performance.now() + this.#budgetMs;
     try {
-      return await body((kind, input, transfer) => this.#queue(tenantId, operation, deadline, kind, input, transfer));
+      const run = (kind: TaskKind, input: TaskKinds[TaskKind]['input'], transfer?: MessagePort[], answer?: AnswerForm) =>
+        this.#queue(tenantId, operation, deadline, { kind, input, answer }, transfer);
+      return await body(run as TaskRunner);
     } finally {
       const left = this.#inFlight.get(tenantId)! - 1;
       if (left > 0) this.#inFlight.set(tenantId, left);
@@ -167,14 +198,14 @@ export class ManagementPool {
     await this.#piscina.destroy();
   }
 
-  #queue<K extends TaskKind>(
-    tenantId: string, operation: PoolOperation, deadline: number, kind: K, input: TaskKinds[K]['input'], transfer: MessagePort[] | undefined,
-  ): Promise<TaskKinds[K]['output']> {
+  #queue(
+    tenantId: string, operation: PoolOperation, deadline: number, task: PoolTask, transfer: MessagePort[] | undefined,
+  ): Promise<TaskOutput> {
     return new Promise((resolve, reject) => {
       const waiting: Waiting = {
         start: () => {
           clearTimeout(gaveUp);
-          this.#runOnThread(operation, deadline, kind, input, transfer).then(resolve, reject).finally(() => {
+          this.#runOnThread(operation, deadline, task, transfer).then(resolve, reject).finally(() => {
             this.#running--;
             this.#dispatch();
           });
@@ -182,12 +213,28 @@ export class ManagementPool {
       };
       const gaveUp = setTimeout(() => {
         if (!this.#waiting.remove(tenantId, waiting)) return;
-        this.#observer?.operationRefused('threads_busy');
-        reject(new ProblemError(PROBLEMS.managementThreadsBusy(operation.name)));
+        reject(this.#waitedTooLong(tenantId, operation));
       }, Math.max(0, deadline - performance.now()));
       this.#waiting.push(tenantId, waiting);
       this.#dispatch();
     });
+  }
+
+  /**
+   * The refusal of a task that waited its whole budget for a thread. When the tenant has other
+   * operations in flight, they are what it waited behind (tenants are served in turn, so another
+   * tenant's backlog holds it for at most one task per thread): the tenant sent more than the
+   * threads could run within a budget, a 429 telling it to send fewer at once. Only a task that
+   * waited behind other tenants' work alone is the service's 503.
+   */
+  #waitedTooLong(tenantId: string, operation: PoolOperation): ProblemError {
+    const others = (this.#inFlight.get(tenantId) ?? 1) - 1;
+    if (others > 0) {
+      this.#observer?.operationRefused('tenant_queue');
+      return new ProblemError(PROBLEMS.operationQueuedTooLong(operation.name, this.#budgetMs, others));
+    }
+    this.#observer?.operationRefused('threads_busy');
+    return new ProblemError(PROBLEMS.managementThreadsBusy(operation.name));
   }
 
   /** Starts waiting tasks, in turn, while threads are free. */
@@ -200,17 +247,16 @@ export class ManagementPool {
     }
   }
 
-  async #runOnThread<K extends TaskKind>(
-    operation: PoolOperation, deadline: number, kind: K, input: TaskKinds[K]['input'], transfer: MessagePort[] | undefined,
-  ): Promise<TaskKinds[K]['output']> {
+  async #runOnThread(operation: PoolOperation, deadline: number, task: PoolTask, transfer: MessagePort[] | undefined): Promise<TaskOutput> {
+    const { kind } = task;
     const progress = newTaskProgress();
     const budget = new AbortController();
     const timer = setTimeout(() => budget.abort(), Math.max(0, deadline - performance.now()));
     const started = performance.now();
     let outcome: TaskOutcome = 'failed';
     try {
-      const envelope: TaskEnvelope<K> = { kind, input, progress };
-      const answer = await (this.#piscina.run(envelope, { signal: budget.signal, transferList: transfer }) as Promise<TaskAnswer<K>>);
+      const envelope: TaskEnvelope = { ...task, progress };
+      const answer = await (this.#piscina.run(envelope, { signal: budget.signal, transferList: transfer }) as Promise<TaskAnswer>);
       outcome = answer.ok ? 'done' : 'refused';
       if (!answer.ok) throw new ProblemError(answer.problem);
       return answer.output;

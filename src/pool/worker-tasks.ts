@@ -1,18 +1,23 @@
 /**
  * The tasks a management thread runs, by kind (a stored-test run, a rule
- * test, an impact replay, a rule check, an import's checks, a diff): what each takes and gives
+ * test, an impact replay, a rule check, an import's checks, a diff, a
+ * live validator's compile): what each takes and gives
  * (plain data both ways: the main thread reads the database and sends what
  * the task needs; the task sends back what the answer needs), and the one
  * function the worker entry exports. A refusal the task meets (a ruleset
  * that does not compile, an evaluation past its deadline) comes back as the
  * problem the route answers, since error classes do not cross threads.
  */
+import { move, transferableSymbol, valueSymbol } from 'piscina';
 import { ProblemError, type ProblemSpec } from '../errors.ts';
 import { domainProblem } from '../http/problem-mapping.ts';
 import type { RuleProblem } from '../rules/check-rule-content.ts';
 import type { ImpactReport } from '../rules/impact-report.ts';
 import type { RulesetDiff } from '../rules/ruleset-diff.ts';
+import type { ValidatorBuild } from '../validators/compile-validator.ts';
+import { answerJson, type AnswerForm, type AnswerJson } from './answer-json.ts';
 import type { TaskProgress } from './task-progress.ts';
+import { runCompileTask, type CompileInput } from './tasks/compile-task.ts';
 import { runDiffTask, type DiffInput } from './tasks/diff-task.ts';
 import { runImpactTask, type ImpactInput } from './tasks/impact-task.ts';
 import { runImportCheckTask, type ImportCheckInput, type ImportCheckOutput } from './tasks/import-check-task.ts';
@@ -28,6 +33,8 @@ export interface TaskKinds {
   ruleCheck: { input: RuleCheckInput; output: RuleProblem[] };
   importCheck: { input: ImportCheckInput; output: ImportCheckOutput };
   diff: { input: DiffInput; output: RulesetDiff };
+  /** A live validator's compile, on the compile lane (compile-lane.ts). */
+  compile: { input: CompileInput; output: ValidatorBuild };
 }
 
 export type TaskKind = keyof TaskKinds;
@@ -37,10 +44,14 @@ export interface TaskEnvelope<K extends TaskKind = TaskKind> {
   kind: K;
   input: TaskKinds[K]['input'];
   progress: TaskProgress;
+  /** When set, the output comes back as the route's answer, written as JSON here (answer-json.ts). */
+  answer?: AnswerForm;
 }
 
-/** What comes back: the output, or the problem to answer. */
-export type TaskAnswer<K extends TaskKind = TaskKind> = { ok: true; output: TaskKinds[K]['output'] } | { ok: false; problem: ProblemSpec };
+/** What comes back: the output (or the answer written from it), or the problem to answer. */
+export type TaskAnswer<K extends TaskKind = TaskKind> =
+  | { ok: true; output: TaskKinds[K]['output'] | AnswerJson }
+  | { ok: false; problem: ProblemSpec };
 
 const RUNNERS: { [K in TaskKind]: (input: TaskKinds[K]['input'], progress: TaskProgress) => Promise<TaskKinds[K]['output']> } = {
   storedTests: runStoredTestsTask,
@@ -49,6 +60,7 @@ const RUNNERS: { [K in TaskKind]: (input: TaskKinds[K]['input'], progress: TaskP
   ruleCheck: runRuleCheckTask,
   importCheck: runImportCheckTask,
   diff: runDiffTask,
+  compile: runCompileTask,
 };
 
 /**
@@ -60,7 +72,13 @@ const RUNNERS: { [K in TaskKind]: (input: TaskKinds[K]['input'], progress: TaskP
 export async function runTask<K extends TaskKind>(envelope: TaskEnvelope<K>): Promise<TaskAnswer<K>> {
   const run = RUNNERS[envelope.kind] as (input: TaskKinds[K]['input'], progress: TaskProgress) => Promise<TaskKinds[K]['output']>;
   try {
-    return { ok: true, output: await run(envelope.input, envelope.progress) };
+    const output = await run(envelope.input, envelope.progress);
+    if (envelope.answer === undefined) return { ok: true, output };
+    const answer = answerJson(envelope.answer, output);
+    // Moved, not copied: piscina posts the value with its buffer transferred, and the main thread
+    // receives the value itself (a TaskAnswer), so the wrapper is typed as what arrives.
+    const moved = { [transferableSymbol]: [answer.json.buffer], [valueSymbol]: { ok: true, output: answer } };
+    return move(moved) as unknown as TaskAnswer<K>;
   } catch (error) {
     const problem = error instanceof ProblemError ? error : domainProblem(error);
     if (problem === undefined) throw error;

@@ -6,15 +6,16 @@
  * tests as a context publish is). Admin keys only; another tenant's context
  * is unknown, and an import writes into the caller's own tenant.
  */
-import type { FastifyPluginAsync } from 'fastify';
+import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { AppDeps } from '../app-deps.ts';
 import { PROBLEMS, ProblemError } from '../errors.ts';
+import { RawJsonBody, registerRawJsonBodyParser } from '../http/json-body-parser.ts';
+import { validatorSkippingBody } from '../http/raw-body-validation.ts';
 import { operation } from '../openapi/operation.ts';
 import { goLiveTestsOnPool } from '../pool/go-live-tests.ts';
 import { OPERATIONS } from '../pool/operations.ts';
-import { toRulesFile, type IncomingRulesFile } from '../rules/rules-file.ts';
+import { toRulesFile } from '../rules/rules-file.ts';
 import { storedTestsGate } from '../rules/stored-tests.ts';
-import { LimitExceededError } from '../storage/types.ts';
 import { compileAhead } from '../validators/early-compile.ts';
 import { changeInfoOf } from './change-info.ts';
 import { exportQuerySchema, importBodySchema, importQuerySchema } from './schemas/context-file-schemas.ts';
@@ -44,9 +45,8 @@ const adminOnly = { role: 'admin' } as const;
  * @example
  * await app.register(contextFilesRoutes, { prefix: '/api/v1', deps });
  */
-// eslint-disable-next-line @typescript-eslint/require-await -- a Fastify plugin without a done parameter must return a promise
 export const contextFilesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
-  const { storage, validators, config, payloadSchemas, pool } = deps;
+  const { storage } = deps;
 
   app.get<{ Params: ContextParams; Querystring: { from?: 'live' | 'draft' } }>('/contexts/:context/export', {
     config: adminOnly,
@@ -79,8 +79,22 @@ export const contextFilesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
     return toRulesFile(context, live.rulesetVersion, (draft ?? live).rules, schema?.schema ?? null, tests);
   });
 
-  app.post<{ Params: ContextParams; Querystring: ImportQuery; Body: IncomingRulesFile }>('/contexts/:context/import', {
+  // A rules file is up to a megabyte of JSON: its body is kept as sent and read on a management
+  // thread (parsed, screened and checked against importBodySchema there), never on the event loop.
+  // eslint-disable-next-line @typescript-eslint/require-await -- a Fastify plugin without a done parameter must return a promise
+  await app.register(async (rawBody) => {
+    registerRawJsonBodyParser(rawBody);
+    registerImportRoute(rawBody, deps);
+  });
+};
+
+/** POST /contexts/{context}/import, in a scope whose JSON bodies are kept as their bytes. */
+function registerImportRoute(app: FastifyInstance, deps: AppDeps): void {
+  const { storage, validators, config, payloadSchemas, pool } = deps;
+  app.post<{ Params: ContextParams; Querystring: ImportQuery; Body: RawJsonBody }>('/contexts/:context/import', {
     config: adminOnly,
+    // The body's schema is checked on the thread; it stays here for the OpenAPI document.
+    validatorCompiler: validatorSkippingBody(),
     schema: {
       ...operation({
         id: 'importContext',
@@ -98,8 +112,9 @@ export const contextFilesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
           404: 'The name is one no context can have (CONTEXT_NOT_FOUND).',
           409: 'The context would have more rules than it may, or checking the file stopped at its time or memory budget (LIMIT_EXCEEDED), '
             + 'a code was taken meanwhile (CONFLICT), or a stored test fails against what a publish would make live (TESTS_FAILED).',
-          429: 'The tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After).',
-          503: 'No management thread was free within the import\'s time budget (SERVICE_UNAVAILABLE, with Retry-After).',
+          429: 'The tenant already has its most heavy management operations waiting or running, or this one waited its whole time budget for a '
+            + 'thread behind them (RATE_LIMITED, with Retry-After).',
+          503: 'No management thread was free within the import\'s time budget, other tenants\' work holding them (SERVICE_UNAVAILABLE, with Retry-After).',
         },
       }),
       params: contextParamsSchema,
@@ -110,15 +125,15 @@ export const contextFilesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
   }, async (request) => {
     const tenantId = tenantOf(request);
     const context = contextOf(request.params);
-    const file = request.body;
-    if (file.rules.length > config.maxRulesPerContext) {
-      throw new LimitExceededError(`the file has ${file.rules.length} rules, a context may have at most ${config.maxRulesPerContext}`);
-    }
     return pool.operation(tenantId, OPERATIONS.importCheck, async (run) => {
-      // The file's checks and its rules' warnings, on a management thread, before anything is written.
-      const stored = file.payloadSchema === undefined ? await storage.payloadSchemas.get(tenantId, context) : null;
+      // The file read and checked and its rules' warnings worked out, on a management thread, before anything is written.
+      // The stored payload schema is read first, as whether the file replaces it is known only once it is read.
+      const stored = await storage.payloadSchemas.get(tenantId, context);
       const checked = await run('importCheck', {
-        file, limits: { maxExpressionLength: config.maxExpressionLength, maxPayloadDepth: config.maxPayloadDepth }, storedPayloadSchema: stored?.schema ?? null,
+        body: request.body.bytes,
+        limits: { maxExpressionLength: config.maxExpressionLength, maxPayloadDepth: config.maxPayloadDepth },
+        maxRulesPerContext: config.maxRulesPerContext,
+        storedPayloadSchema: stored?.schema ?? null,
       });
       if (!checked.ok) throw new ProblemError(PROBLEMS.invalidBody(checked.errors));
       const { plan, warnings } = checked;
@@ -144,4 +159,4 @@ export const contextFilesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
       return { ...result, warnings };
     });
   });
-};
+}

@@ -8,6 +8,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppDeps } from '../app-deps.ts';
 import { PROBLEMS, ProblemError } from '../errors.ts';
+import { sendAnswerJson } from '../http/json-answer.ts';
 import { OPERATIONS } from '../pool/operations.ts';
 import type { RulesetRef } from '../storage/types.ts';
 import { operation } from '../openapi/operation.ts';
@@ -104,24 +105,27 @@ export const contextHistoryRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async
           400: '`from` or `to` is not a version number, `live` (or, for `to`, `draft`) (INVALID_BODY).',
           404: 'The context is unknown (CONTEXT_NOT_FOUND) or has no such version (NOT_FOUND).',
           409: 'The comparison stopped at its time or memory budget (LIMIT_EXCEEDED).',
-          429: 'The tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After).',
-          503: 'No management thread was free within the diff\'s time budget (SERVICE_UNAVAILABLE, with Retry-After).',
+          429: 'The tenant already has its most heavy management operations waiting or running, or this one waited its whole time budget for a '
+            + 'thread behind them (RATE_LIMITED, with Retry-After).',
+          503: 'No management thread was free within the diff\'s time budget, other tenants\' work holding them (SERVICE_UNAVAILABLE, with Retry-After).',
         },
       }),
       params: contextParamsSchema,
       querystring: diffQuerySchema,
       response: { 200: sharedRef('RulesetDiff') },
     },
-  }, async (request) => {
+  }, async (request, reply) => {
     const tenantId = tenantOf(request);
     const context = contextOf(request.params);
     const from = rulesetRef('from', request.query.from ?? 'live', false);
     const to = rulesetRef('to', request.query.to ?? 'draft', true);
     // Admitted before the read: two rulesets of thousands of rules each, compared on a management thread.
-    return deps.pool.operation(tenantId, OPERATIONS.diff, async (run) => {
+    const answer = await deps.pool.operation(tenantId, OPERATIONS.diff, async (run) => {
       const [before, after] = await storage.history.rulesets(tenantId, context, [from, to]);
-      return { from, to, ...(await run('diff', { before: before.rules, after: after.rules })) };
+      // Answered as the thread wrote it: two rulesets' worth of changed fields, never walked here.
+      return run('diff', { before: before.rules, after: after.rules }, undefined, { schema: 'RulesetDiff', lead: { from, to } });
     });
+    return sendAnswerJson(reply, answer);
   });
 };
 

@@ -10,6 +10,7 @@
 import type { FastifyPluginAsync } from 'fastify';
 import type { AppDeps } from '../app-deps.ts';
 import { PROBLEMS, ProblemError } from '../errors.ts';
+import { sendAnswerJson } from '../http/json-answer.ts';
 import { operation } from '../openapi/operation.ts';
 import { OPERATIONS } from '../pool/operations.ts';
 import { optionalBody } from './change-info.ts';
@@ -100,8 +101,9 @@ export const contextTestsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
           200: 'Each test\'s outcome.',
           404: 'The context has no rules (draft) or no published ruleset (live) (CONTEXT_NOT_FOUND), or no such ruleset version (NOT_FOUND).',
           409: 'The context\'s draft ruleset is over a limit, or the run stopped at its time or memory budget, saying at which test (LIMIT_EXCEEDED).',
-          429: 'The tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After).',
-          503: 'No management thread was free within the run\'s time budget (SERVICE_UNAVAILABLE, with Retry-After).',
+          429: 'The tenant already has its most heavy management operations waiting or running, or this one waited its whole time budget for a '
+            + 'thread behind them (RATE_LIMITED, with Retry-After).',
+          503: 'No management thread was free within the run\'s time budget, other tenants\' work holding them (SERVICE_UNAVAILABLE, with Retry-After).',
         },
       }),
       params: contextParamsSchema,
@@ -110,12 +112,12 @@ export const contextTestsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
     },
     // The body is optional: none means the defaults.
     preValidation: optionalBody,
-  }, async (request) => {
+  }, async (request, reply) => {
     const tenantId = tenantOf(request);
     const context = contextOf(request.params);
     const target = request.body?.target ?? 'draft';
     // Admitted before anything is read: a tenant past its bound costs no query.
-    return pool.operation(tenantId, OPERATIONS.storedTestRun, async (run) => {
+    const answer = await pool.operation(tenantId, OPERATIONS.storedTestRun, async (run) => {
       const ruleset = typeof target === 'number'
         ? await rulesetOfVersion(storage, tenantId, context, target)
         : target === 'draft'
@@ -125,15 +127,16 @@ export const contextTestsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
         throw new ProblemError(target === 'draft' ? PROBLEMS.contextHasNoRules(context) : PROBLEMS.contextsNotPublished([{ context }]));
       }
       const tests = await storage.tests.list(tenantId, context);
-      const outcome = await run('storedTests', {
+      // Answered as the thread wrote it: up to OPERATION_ANSWER_MAX_BYTES of results the event loop never walks.
+      return run('storedTests', {
         ruleset,
         tests,
         explain: request.body?.explain === true,
         limits: { maxPayloadDepth: config.maxPayloadDepth, maxAnswerBytes: config.maxAnswerBytes },
         compilerLimits,
         maxResultBytes: config.operationAnswerMaxBytes,
-      });
-      return { target, ...outcome };
+      }, undefined, { schema: 'TestRunResult', lead: { target } });
     });
+    return sendAnswerJson(reply, answer);
   });
 };

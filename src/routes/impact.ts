@@ -13,11 +13,12 @@ import type { FastifyPluginAsync } from 'fastify';
 import { MessageChannel } from 'node:worker_threads';
 import type { AppDeps } from '../app-deps.ts';
 import { PROBLEMS, ProblemError } from '../errors.ts';
+import { sendAnswerJson } from '../http/json-answer.ts';
 import { operation } from '../openapi/operation.ts';
+import type { AnswerJson } from '../pool/answer-json.ts';
 import type { TaskRunner } from '../pool/management-pool.ts';
 import { OPERATIONS } from '../pool/operations.ts';
 import { serveSamplePages } from '../pool/sample-pages.ts';
-import type { ImpactReport } from '../rules/impact-report.ts';
 import { impactTargetRuleset, type ImpactTarget } from '../rules/impact-target.ts';
 import { TUNING } from '../tuning.ts';
 import { optionalBody } from './change-info.ts';
@@ -50,8 +51,11 @@ export const impactRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, {
   };
   const compilerLimits = { maxExpressionLength: config.maxExpressionLength };
 
-  /** The report, replayed on a management thread that asks this thread for the samples a page at a time. */
-  const report = async (run: TaskRunner, tenantId: string, context: string, body: ImpactBody | undefined): Promise<ImpactReport> => {
+  /**
+   * The report, replayed on a management thread that asks this thread for the samples a page at a
+   * time, and answered as that thread wrote it (its examples hold samples' payloads).
+   */
+  const report = async (run: TaskRunner, tenantId: string, context: string, body: ImpactBody | undefined): Promise<AnswerJson> => {
     const target = body?.target ?? 'draft';
     const { maxSamples } = await storage.tenants.getSampling(tenantId);
     // Samples past the context's maxSamples wait for the minute's sweep: the report never counts them.
@@ -71,7 +75,7 @@ export const impactRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, {
         limits,
         compilerLimits,
         pages: port2,
-      }, [port2]);
+      }, [port2], { schema: 'ImpactReport', lead: {} });
     } catch (error) {
       throw pages.failure ?? error;
     } finally {
@@ -95,8 +99,9 @@ export const impactRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, {
           400: 'The body is invalid (INVALID_BODY).',
           404: 'The context is unknown, has no rules (draft) (CONTEXT_NOT_FOUND), or has no such version (NOT_FOUND).',
           409: 'The target ruleset is over a limit, or the replay stopped at its time or memory budget, naming `limit` (LIMIT_EXCEEDED).',
-          429: 'The tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After).',
-          503: 'No management thread was free within the report\'s time budget (SERVICE_UNAVAILABLE, with Retry-After).',
+          429: 'The tenant already has its most heavy management operations waiting or running, or this one waited its whole time budget for a '
+            + 'thread behind them (RATE_LIMITED, with Retry-After).',
+          503: 'No management thread was free within the report\'s time budget, other tenants\' work holding them (SERVICE_UNAVAILABLE, with Retry-After).',
         },
       }),
       params: contextParamsSchema,
@@ -105,10 +110,10 @@ export const impactRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, {
     },
     // The body is optional: none means the defaults.
     preValidation: optionalBody,
-  }, async (request): Promise<ImpactReport> => {
+  }, async (request, reply) => {
     const tenantId = tenantOf(request);
     const context = contextOf(request.params);
-    return pool.operation(tenantId, OPERATIONS.impactReport, (run) => report(run, tenantId, context, request.body));
+    return sendAnswerJson(reply, await pool.operation(tenantId, OPERATIONS.impactReport, (run) => report(run, tenantId, context, request.body)));
   });
 
   app.get<{ Params: { context: string; sampleId: string } }>('/contexts/:context/samples/:sampleId', {

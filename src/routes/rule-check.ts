@@ -73,8 +73,9 @@ export const ruleCheckRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app
         answers: {
           200: 'What a save would say: `ok`, `errors` and `warnings`.',
           409: 'The check stopped at its time or memory budget (LIMIT_EXCEEDED).',
-          429: 'The tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After).',
-          503: 'No management thread was free within the check\'s time budget (SERVICE_UNAVAILABLE, with Retry-After).',
+          429: 'The tenant already has its most heavy management operations waiting or running, or this one waited its whole time budget for a '
+            + 'thread behind them (RATE_LIMITED, with Retry-After).',
+          503: 'No management thread was free within the check\'s time budget, other tenants\' work holding them (SERVICE_UNAVAILABLE, with Retry-After).',
         },
       }),
       body: ruleCheckBodySchema,

@@ -208,7 +208,7 @@ export class CacheSync {
       if (cached !== undefined && cached >= ruleset.rulesetVersion) return;
       // install keeps whichever version is newer, so a publish of this
       // process that lands meanwhile is never undone.
-      this.#validators.install(await this.#validators.compile(ruleset));
+      this.#validators.install(await this.#validators.compile(ruleset, 'validation'));
     })().finally(() => this.#reloads.delete(key));
     this.#reloads.set(key, reload);
     return reload;

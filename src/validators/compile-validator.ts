@@ -1,14 +1,21 @@
 /**
- * From a live ruleset to a CompiledValidator: the compiler's steps run in
- * slices of time (time-slices.ts), plus the bookkeeping fields the
- * management API reports and the cost profile requests are weighed by.
+ * From a live ruleset to a CompiledValidator, plus the bookkeeping fields
+ * the management API reports and the cost profile requests are weighed by.
+ *
+ * The service compiles on a thread of the compile lane (src/pool/compile-lane.ts):
+ * there `buildValidator` runs the compiler and sends back the generated
+ * code, its refs as plain data (compiler/portable/) and the figures; the
+ * main thread's `installValidator` evaluates that code once, and parses
+ * no rule. `compileValidator` does both in one place, for a thread that
+ * compiles for its own use (the management tasks) and for tools.
  */
-import { compileRulesetSteps } from '../../compiler/compile-ruleset.ts';
-import type { CompileError, CompilerLimits } from '../../compiler/types.ts';
+import { compileRulesetSteps, instantiateGenerated, type GeneratedCode } from '../../compiler/compile-ruleset.ts';
+import { portableRefs, rebuildRefs, type PortableRefs } from '../../compiler/portable/portable-refs.ts';
+import type { CompileError, CompilerLimits, ValidatorFn } from '../../compiler/types.ts';
 import type { CompiledValidator } from '../app-deps.ts';
 import type { LiveRuleset } from '../storage/types.ts';
 import { TUNING } from '../tuning.ts';
-import { costProfileOf, rememberCostProfile, rulesetCostProfileSteps } from './evaluation-cost.ts';
+import { costProfileOf, rememberCostProfile, rulesetCostProfileSteps, type CostProfile } from './evaluation-cost.ts';
 import { runInSlices } from './time-slices.ts';
 
 /** What a compile produced: a validator, or the reasons there is none. */
@@ -18,6 +25,15 @@ export interface CompileOutcome {
   /** Time spent compiling, without the waits between slices. */
   compileMs: number;
 }
+
+/**
+ * Who waits for a compile: `validation`, requests of a context not yet
+ * compiled (cache misses, the warm start, a recompile after a change
+ * notice); `change`, an admin's lifecycle operation (publish, rollback,
+ * archive, import, POST /recompile). The compile lane serves the first
+ * before the second (src/pool/compile-lane.ts).
+ */
+export type CompilePriority = 'validation' | 'change';
 
 /** Runs a compile's steps: in slices on the event loop (the default), or at once on a management thread. */
 export type StepRunner = <T>(steps: Generator<unknown, T, void>) => Promise<T>;
@@ -34,23 +50,97 @@ export async function compileValidator(
   if (compiled.errors.length > 0) return { errors: compiled.errors, compileMs: compiled.compileMs };
   // Worked out here, on publish, so that no request pays for it.
   const profile = await run(rulesetCostProfileSteps(ruleset.rules));
+  const figures = { ruleCount: compiled.ruleCount, footprint: compiled.footprint, compileMs: compiled.compileMs, costProfile: profile };
+  const validator = validatorOf(ruleset, compiled.validate, () => compiled.source, figures);
+  return { errors: [], validator, compileMs: compiled.compileMs };
+}
+
+/** What a compile on another thread sends back (plain data): the errors, or what installing its validator takes. */
+export interface ValidatorBuild {
+  errors: CompileError[];
+  /** Time spent compiling on the thread. */
+  compileMs: number;
+  /** Absent when the ruleset does not compile. */
+  generated?: {
+    code: GeneratedCode;
+    refs: PortableRefs;
+    figures: ValidatorFigures;
+  };
+}
+
+/** What a validator reports and is weighed by, worked out where it compiled. */
+interface ValidatorFigures {
+  ruleCount: number;
+  footprint: { textLength: number; patternWeight: number };
+  compileMs: number;
+  costProfile: CostProfile;
+}
+
+/**
+ * Compiles a ruleset for another thread to install (`installValidator`):
+ * the compile of `compileValidator`, at once (a compile thread runs nothing
+ * else meanwhile), ending in plain data.
+ */
+export async function buildValidator(ruleset: LiveRuleset, limits: Partial<CompilerLimits>): Promise<ValidatorBuild> {
+  const compiled = await runAtOnce(compileRulesetSteps(ruleset.rules, { limits }));
+  if (compiled.errors.length > 0) return { errors: compiled.errors, compileMs: compiled.compileMs };
+  const costProfile = await runAtOnce(rulesetCostProfileSteps(ruleset.rules));
+  const { layout, origins } = compiled.generated();
+  return {
+    errors: [],
+    compileMs: compiled.compileMs,
+    generated: {
+      code: layout,
+      refs: portableRefs(origins),
+      figures: { ruleCount: compiled.ruleCount, footprint: compiled.footprint, compileMs: compiled.compileMs, costProfile },
+    },
+  };
+}
+
+/**
+ * The validator of a build from another thread: its generated code
+ * evaluated once over its rebuilt refs (V8 compiles each part as it is
+ * called once), nothing parsed or planned.
+ *
+ * @example
+ * const { validator } = installValidator(ruleset, await lane.compile(ruleset, limits, 'validation'));
+ */
+export function installValidator(ruleset: LiveRuleset, build: ValidatorBuild): CompileOutcome {
+  if (build.generated === undefined) return { errors: build.errors, compileMs: build.compileMs };
+  const { code, refs, figures } = build.generated;
+  const { validate, source } = instantiateGenerated(code, rebuildRefs(refs));
+  const validator = validatorOf(ruleset, validate, source, figures);
+  return { errors: [], validator, compileMs: build.compileMs };
+}
+
+/** The cached validator of a compiled ruleset. */
+function validatorOf(ruleset: LiveRuleset, validate: ValidatorFn, readSource: () => string, figures: ValidatorFigures): CompiledValidator {
   const validator: CompiledValidator = Object.freeze({
     tenantId: ruleset.tenantId,
     context: ruleset.context,
     rulesetVersion: ruleset.rulesetVersion,
-    validate: compiled.validate,
+    validate,
     // A getter, as in the compiler: read when an admin asks, not kept as a copy.
     get source() {
-      return compiled.source;
+      return readSource();
     },
-    ruleCount: compiled.ruleCount,
-    estimatedBytes: estimatedBytes(compiled.footprint),
-    compileMs: compiled.compileMs,
+    ruleCount: figures.ruleCount,
+    estimatedBytes: estimatedBytes(figures.footprint),
+    compileMs: figures.compileMs,
     compiledAt: new Date().toISOString(),
     ruleset,
   });
-  rememberCostProfile(validator, profile);
-  return { errors: [], validator, compileMs: compiled.compileMs };
+  rememberCostProfile(validator, figures.costProfile);
+  return validator;
+}
+
+/** Runs steps to the end at once, as a StepRunner. */
+// eslint-disable-next-line @typescript-eslint/require-await -- a StepRunner returns a promise
+export async function runAtOnce<T>(steps: Generator<unknown, T, void>): Promise<T> {
+  for (;;) {
+    const step = steps.next();
+    if (step.done) return step.value;
+  }
 }
 
 /**

@@ -1,6 +1,6 @@
 /**
  * One compile at a time per tenant. Compiles of different tenants share
- * the event loop slice by slice (time-slices.ts); a tenant that starts
+ * the compile lane's threads (src/pool/compile-lane.ts); a tenant that starts
  * many at once (publishes, recompiles, rule tests of large contexts) has
  * them run one after another, so it cannot hold the memory of many
  * compiles in flight, nor take a larger share of the process from other

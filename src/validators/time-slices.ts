@@ -1,5 +1,9 @@
 /**
- * Runs a compile's steps a slice of time at a time (compiler/compile-ruleset.ts).
+ * Runs a compile's steps a slice of time at a time (compiler/compile-ruleset.ts),
+ * for work that stays on the event loop: the validator cache's compiles
+ * when it is given no compiler (the cluster primary's seeding, tools),
+ * standalone module builds, impact replays. The service's live compiles
+ * run on the compile lane instead (src/pool/compile-lane.ts).
  *
  * Compiles run on the event loop that every tenant's requests share. A
  * context of thousands of large rules takes seconds to compile; run at

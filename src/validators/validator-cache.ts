@@ -23,7 +23,7 @@ import type { CompiledValidator, ValidatorService } from '../app-deps.ts';
 import { RulesetInvalidError, RulesetOverLimitError, type FieldError } from '../domain-errors.ts';
 import type { LiveRuleset, RuleStore } from '../storage/types.ts';
 import { TUNING } from '../tuning.ts';
-import { compileValidator, type CompileOutcome } from './compile-validator.ts';
+import { compileValidator, type CompileOutcome, type CompilePriority } from './compile-validator.ts';
 import { TenantQueue } from './tenant-queue.ts';
 
 export interface ValidatorCacheOptions {
@@ -44,7 +44,17 @@ export interface ValidatorCacheOptions {
   now?: () => number;
   /** Told about hits, loads and compiles (metrics). */
   observer?: ValidatorCacheObserver;
+  /**
+   * How a ruleset is compiled. The service compiles on the compile lane's
+   * threads and installs the result (src/pool/compile-lane.ts); the default
+   * compiles on this thread in slices of time (the cluster primary's
+   * seeding, tools, tests of the cache itself).
+   */
+  compiler?: RulesetCompiler;
 }
+
+/** Compiles a ruleset for the cache; `priority` says whether validations wait for it (compile-lane.ts). */
+export type RulesetCompiler = (ruleset: LiveRuleset, limits: Partial<CompilerLimits>, priority: CompilePriority) => Promise<CompileOutcome>;
 
 /** What the cache reports as it works; every method must be cheap (`hit` runs per validation). */
 export interface ValidatorCacheObserver {
@@ -75,6 +85,7 @@ export class ValidatorCache implements ValidatorService {
   readonly #maxUnknown: number;
   readonly #now: () => number;
   readonly #observer: ValidatorCacheObserver | undefined;
+  readonly #compiler: RulesetCompiler;
   readonly #byTenant = new Map<string, Map<string, Entry>>();
   readonly #unknown = new Map<string, number>();
   readonly #inflight = new Map<string, Promise<CompiledValidator | null>>();
@@ -112,6 +123,7 @@ export class ValidatorCache implements ValidatorService {
     this.#maxUnknown = options.maxUnknownContexts ?? TUNING.maxUnknownContexts.value;
     this.#now = options.now ?? Date.now;
     this.#observer = options.observer;
+    this.#compiler = options.compiler ?? ((ruleset, limits) => compileValidator(ruleset, limits));
   }
 
   /** Compiles performed so far (tests check single flight with it). */
@@ -164,7 +176,7 @@ export class ValidatorCache implements ValidatorService {
     }
     const shared = this.#inflight.get(key);
     if (shared !== undefined) return shared;
-    const pending: Promise<CompiledValidator | null> = this.#loadFromStorage(tenantId, context, key).then(
+    const pending: Promise<CompiledValidator | null> = this.#loadFromStorage(tenantId, context, key, 'validation').then(
       (validator) => {
         this.#observer?.miss(tenantId, validator === null ? undefined : context);
         return validator;
@@ -181,8 +193,8 @@ export class ValidatorCache implements ValidatorService {
     return pending;
   }
 
-  async compile(ruleset: LiveRuleset): Promise<CompiledValidator> {
-    const { validator, errors } = await this.#compileOnce(ruleset);
+  async compile(ruleset: LiveRuleset, priority: CompilePriority = 'change'): Promise<CompiledValidator> {
+    const { validator, errors } = await this.#compileOnce(ruleset, priority);
     if (validator === undefined) {
       const fieldErrors: FieldError[] = errors.map((error) => ({
         path: error.field,
@@ -201,11 +213,11 @@ export class ValidatorCache implements ValidatorService {
   }
 
   /** One compile, in turn with the tenant's others; compile errors are returned, not thrown. */
-  #compileOnce(ruleset: LiveRuleset): Promise<CompileOutcome> {
+  #compileOnce(ruleset: LiveRuleset, priority: CompilePriority): Promise<CompileOutcome> {
     this.#compiles++;
     return this.#queue.run(ruleset.tenantId, async () => {
-      const outcome = await compileValidator(ruleset, this.#limits);
-      // The compile's own time, not the waits between its slices.
+      const outcome = await this.#compiler(ruleset, this.#limits, priority);
+      // The compile's own time, not its wait for a thread or between its slices.
       this.#observer?.compiled(ruleset.tenantId, ruleset.context, outcome.compileMs, outcome.validator !== undefined);
       return outcome;
     });
@@ -277,7 +289,7 @@ export class ValidatorCache implements ValidatorService {
   }
 
   async recompile(tenantId: string, context: string): Promise<CompiledValidator | null> {
-    const validator = await this.#loadFromStorage(tenantId, context, cacheKey(tenantId, context));
+    const validator = await this.#loadFromStorage(tenantId, context, cacheKey(tenantId, context), 'change');
     if (validator === null) this.#remove(tenantId, context);
     return validator;
   }
@@ -297,7 +309,7 @@ export class ValidatorCache implements ValidatorService {
       refused = !this.#fits(validator);
       return !refused;
     };
-    const validator = await this.#loadFromStorage(tenantId, context, cacheKey(tenantId, context), admit);
+    const validator = await this.#loadFromStorage(tenantId, context, cacheKey(tenantId, context), 'validation', admit);
     const entry = this.#byTenant.get(tenantId)?.get(context);
     if (validator === null || entry === undefined) return refused ? 'full' : 'none';
     entry.tick = this.#preloadTick--;
@@ -310,11 +322,11 @@ export class ValidatorCache implements ValidatorService {
   }
 
   async #loadFromStorage(
-    tenantId: string, context: string, key: string, admit?: (validator: CompiledValidator) => boolean,
+    tenantId: string, context: string, key: string, priority: CompilePriority, admit?: (validator: CompiledValidator) => boolean,
   ): Promise<CompiledValidator | null> {
     this.#loading.set(key, (this.#loading.get(key) ?? 0) + 1);
     try {
-      return await this.#readAndCompile(tenantId, context, key, admit);
+      return await this.#readAndCompile(tenantId, context, key, priority, admit);
     } finally {
       const loads = this.#loading.get(key)! - 1;
       if (loads > 0) {
@@ -327,7 +339,7 @@ export class ValidatorCache implements ValidatorService {
   }
 
   async #readAndCompile(
-    tenantId: string, context: string, key: string, admit?: (validator: CompiledValidator) => boolean,
+    tenantId: string, context: string, key: string, priority: CompilePriority, admit?: (validator: CompiledValidator) => boolean,
   ): Promise<CompiledValidator | null> {
     const invalidations = this.#invalidations;
     const ruleset = await this.#rules.liveRuleset(tenantId, context);
@@ -336,7 +348,7 @@ export class ValidatorCache implements ValidatorService {
       if (current) this.#rememberUnknown(key);
       return null;
     }
-    const validator = await this.compile(ruleset);
+    const validator = await this.compile(ruleset, priority);
     if (current && invalidations === this.#invalidations && (admit?.(validator) ?? true)) this.install(validator);
     // A newer version may have been installed meanwhile; hand out the one
     // the cache holds so callers never see a version going backwards.

@@ -4,8 +4,9 @@
  * compile. Which ones: the contexts every instance used most recently
  * (usage-recorder.ts writes when), then those never used, newest publish
  * first; as many as the validator cache holds without evicting any, within
- * a time budget (WARM_START_MS). Compiles run one at a time in the usual
- * slices (time-slices.ts), like any other.
+ * a time budget (WARM_START_MS). Compiles run one at a time on the compile
+ * lane (src/pool/compile-lane.ts), ahead of lifecycle compiles, like
+ * any cache miss.
  *
  * A compile still running when the budget ends is not waited for: it
  * finishes in the background and its validator is kept if it fits.

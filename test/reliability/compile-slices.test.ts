@@ -3,11 +3,11 @@
  * limits are enforced "none crashing or stalling the process").
  *
  * A context of rules that are each kilobytes of distinct regexes takes
- * seconds to compile. Compiles run on the event loop every tenant shares,
- * in slices of time (src/validators/time-slices.ts): while one tenant
- * publishes or recompiles such a context, another tenant's validations
- * keep being answered, each waiting at most a few slices, not the whole
- * compile. The bound is a ratio against the compile measured in the same
+ * seconds to compile. Compiles run on the compile lane's threads
+ * (src/pool/compile-lane.ts), the event loop only installing their output:
+ * while one tenant publishes or recompiles such a context, another
+ * tenant's validations keep being answered, each waiting at most a
+ * fraction of the compile. The bound is a ratio against the compile measured in the same
  * run, not a fixed time.
  */
 import { randomBytes } from 'node:crypto';

@@ -13,7 +13,7 @@ import { PROBLEMS, ProblemError, type ProblemSpec } from '../../errors.ts';
 import { describeCompileError } from '../../rules/check-rule-content.ts';
 import type { ExplainFn } from '../../rules/stored-tests.ts';
 import type { LiveRuleset } from '../../storage/types.ts';
-import { compileValidator } from '../../validators/compile-validator.ts';
+import { compileValidator, runAtOnce } from '../../validators/compile-validator.ts';
 
 export interface CompileForTaskOptions {
   /** Also the explaining variant (`explain`). */
@@ -49,12 +49,4 @@ function compileRefusal(errors: readonly CompileError[], options: CompileForTask
   const fieldErrors = errors.map((error) => ({ path: `${prefix}${error.field}`, message: `rule ${error.ruleCode}: ${describeCompileError(error)}` }));
   if (errors.some((error) => error.code === 'LIMIT_EXCEEDED')) return PROBLEMS.rulesetOverLimit(fieldErrors, options.context);
   return PROBLEMS.rulesetDoesNotCompile(fieldErrors, options.context);
-}
-
-// eslint-disable-next-line @typescript-eslint/require-await -- a StepRunner returns a promise
-async function runAtOnce<T>(steps: Generator<unknown, T, void>): Promise<T> {
-  for (;;) {
-    const step = steps.next();
-    if (step.done) return step.value;
-  }
 }

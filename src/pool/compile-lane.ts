@@ -1,0 +1,134 @@
+/**
+ * The compile lane: the threads that compile live validators (cache
+ * misses, the warm start, recompiles after a change notice, publishes,
+ * rollbacks, archives, imports, POST /recompile), so that no compile runs on the
+ * event loop that answers validations. The main thread only installs what
+ * a thread sends back (validators/compile-validator.ts `installValidator`).
+ *
+ * A lane of its own, apart from the management pool (management-pool.ts):
+ * a cold context's validations wait for its compile, and must not wait
+ * behind another tenant's stored-test run or impact replay, which can hold
+ * a management thread for the whole operation budget. Here a compile
+ * waits at most for the compiles already running.
+ *
+ * Two priorities, each served fairly between tenants (tenant-fair-queue.ts):
+ * - `validation`: compiles that requests wait for, or soon will (cache
+ *   misses, the warm start, recompiles after a change notice), go first;
+ * - `change`: compiles of a lifecycle operation (publish, rollback,
+ *   archive, import, POST /recompile), whose caller is an admin waiting
+ *   for a write, go when no `validation` compile waits.
+ * A compile already running is never stopped: the ruleset limits bound
+ * what one compile costs (a 5,000-rule context compiles in seconds).
+ *
+ * Threads run the same entry as the management pool
+ * (management-worker.ts, task kind `compile`), start when work comes and
+ * end after TUNING.poolIdleTimeoutMs idle; their heap is bounded like the
+ * management threads'.
+ */
+import { performance } from 'node:perf_hooks';
+import type { Piscina } from 'piscina';
+import type { CompilerLimits } from '../../compiler/types.ts';
+import type { LiveRuleset } from '../storage/types.ts';
+import type { CompilePriority, ValidatorBuild } from '../validators/compile-validator.ts';
+import { startThreads, type ManagementPoolObserver, type TaskOutcome } from './management-pool.ts';
+import { newTaskProgress } from './task-progress.ts';
+import { TenantFairQueue } from './tenant-fair-queue.ts';
+import type { TaskAnswer, TaskEnvelope } from './worker-tasks.ts';
+
+export interface CompileLaneOptions {
+  /** Threads at most (COMPILE_THREADS). */
+  threads: number;
+  /** Heap each thread may grow to (POOL_WORKER_MEMORY_MB). */
+  workerMemoryMb: number;
+  /** How long an idle thread lives (default TUNING.poolIdleTimeoutMs). */
+  idleTimeoutMs?: number;
+  /** Told when a compile leaves its thread (rules_pool_tasks_total{kind="compile"}). */
+  observer?: Pick<ManagementPoolObserver, 'taskEnded'>;
+}
+
+export class CompileLane {
+  readonly #piscina: Piscina;
+  readonly #threads: number;
+  readonly #observer: CompileLaneOptions['observer'];
+  readonly #waiting: Record<CompilePriority, TenantFairQueue<() => void>> = {
+    validation: new TenantFairQueue(),
+    change: new TenantFairQueue(),
+  };
+  #running = 0;
+
+  constructor(options: CompileLaneOptions) {
+    this.#threads = Math.max(1, options.threads);
+    this.#observer = options.observer;
+    this.#piscina = startThreads(this.#threads, options.workerMemoryMb, options.idleTimeoutMs);
+  }
+
+  /** Compiles waiting for a thread. */
+  get queued(): number {
+    return this.#waiting.validation.size + this.#waiting.change.size;
+  }
+
+  /** Compiles on a thread now. */
+  get running(): number {
+    return this.#running;
+  }
+
+  /** Threads started (busy or idle). */
+  get startedThreads(): number {
+    return this.#piscina.threads.length;
+  }
+
+  /**
+   * Compiles `ruleset` on a thread, in its turn; resolves with what
+   * `installValidator` installs (compile errors included), rejects only
+   * when the thread fails (out of memory, the lane closing).
+   *
+   * @example
+   * const outcome = installValidator(ruleset, await lane.compile(ruleset, limits, 'validation'));
+   */
+  compile(ruleset: LiveRuleset, limits: Partial<CompilerLimits>, priority: CompilePriority): Promise<ValidatorBuild> {
+    return new Promise((resolve, reject) => {
+      this.#waiting[priority].push(ruleset.tenantId, () => {
+        this.#runOnThread(ruleset, limits).then(resolve, reject).finally(() => {
+          this.#running--;
+          this.#dispatch();
+        });
+      });
+      this.#dispatch();
+    });
+  }
+
+  /** Ends every thread; compiles running are stopped (their callers get an error). */
+  async close(): Promise<void> {
+    await this.#piscina.destroy();
+  }
+
+  /** Starts waiting compiles while threads are free: `validation` ones first. */
+  #dispatch(): void {
+    while (this.#running < this.#threads) {
+      const next = this.#waiting.validation.shift() ?? this.#waiting.change.shift();
+      if (next === undefined) return;
+      this.#running++;
+      next();
+    }
+  }
+
+  async #runOnThread(ruleset: LiveRuleset, limits: Partial<CompilerLimits>): Promise<ValidatorBuild> {
+    const started = performance.now();
+    let outcome: TaskOutcome = 'failed';
+    try {
+      const envelope: TaskEnvelope<'compile'> = { kind: 'compile', input: { ruleset, limits }, progress: newTaskProgress() };
+      const answer = await (this.#piscina.run(envelope) as Promise<TaskAnswer<'compile'>>);
+      // The task returns compile errors as output; a refusal would be a bug in it.
+      if (!answer.ok) throw new Error(`compile task refused: ${answer.problem.detail}`);
+      // No answer form was asked for, so the output comes back as the task gave it.
+      const build = answer.output as ValidatorBuild;
+      outcome = build.generated === undefined ? 'refused' : 'done';
+      return build;
+    } catch (error) {
+      if ((error as { code?: unknown } | null)?.code === 'ERR_WORKER_OUT_OF_MEMORY') outcome = 'over_memory';
+      throw error;
+    } finally {
+      this.#observer?.taskEnded('compile', outcome, (performance.now() - started) / 1000);
+    }
+  }
+}

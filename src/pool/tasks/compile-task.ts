@@ -1,0 +1,24 @@
+/**
+ * A ruleset compiled on a compile-lane thread for the main thread to
+ * install (compile-lane.ts): the compiler runs here, and what goes back is
+ * plain data, the generated code, its refs and its figures, or the
+ * compile errors (validators/compile-validator.ts `buildValidator`).
+ */
+import type { CompilerLimits } from '../../../compiler/types.ts';
+import type { LiveRuleset } from '../../storage/types.ts';
+import { buildValidator, type ValidatorBuild } from '../../validators/compile-validator.ts';
+
+export interface CompileInput {
+  ruleset: LiveRuleset;
+  limits: Partial<CompilerLimits>;
+}
+
+/**
+ * Compiles the ruleset; its compile errors are part of the output, not a refusal.
+ *
+ * @example
+ * const build = await runCompileTask({ ruleset, limits: { maxExpressionLength: 4096 } });
+ */
+export function runCompileTask(input: CompileInput): Promise<ValidatorBuild> {
+  return buildValidator(input.ruleset, input.limits);
+}
