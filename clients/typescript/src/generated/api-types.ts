@@ -3220,7 +3220,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After). */
+            /** @description The tenant already has its most heavy management operations waiting or running, or this one waited its whole time budget for a thread behind them (RATE_LIMITED, with Retry-After). */
             429: {
                 headers: {
                     /** @description Whole seconds to wait, at least 1. */
@@ -3246,7 +3246,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No management thread was free within the test's time budget (SERVICE_UNAVAILABLE, with Retry-After). */
+            /** @description No management thread was free within the test's time budget, other tenants' work holding them (SERVICE_UNAVAILABLE, with Retry-After). */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -3357,7 +3357,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After). */
+            /** @description The tenant already has its most heavy management operations waiting or running, or this one waited its whole time budget for a thread behind them (RATE_LIMITED, with Retry-After). */
             429: {
                 headers: {
                     /** @description Whole seconds to wait, at least 1. */
@@ -3383,7 +3383,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No management thread was free within the check's time budget (SERVICE_UNAVAILABLE, with Retry-After). */
+            /** @description No management thread was free within the check's time budget, other tenants' work holding them (SERVICE_UNAVAILABLE, with Retry-After). */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -3511,7 +3511,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After). */
+            /** @description The tenant already has its most heavy management operations waiting or running, or this one waited its whole time budget for a thread behind them (RATE_LIMITED, with Retry-After). */
             429: {
                 headers: {
                     /** @description Whole seconds to wait, at least 1. */
@@ -3537,7 +3537,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No management thread was free within the report's time budget (SERVICE_UNAVAILABLE, with Retry-After). */
+            /** @description No management thread was free within the report's time budget, other tenants' work holding them (SERVICE_UNAVAILABLE, with Retry-After). */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -6044,7 +6044,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After). */
+            /** @description The tenant already has its most heavy management operations waiting or running, or this one waited its whole time budget for a thread behind them (RATE_LIMITED, with Retry-After). */
             429: {
                 headers: {
                     /** @description Whole seconds to wait, at least 1. */
@@ -6070,7 +6070,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No management thread was free within the run's time budget (SERVICE_UNAVAILABLE, with Retry-After). */
+            /** @description No management thread was free within the run's time budget, other tenants' work holding them (SERVICE_UNAVAILABLE, with Retry-After). */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -6386,7 +6386,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After). */
+            /** @description The tenant already has its most heavy management operations waiting or running, or this one waited its whole time budget for a thread behind them (RATE_LIMITED, with Retry-After). */
             429: {
                 headers: {
                     /** @description Whole seconds to wait, at least 1. */
@@ -6412,7 +6412,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No management thread was free within the diff's time budget (SERVICE_UNAVAILABLE, with Retry-After). */
+            /** @description No management thread was free within the diff's time budget, other tenants' work holding them (SERVICE_UNAVAILABLE, with Retry-After). */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
@@ -6798,7 +6798,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The tenant already has its most heavy management operations waiting or running (RATE_LIMITED, with Retry-After). */
+            /** @description The tenant already has its most heavy management operations waiting or running, or this one waited its whole time budget for a thread behind them (RATE_LIMITED, with Retry-After). */
             429: {
                 headers: {
                     /** @description Whole seconds to wait, at least 1. */
@@ -6824,7 +6824,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description No management thread was free within the import's time budget (SERVICE_UNAVAILABLE, with Retry-After). */
+            /** @description No management thread was free within the import's time budget, other tenants' work holding them (SERVICE_UNAVAILABLE, with Retry-After). */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
