@@ -14,7 +14,7 @@ import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.ts';
-import { API_TYPES_FILE, generateApiTypes } from './api-types.ts';
+import { API_TYPES_FILE, CLIENT_API_TYPES_FILE, generateApiTypes } from './api-types.ts';
 import { ApiError, capAmount, RulesClient } from './client-example.ts';
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -53,6 +53,10 @@ function exampleTypeErrors(types: string): string[] {
 describe('a client generated from the document', () => {
   it('is built on committed types equal to a fresh generation (run `npm run openapi:types` when this fails)', () => {
     expect(readFileSync(API_TYPES_FILE, 'utf8')).toBe(freshTypes);
+  });
+
+  it('gives the typed client package (clients/typescript) the same current types (run `npm run openapi:types` when this fails)', () => {
+    expect(readFileSync(CLIENT_API_TYPES_FILE, 'utf8')).toBe(freshTypes);
   });
 
   it('type-checks the client example against freshly generated types', () => {

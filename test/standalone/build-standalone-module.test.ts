@@ -36,6 +36,17 @@ describe('buildStandaloneModule', () => {
     expect((await load(built.code))({ any: 1 })).toEqual({ isValid: true, totalRulesEvaluated: 0, failures: [] });
   });
 
+  it('reads now() from validate\'s options when given, else from the clock', async () => {
+    const built = await buildStandaloneModule([{ code: 'BEFORE_2001', name: 'Before 2001', expression: 'now() < 978307200000' }]);
+    const validate = (await import(`data:text/javascript;base64,${Buffer.from(built.code).toString('base64')}`)) as {
+      validate: (payload: unknown, options?: { now?: number | Date }) => { isValid: boolean };
+    };
+    expect(validate.validate({}).isValid).toBe(false);
+    expect(validate.validate({}, { now: Date.UTC(2000, 0, 1) }).isValid).toBe(true);
+    expect(validate.validate({}, { now: new Date(Date.UTC(2000, 0, 1)) }).isValid).toBe(true);
+    expect(validate.validate({}, { now: Date.UTC(2002, 0, 1) }).isValid).toBe(false);
+  });
+
   it.each([
     ['no pattern', 'amount > 0', false, false],
     ['a pattern proven linear (native RegExp)', 'matches(code, "^[A-Z]{3}$")', false, false],

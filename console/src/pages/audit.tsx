@@ -25,8 +25,8 @@ const AUDIT_PAGE = 20;
 const OFFERED_ACTIONS = {
   'rule.create': true, 'rule.update': true, 'rule.patch': true, 'rule.archive': true, 'rule.restore': true, 'rule.publish': true,
   'context.publish': true, 'context.rollback': true, 'context.import': true, 'context.recompile': true,
-  'context.payload-schema': true, 'context.tests': true,
-  'key.create': true, 'key.revoke': true, 'tenant.rate-limit': true, 'tenant.sampling': true, 'tenant.samples-delete': true,
+  'context.payload-schema': true, 'context.tests': true, 'context.settings': true,
+  'key.create': true, 'key.revoke': true, 'tenant.rate-limit': true, 'tenant.sampling': true, 'tenant.samples-delete': true, 'tenant.cors': true,
 } satisfies Record<AuditEntry['action'], true>;
 const ACTIONS = Object.keys(OFFERED_ACTIONS) as ReadonlyArray<AuditEntry['action']>;
 

@@ -1,0 +1,332 @@
+/**
+ * A published validator run in the caller's own process. It downloads the
+ * context's standalone module (with ETag / If-None-Match), verifies its
+ * Ed25519 signature with the key it was given and refuses any module that
+ * does not verify, imports it, and keeps it current through the change
+ * feed (Server-Sent Events), polling by ETag while the feed is down.
+ */
+import type { RulesClient, ValidationResult } from '../client.ts';
+import { LocalValidatorError, problemError } from '../errors.ts';
+import { retryAfterMs, sleep } from '../retry.ts';
+import { importModule, type StandaloneValidator } from './module-loader.ts';
+import { OutcomeSampler, type SampledOutcome, type SampleOutcomesOptions } from './sampler.ts';
+import { importPublicKey, verifySignature, type PublicKeyInput, type VerifyKey } from './signature.ts';
+import { readEvents } from './sse.ts';
+
+export interface LocalValidatorOptions {
+  /**
+   * The service's signing key, obtained out of band (from the operator, or
+   * `GET /api/v1/signing-key` checked once and kept in your configuration):
+   * base64 of the raw 32 bytes, PEM, raw bytes or a CryptoKey.
+   */
+  publicKey?: PublicKeyInput;
+  /**
+   * Read the key from the same service (`GET /api/v1/signing-key`) instead
+   * of `publicKey`. Signatures then only prove the module was not altered
+   * after it was built, not who served it: ask for it knowingly.
+   */
+  trustServerKey?: boolean;
+  /** `'remote'`: validate over HTTP while no verified module is loaded; default `'none'` (validate throws LocalValidatorError). */
+  fallback?: 'remote' | 'none';
+  /** `'sse'` (default): follow the change feed, polling while it is down; `'poll'`: poll by ETag only. */
+  transport?: 'sse' | 'poll';
+  /** How often to poll by ETag while the change feed is down (or with transport 'poll'); default 30,000 ms. */
+  pollIntervalMs?: number;
+  /** Reconnect the change feed when nothing (not even a heartbeat) arrived for this long; default 60,000 ms. */
+  feedIdleMs?: number;
+  /** The longest wait between reconnections of the change feed; default 30,000 ms. */
+  maxReconnectDelayMs?: number;
+  /** Send a share of the outcomes back to the service (off by default). */
+  sampleOutcomes?: SampleOutcomesOptions;
+  /** Receives every failure of loading, verifying or following (the validator keeps running what it has). */
+  onError?: (error: Error) => void;
+}
+
+/** What an update callback receives. */
+export interface LocalValidatorUpdate {
+  version: number;
+  etag: string | null;
+}
+
+export interface LocalValidateOptions {
+  /** The time rules see as now() (ms since the epoch, or a Date); default the moment of the call. */
+  now?: number | Date;
+}
+
+/** A published validator run locally; see RulesClient.localValidator. */
+export class LocalValidator {
+  /** Resolves when the first verified module is loaded; rejects with the first load's failure (loading goes on in the background). */
+  readonly ready: Promise<void>;
+  readonly context: string;
+  readonly #client: RulesClient;
+  readonly #options: LocalValidatorOptions;
+  readonly #stop = new AbortController();
+  readonly #listeners = new Set<(update: LocalValidatorUpdate) => void>();
+  readonly #sampler: OutcomeSampler | undefined;
+  readonly #key: Promise<VerifyKey>;
+  #module: StandaloneValidator | undefined;
+  #version: number | undefined;
+  #etag: string | null = null;
+  #lastEventId: string | undefined;
+  #loading: Promise<void> = Promise.resolve();
+  #pollTimer: ReturnType<typeof setInterval> | undefined;
+  /** Whether the change feed is connected (polling runs only while it is not, or while a load it asked for failed). */
+  #feedConnected = false;
+
+  constructor(client: RulesClient, context: string, options: LocalValidatorOptions) {
+    if (options.publicKey === undefined && options.trustServerKey !== true) {
+      throw new TypeError('localValidator needs the service\'s publicKey (or trustServerKey: true to read it from the service)');
+    }
+    this.#client = client;
+    this.context = context;
+    this.#options = options;
+    this.#key = options.publicKey !== undefined ? importPublicKey(options.publicKey) : this.#serverKey();
+    this.#sampler = options.sampleOutcomes === undefined ? undefined : new OutcomeSampler(
+      options.sampleOutcomes,
+      (samples) => this.#postSamples(samples),
+      (error) => this.#report(error),
+    );
+    this.ready = this.refresh();
+    // Marked handled: a caller that never awaits `ready` must not see an unhandled rejection (failures also go to onError).
+    this.ready.catch(() => undefined);
+    if (options.transport === 'poll') this.#startPolling();
+    else void this.#followFeed();
+  }
+
+  /** The ruleset version of the loaded module; undefined before the first. */
+  get version(): number | undefined {
+    return this.#version;
+  }
+
+  /** Whether a verified module is loaded. */
+  get loaded(): boolean {
+    return this.#module !== undefined;
+  }
+
+  /** The id of the last change-feed event received, which a reconnection resumes from (Last-Event-ID); undefined before the first. */
+  get lastEventId(): string | undefined {
+    return this.#lastEventId;
+  }
+
+  /** Outcomes not sent (queue full or request failed), when sampling. */
+  get droppedSamples(): number {
+    return this.#sampler?.dropped ?? 0;
+  }
+
+  /**
+   * Validates a payload: the service's single-validation answer for the
+   * loaded version, computed here. Without a module: over HTTP with
+   * `fallback: 'remote'`, else a LocalValidatorError.
+   */
+  async validate(payload: Record<string, unknown>, options: LocalValidateOptions = {}): Promise<ValidationResult> {
+    if (this.#module !== undefined) return this.validateSync(payload, options);
+    if (this.#options.fallback === 'remote') return this.#client.validate({ context: this.context, payload });
+    throw new LocalValidatorError('NOT_LOADED', `no verified module of context ${this.context} is loaded yet`);
+  }
+
+  /** Validates with the loaded module, synchronously (for a form as the user types); throws LocalValidatorError without one. */
+  validateSync(payload: Record<string, unknown>, options: LocalValidateOptions = {}): ValidationResult {
+    const module = this.#module;
+    const version = this.#version;
+    if (module === undefined || version === undefined) {
+      throw new LocalValidatorError('NOT_LOADED', `no verified module of context ${this.context} is loaded yet`);
+    }
+    const started = performance.now();
+    const now = options.now === undefined ? undefined : Number(options.now);
+    const result = module.validate(payload, now === undefined ? undefined : { now }) as Omit<ValidationResult, 'executionTimeMs'>;
+    const answer: ValidationResult = { ...result, executionTimeMs: Math.round(performance.now() - started) };
+    this.#sampler?.offer(() => ({
+      payload,
+      rulesetVersion: version,
+      isValid: answer.isValid,
+      // The service records these as the failing rules' codes (the impact report compares verdicts rule by rule).
+      errorCodes: answer.failures.map((failure) => failure.ruleCode),
+      at: new Date().toISOString(),
+    }));
+    return answer;
+  }
+
+  /** Calls `callback` after every newly loaded version; returns a function that stops it. */
+  onUpdate(callback: (update: LocalValidatorUpdate) => void): () => void {
+    this.#listeners.add(callback);
+    return () => this.#listeners.delete(callback);
+  }
+
+  /**
+   * Checks for a new version now (If-None-Match: a 304 costs nothing),
+   * verifies and loads it. Loads run one at a time.
+   */
+  refresh(): Promise<void> {
+    const load = this.#loading.catch(() => undefined).then(() => this.#load());
+    this.#loading = load;
+    load.catch((error: unknown) => {
+      this.#report(error);
+      // The feed will not tell again about a version it announced: poll until a load succeeds.
+      this.#startPolling();
+    });
+    return load;
+  }
+
+  /** Stops following and polling, sends the samples that wait. */
+  async close(): Promise<void> {
+    this.#stop.abort();
+    if (this.#pollTimer !== undefined) clearInterval(this.#pollTimer);
+    this.#pollTimer = undefined;
+    this.#listeners.clear();
+    await this.#sampler?.flush();
+  }
+
+  async #load(): Promise<void> {
+    if (this.#stop.signal.aborted) return;
+    const headers: Record<string, string> = {};
+    if (this.#etag !== null && this.#module !== undefined) headers['if-none-match'] = this.#etag;
+    const response = await this.#client.raw(this.#path('/validator?format=module'), { headers }, { signal: this.#stop.signal });
+    if (response.status === 304) return;
+    if (!response.ok) throw await problemError(response, retryAfterMs(response.headers.get('retry-after')));
+    const bytes = new Uint8Array(await response.arrayBuffer());
+    if (!(await verifySignature(await this.#key, bytes, response.headers.get('x-rules-signature')))) {
+      throw new LocalValidatorError(
+        'SIGNATURE_INVALID',
+        `the module of context ${this.context} does not verify against the signing key given: refused, the validator keeps what it had`,
+      );
+    }
+    let module: StandaloneValidator;
+    try {
+      module = await importModule(bytes);
+    } catch (error) {
+      throw new LocalValidatorError('LOAD_FAILED', `the module of context ${this.context} could not be imported`, { cause: error });
+    }
+    const version = rulesetVersion(response.headers.get('x-ruleset-version'), bytes);
+    if (this.#stop.signal.aborted) return;
+    this.#module = module;
+    this.#version = version;
+    this.#etag = response.headers.get('etag');
+    if (this.#feedConnected) this.#stopPolling();
+    for (const listener of this.#listeners) listener({ version, etag: this.#etag });
+  }
+
+  /** Follows the change feed until closed: reconnects with back-off, resumes with Last-Event-ID, polls while it is down. */
+  async #followFeed(): Promise<void> {
+    const maxDelay = this.#options.maxReconnectDelayMs ?? 30_000;
+    let failures = 0;
+    while (!this.#stop.signal.aborted) {
+      let retryMs: number | undefined;
+      try {
+        await this.#readFeed((ms) => {
+          retryMs = ms;
+        }, () => {
+          failures = 0;
+        });
+      } catch (error) {
+        if (this.#stop.signal.aborted) return;
+        this.#report(error);
+      }
+      if (this.#stop.signal.aborted) return;
+      this.#startPolling();
+      const backoff = Math.min(maxDelay, 500 * 2 ** Math.min(failures, 16));
+      failures++;
+      await sleep(retryMs ?? backoff, this.#stop.signal).catch(() => undefined);
+    }
+  }
+
+  /** One connection to the change feed, read until it ends or goes quiet. */
+  async #readFeed(onRetry: (ms: number) => void, onConnected: () => void): Promise<void> {
+    const connection = new AbortController();
+    const signal = AbortSignal.any([this.#stop.signal, connection.signal]);
+    const headers: Record<string, string> = { accept: 'text/event-stream' };
+    if (this.#lastEventId !== undefined) headers['last-event-id'] = this.#lastEventId;
+    const response = await this.#client.raw(this.#path('/validator/events'), { headers }, { signal, timeoutMs: 0 });
+    if (!response.ok) {
+      // A Last-Event-ID the service no longer knows: start afresh (the first event carries the current state).
+      if (this.#lastEventId !== undefined && (response.status === 409 || response.status === 410 || response.status === 400)) {
+        this.#lastEventId = undefined;
+      }
+      throw await problemError(response, retryAfterMs(response.headers.get('retry-after')));
+    }
+    if (response.body === null || !(response.headers.get('content-type') ?? '').includes('text/event-stream')) {
+      await response.body?.cancel();
+      throw new LocalValidatorError('LOAD_FAILED', 'the change feed did not answer with an event stream');
+    }
+    onConnected();
+    this.#feedConnected = true;
+    if (this.#module !== undefined) this.#stopPolling();
+    const idleMs = this.#options.feedIdleMs ?? 60_000;
+    let idle = setTimeout(() => connection.abort(), idleMs);
+    try {
+      const events = readEvents(response.body, {
+        onRetry,
+        onActivity: () => {
+          clearTimeout(idle);
+          idle = setTimeout(() => connection.abort(), idleMs);
+        },
+      });
+      for await (const event of events) {
+        if (event.id !== undefined) this.#lastEventId = event.id;
+        if (event.event !== 'published') continue;
+        const data = parseEvent(event.data);
+        if (data === undefined || data.etag !== this.#etag || this.#module === undefined) void this.refresh();
+      }
+    } catch (error) {
+      // The idle watchdog's abort ends the read: reconnect, no need to report it.
+      if (!connection.signal.aborted) throw error;
+    } finally {
+      clearTimeout(idle);
+      this.#feedConnected = false;
+    }
+  }
+
+  #startPolling(): void {
+    if (this.#pollTimer !== undefined || this.#stop.signal.aborted) return;
+    this.#pollTimer = setInterval(() => void this.refresh(), this.#options.pollIntervalMs ?? 30_000);
+  }
+
+  #stopPolling(): void {
+    if (this.#pollTimer !== undefined) clearInterval(this.#pollTimer);
+    this.#pollTimer = undefined;
+  }
+
+  async #serverKey(): Promise<VerifyKey> {
+    const { data } = await this.#client.raw('/api/v1/signing-key', {}, { signal: this.#stop.signal }).then(async (response) => {
+      if (!response.ok) throw await problemError(response, undefined);
+      return { data: (await response.json()) as { publicKey?: unknown } };
+    });
+    if (typeof data.publicKey !== 'string') throw new LocalValidatorError('LOAD_FAILED', 'the service\'s signing key has no publicKey');
+    return importPublicKey(data.publicKey);
+  }
+
+  async #postSamples(samples: SampledOutcome[]): Promise<void> {
+    const response = await this.#client.raw(this.#path('/samples'), {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ samples }),
+    });
+    if (!response.ok) throw await problemError(response, undefined);
+    await response.body?.cancel();
+  }
+
+  #path(rest: string): string {
+    return `/api/v1/contexts/${encodeURIComponent(this.context)}${rest}`;
+  }
+
+  #report(error: unknown): void {
+    if (this.#stop.signal.aborted) return;
+    this.#options.onError?.(error instanceof Error ? error : new Error(String(error)));
+  }
+}
+
+/** The version from X-Ruleset-Version, else from the module's header comment. */
+function rulesetVersion(header: string | null, bytes: Uint8Array): number {
+  if (header !== null && /^\d+$/.test(header)) return Number(header);
+  const head = new TextDecoder().decode(bytes.subarray(0, 300));
+  const match = /ruleset version (\d+)/.exec(head);
+  return match === null ? 0 : Number(match[1]);
+}
+
+function parseEvent(data: string): { etag?: string; version?: number } | undefined {
+  try {
+    const parsed: unknown = JSON.parse(data);
+    return typeof parsed === 'object' && parsed !== null ? parsed : undefined;
+  } catch {
+    return undefined;
+  }
+}
