@@ -10,6 +10,7 @@ export const OPERATIONS = {
   impactReport: { name: 'impact report', unit: 'sample', path: 'limit' },
   goLiveTests: { name: 'stored-test run before going live', unit: 'test' },
   ruleCheck: { name: 'rule check', unit: 'rule', before: 'while compiling the rule' },
+  ruleReview: { name: 'decision-table rule review', unit: 'rule', before: 'while checking the table' },
   importCheck: { name: 'import', unit: 'rule', before: 'while checking the file\'s rules' },
   diff: { name: 'diff', unit: 'rule', before: 'while comparing the rulesets' },
 } as const satisfies Record<string, PoolOperation>;

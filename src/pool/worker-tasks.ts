@@ -22,6 +22,7 @@ import { runDiffTask, type DiffInput } from './tasks/diff-task.ts';
 import { runImpactTask, type ImpactInput } from './tasks/impact-task.ts';
 import { runImportCheckTask, type ImportCheckInput, type ImportCheckOutput } from './tasks/import-check-task.ts';
 import { runRuleCheckTask, type RuleCheckInput } from './tasks/rule-check-task.ts';
+import { runRuleReviewTask, type RuleReviewInput, type RuleReviewOutput } from './tasks/rule-review-task.ts';
 import { runRuleTestTask, type RuleTestInput, type RuleTestOutput } from './tasks/rule-test-task.ts';
 import { runStoredTestsTask, type StoredTestsInput, type StoredTestsOutput } from './tasks/stored-tests-task.ts';
 
@@ -31,6 +32,8 @@ export interface TaskKinds {
   ruleTest: { input: RuleTestInput; output: RuleTestOutput };
   impact: { input: ImpactInput; output: ImpactReport };
   ruleCheck: { input: RuleCheckInput; output: RuleProblem[] };
+  /** A decision-table rule's compile check and warnings (rule-review.ts). */
+  ruleReview: { input: RuleReviewInput; output: RuleReviewOutput };
   importCheck: { input: ImportCheckInput; output: ImportCheckOutput };
   diff: { input: DiffInput; output: RulesetDiff };
   /** A live validator's compile, on the compile lane (compile-lane.ts). */
@@ -58,6 +61,7 @@ const RUNNERS: { [K in TaskKind]: (input: TaskKinds[K]['input'], progress: TaskP
   ruleTest: runRuleTestTask,
   impact: runImpactTask,
   ruleCheck: runRuleCheckTask,
+  ruleReview: runRuleReviewTask,
   importCheck: runImportCheckTask,
   diff: runDiffTask,
   compile: runCompileTask,

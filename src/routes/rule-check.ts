@@ -92,6 +92,17 @@ export const ruleCheckRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app
     if (unstorable !== undefined) return { ok: false, errors: [placed(unstorable)], warnings: [] };
 
     const content = toRuleContent(rule);
+    if (content.table !== undefined) {
+      // A decision table's analysis grows with its rows: its warnings are worked out on the thread too.
+      const review = await deps.pool.operation(tenantId, OPERATIONS.ruleReview, async (run) => {
+        const stored = rule.context === undefined ? null : await deps.storage.payloadSchemas.get(tenantId, rule.context);
+        return run('ruleReview', {
+          code: rule.code, content, maxExpressionLength: config.maxExpressionLength, maxTableRows: config.maxTableRows,
+          check: true, payloadSchema: stored?.schema ?? null,
+        });
+      });
+      return { ok: review.problems.length === 0, errors: review.problems.map(placed), warnings: review.warnings };
+    }
     // Compiling a rule's schema or expressions is a heavy operation's work: on a management thread.
     const problems = await deps.pool.operation(tenantId, OPERATIONS.ruleCheck, (run) => run('ruleCheck', {
       code: rule.code, content, maxExpressionLength: config.maxExpressionLength, maxTableRows: config.maxTableRows,

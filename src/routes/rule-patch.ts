@@ -13,13 +13,12 @@ import type { AppDeps } from '../app-deps.ts';
 import { PROBLEMS, ProblemError } from '../errors.ts';
 import { registerMergePatchBodyParser } from '../http/json-body-parser.ts';
 import { operation } from '../openapi/operation.ts';
-import { assertRuleCompiles } from '../rules/check-rule-content.ts';
 import { RuleArchivedError, StaleVersionError } from '../storage/types.ts';
 import { idParamsSchema, isUuid, originOf, tenantOf } from './schemas/route-helpers.ts';
 import { immutableFieldErrors, overNestedPatchFields, patchedContent, removedRequiredFields, type PatchRuleBody } from './schemas/rule-body.ts';
 import { patchRuleBodySchema } from './schemas/rule-schemas.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
-import { withWarnings } from '../rules/rule-warnings.ts';
+import { ruleReviewer } from '../pool/rule-review.ts';
 
 /** The media type of a JSON merge patch: the only one this route takes. */
 const MERGE_PATCH_MEDIA_TYPE = 'application/merge-patch+json';
@@ -49,7 +48,8 @@ function refuseOverNested(request: FastifyRequest, _reply: FastifyReply, done: (
 // eslint-disable-next-line @typescript-eslint/require-await -- a Fastify plugin without a done parameter must return a promise
 export const rulePatchRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
   const { storage, config } = deps;
-  const checkOptions = { maxExpressionLength: config.maxExpressionLength, maxTableRows: config.maxTableRows };
+  // Compile checks and warnings: a decision-table rule's on a management thread (rule-review.ts).
+  const review = ruleReviewer({ config, pool: deps.pool, payloadSchemas: deps.payloadSchemas, storedPayloadSchemas: storage.payloadSchemas });
   registerMergePatchBodyParser(app);
 
   app.patch<{ Params: { id: string }; Body: PatchRuleBody }>('/rules/:id', {
@@ -93,10 +93,9 @@ export const rulePatchRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app
     if (stored.status === 'archived') throw new RuleArchivedError();
     if (stored.version !== body.version) throw new StaleVersionError(stored.version, body.version);
     const content = patchedContent(stored, body);
-    assertRuleCompiles(stored.code, content, checkOptions);
+    await review.assertCompiles(tenantId, stored.code, content);
     // Answered with its warnings, as PUT is (docs/rule-language.md, "Warnings").
-    const warningSources = { payloadSchemas: deps.payloadSchemas, maxExpressionLength: config.maxExpressionLength };
     const updated = await storage.rules.update(tenantId, stored.id, body.version, content, { origin: originOf(request), action: 'rule.patch' });
-    return withWarnings(warningSources, tenantId, updated);
+    return review.withWarnings(tenantId, updated);
   });
 };

@@ -12,8 +12,7 @@ import type { AppDeps } from '../app-deps.ts';
 import { ProblemError, type ProblemSpec } from '../errors.ts';
 import { decodeUtf8Body, isIdentityEncoding } from '../http/json-body-parser.ts';
 import { operation } from '../openapi/operation.ts';
-import { assertRuleCompiles } from '../rules/check-rule-content.ts';
-import { withWarnings } from '../rules/rule-warnings.ts';
+import { ruleReviewer } from '../pool/rule-review.ts';
 import { csvToRows, tableToCsv } from '../rules/table-csv.ts';
 import { normalizeContent } from '../storage/rule-content.ts';
 import type { Rule } from '../storage/types.ts';
@@ -51,8 +50,8 @@ const versionQuerySchema = {
 // eslint-disable-next-line @typescript-eslint/require-await -- a Fastify plugin without a done parameter must return a promise
 export const ruleTableCsvRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
   const { storage, config } = deps;
-  const checkOptions = { maxExpressionLength: config.maxExpressionLength, maxTableRows: config.maxTableRows };
-  const warningSources = { payloadSchemas: deps.payloadSchemas, maxExpressionLength: config.maxExpressionLength };
+  // Compile checks and warnings: a decision-table rule's on a management thread (rule-review.ts).
+  const review = ruleReviewer({ config, pool: deps.pool, payloadSchemas: deps.payloadSchemas, storedPayloadSchemas: storage.payloadSchemas });
 
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('text/csv', { parseAs: 'buffer' }, (request: FastifyRequest, body: string | Buffer, done: ParserDone) => {
@@ -135,9 +134,9 @@ export const ruleTableCsvRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
     if (!read.ok) throw new ProblemError(badCsv(read.errors));
     // The stored content with new rows: RULE_CONTENT_FIELDS are the content, the rest of the resource is the server's.
     const next = { ...normalizeContent(stored), table: { ...stored.table, rows: read.rows } };
-    assertRuleCompiles(stored.code, next, checkOptions);
+    await review.assertCompiles(tenantId, stored.code, next);
     const basedOn = request.query.version === undefined ? stored.version : Number(request.query.version);
     const updated = await storage.rules.update(tenantId, stored.id, basedOn, next, { origin: originOf(request), action: 'rule.update' });
-    return withWarnings(warningSources, tenantId, updated);
+    return review.withWarnings(tenantId, updated);
   });
 };

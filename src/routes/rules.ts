@@ -13,8 +13,7 @@ import type { FastifyPluginAsync } from 'fastify';
 import type { AppDeps } from '../app-deps.ts';
 import { PROBLEMS, ProblemError } from '../errors.ts';
 import type { ListRulesQuery, Rule, RuleStatus } from '../storage/types.ts';
-import { assertRuleCompiles } from '../rules/check-rule-content.ts';
-import { withWarnings } from '../rules/rule-warnings.ts';
+import { ruleReviewer } from '../pool/rule-review.ts';
 import { compileAhead } from '../validators/early-compile.ts';
 import { goLiveTestsOnPool } from '../pool/go-live-tests.ts';
 import { storedTestsGate } from '../rules/stored-tests.ts';
@@ -53,9 +52,9 @@ const NO_SUCH_RULE = 'No rule with this id in the tenant.';
 // eslint-disable-next-line @typescript-eslint/require-await -- a Fastify plugin without a done parameter must return a promise
 export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
   const { storage, validators, config } = deps;
-  const checkOptions = { maxExpressionLength: config.maxExpressionLength, maxTableRows: config.maxTableRows };
+  // Compile checks and warnings: a decision-table rule's on a management thread (rule-review.ts).
+  const review = ruleReviewer({ config, pool: deps.pool, payloadSchemas: deps.payloadSchemas, storedPayloadSchemas: storage.payloadSchemas });
   // Create, replace and read answer a rule with its warnings (docs/rule-language.md, "Warnings").
-  const warningSources = { payloadSchemas: deps.payloadSchemas, maxExpressionLength: config.maxExpressionLength };
 
   /** The rule, or 404 for malformed, unknown and other tenants' ids alike. */
   const findRule = async (tenantId: string, id: string): Promise<Rule> => {
@@ -85,9 +84,9 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
     const tenantId = tenantOf(request);
     const { context, code } = request.body;
     const content = toRuleContent(request.body);
-    assertRuleCompiles(code, content, checkOptions);
+    await review.assertCompiles(tenantId, code, content);
     const rule = await storage.rules.create(tenantId, context, code, content, config.maxRulesPerContext, originOf(request));
-    return reply.code(201).send(await withWarnings(warningSources, tenantId, rule));
+    return reply.code(201).send(await review.withWarnings(tenantId, rule));
   });
 
   app.get<{ Querystring: ListQuery }>('/rules', {
@@ -129,7 +128,7 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
     },
   }, async (request) => {
     const tenantId = tenantOf(request);
-    return withWarnings(warningSources, tenantId, await findRule(tenantId, request.params.id));
+    return review.withWarnings(tenantId, await findRule(tenantId, request.params.id));
   });
 
   app.put<{ Params: IdParams; Body: UpdateRuleBody }>('/rules/:id', {
@@ -161,9 +160,9 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
       throw new ProblemError(PROBLEMS.immutableRuleFields(immutable));
     }
     const content = toRuleContent(body);
-    assertRuleCompiles(stored.code, content, checkOptions);
+    await review.assertCompiles(tenantId, stored.code, content);
     const updated = await storage.rules.update(tenantId, stored.id, body.version, content, { origin: originOf(request), action: 'rule.update' });
-    return withWarnings(warningSources, tenantId, updated);
+    return review.withWarnings(tenantId, updated);
   });
 
   app.delete<{ Params: IdParams }>('/rules/:id', {
@@ -249,7 +248,7 @@ export const rulesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { 
     const tenantId = tenantOf(request);
     if (!isUuid(request.params.id)) throw new ProblemError(PROBLEMS.ruleNotFound());
     const restored = await storage.rules.restore(tenantId, request.params.id, config.maxRulesPerContext, originOf(request));
-    return withWarnings(warningSources, tenantId, restored);
+    return review.withWarnings(tenantId, restored);
   });
 
   app.get<{ Params: IdParams }>('/rules/:id/versions', {
