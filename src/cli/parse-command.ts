@@ -35,7 +35,14 @@ export type Command =
   | { kind: 'test'; file: string }
   /** The stored tests, or the file's (`file`), against the context's drafts. */
   | { kind: 'test-drafts'; tenantId: string; context: string; file?: string }
-  | { kind: 'impact'; tenantId: string; context: string; target: ImpactTarget; limit: number };
+  | { kind: 'impact'; tenantId: string; context: string; target: ImpactTarget; limit: number }
+  /** A rule's decision-table rows as CSV; `out` absent: print them. */
+  | { kind: 'table-export'; tenantId: string; ruleId: string; out?: string }
+  /** The rule's rows replaced by those of the CSV file. */
+  | { kind: 'table-import'; tenantId: string; ruleId: string; file: string };
+
+/** The commands on a rule's decision table as CSV. */
+export type TableCommand = Extract<Command, { kind: 'table-export' | 'table-import' }>;
 
 /** The commands on rules files that read or change a context. */
 export type FileCommand = Extract<Command, { kind: 'export' | 'import' | 'test-drafts' }>;
@@ -48,6 +55,7 @@ export type FileCommand = Extract<Command, { kind: 'export' | 'import' | 'test-d
  */
 export const REMOTE_KINDS = [
   'rate-limit-show', 'rate-limit-set', 'key-create', 'key-revoke', 'key-list', 'contexts', 'export', 'import', 'test-drafts', 'impact', 'signing-key',
+  'table-export', 'table-import',
 ] as const satisfies ReadonlyArray<Command['kind']>;
 
 export type RemoteCommand = Extract<Command, { kind: (typeof REMOTE_KINDS)[number] }>;
@@ -254,6 +262,7 @@ function draftCommand(args: readonly string[]): Draft {
     if (args.length !== 3 && args.length !== 4) throw new UsageError('expected: test-drafts <tenant> <context> [FILE]');
     return { kind: 'test-drafts', tenantId: tenantOf(second), context: contextOf(rest[0]), file: rest[1] };
   }
+  if (first === 'table') return tableCommand(second, rest);
   if (first === 'impact') {
     expectCount('impact <tenant> <context> [--target draft|N] [--limit N]', args.slice(1), 2);
     return { kind: 'impact', tenantId: tenantOf(second), context: contextOf(rest[0]), target: 'draft', limit: TUNING.impactDefaultSamples.value };
@@ -266,6 +275,18 @@ function contextOf(value: string | undefined): string {
     throw new UsageError(`"${value ?? ''}" is not a context name (1-100 characters of letters, digits, "_", ".", ":" and "-", starting with a letter or digit)`);
   }
   return value;
+}
+
+function tableCommand(action: string | undefined, rest: readonly string[]): Draft {
+  if (action === 'export') {
+    if (rest.length !== 2 && rest.length !== 3) throw new UsageError('expected: table export <tenant> <rule-id> [FILE]');
+    return { kind: 'table-export', tenantId: tenantOf(rest[0]), ruleId: rest[1], out: rest[2] };
+  }
+  if (action === 'import') {
+    expectCount('table import <tenant> <rule-id> FILE', rest, 3);
+    return { kind: 'table-import', tenantId: tenantOf(rest[0]), ruleId: rest[1], file: rest[2] };
+  }
+  throw new UsageError(`unknown table command "${action ?? ''}" (export, import)`);
 }
 
 function rateLimitCommand(rest: readonly string[]): Draft {

@@ -12,6 +12,7 @@ import { CommandError, UsageError } from './cli-errors.ts';
 import { testFileOffline } from './offline-test.ts';
 import { isRemoteCommand, parseCommandLine, type CommandLine, type RemoteCommand } from './parse-command.ts';
 import { runRemoteFileCommand } from './remote-file-commands.ts';
+import { runRemoteTableCommand } from './remote-table-commands.ts';
 import { runRemoteTenantCommand } from './remote-tenant-commands.ts';
 import { runCommand, type CommandOutput } from './run-command.ts';
 import { USAGE } from './usage.ts';
@@ -46,7 +47,8 @@ export async function runCli(argv: readonly string[], env: Record<string, string
   }
   try {
     const output = await execute(line, env, io);
-    io.stdout(`${line.json ? JSON.stringify(output.json, null, 2) : output.text}\n`);
+    if (line.json) io.stdout(`${JSON.stringify(output.json, null, 2)}\n`);
+    else io.stdout(output.verbatim === true ? output.text : `${output.text}\n`);
     return output.exitCode ?? 0;
   } catch (error) {
     io.stderr(`error: ${messageOf(error)}\n`);
@@ -60,7 +62,9 @@ async function execute(line: CommandLine, env: Record<string, string | undefined
   // Against a service: its configuration and database are its own.
   if (remote !== undefined && isRemoteCommand(command)) {
     const service = { url: remote.url, key: remote.key ?? (await keyFromStdin(io)) };
-    return isRemoteFileCommand(command) ? runRemoteFileCommand(command, service) : runRemoteTenantCommand(command, service);
+    if (isRemoteFileCommand(command)) return runRemoteFileCommand(command, service);
+    if (command.kind === 'table-export' || command.kind === 'table-import') return runRemoteTableCommand(command, service);
+    return runRemoteTenantCommand(command, service);
   }
   const config = loadConfig(env);
   // Offline: the file's own rules and tests; no database is opened.

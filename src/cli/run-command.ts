@@ -12,6 +12,7 @@ import { CommandError } from './cli-errors.ts';
 import type { Command, RateLimit } from './parse-command.ts';
 import { runFileCommand } from './file-commands.ts';
 import { localSigningKey } from './signing-key-command.ts';
+import { runTableCommand } from './table-commands.ts';
 import { runImpactCommand } from './impact-command.ts';
 import { contextsListed, keyCreated, keyRevoked, keysListed, rateLimitChanged, rateLimitShown } from './tenant-output.ts';
 
@@ -21,6 +22,8 @@ export interface CommandOutput {
   json: unknown;
   /** The exit status when not 0 (test: a test failed, or the file does not compile). */
   exitCode?: number;
+  /** Print `text` as it is, with no line break added: a CSV ends with its own. */
+  verbatim?: boolean;
 }
 
 /** The audit trail's actor for changes made here. */
@@ -77,6 +80,10 @@ export async function runCommand(command: StorageCommand, storage: Storage, conf
       return runImpactCommand(command, storage, config);
     case 'signing-key':
       return localSigningKey(storage, config);
+    case 'table-export':
+    case 'table-import':
+      await requireTenant(storage, command.tenantId);
+      return runTableCommand(command, storage, config);
   }
 }
 

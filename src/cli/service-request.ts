@@ -19,6 +19,11 @@ interface Problem {
   errors?: Array<{ path: string; message: string }>;
 }
 
+/** A body sent as it is under its own media type (a CSV), where any other body is sent as JSON. */
+export class TextBody {
+  constructor(readonly contentType: string, readonly text: string) {}
+}
+
 /**
  * One request; its JSON answer (null for none, as a 204), or its problem
  * as a CommandError.
@@ -27,25 +32,41 @@ interface Problem {
  * const { items } = await request<{ items: unknown[] }>(remote, 'acme', 'GET', '/api/v1/api-keys');
  */
 export async function request<T>(remote: Remote, tenantId: string, method: string, path: string, body?: unknown): Promise<T> {
-  let response: Response;
+  const response = await send(remote, tenantId, method, path, body);
+  const answer: unknown = await response.json().catch(() => null);
+  if (!response.ok) throw problemError(response, answer);
+  return answer as T;
+}
+
+/**
+ * One GET whose answer is text (a CSV), or its problem as a CommandError.
+ *
+ * @example
+ * const csv = await requestText(remote, 'acme', `/api/v1/rules/${id}/table.csv`);
+ */
+export async function requestText(remote: Remote, tenantId: string, path: string): Promise<string> {
+  const response = await send(remote, tenantId, 'GET', path);
+  if (!response.ok) throw problemError(response, await response.json().catch(() => null));
+  return response.text();
+}
+
+async function send(remote: Remote, tenantId: string, method: string, path: string, body?: unknown): Promise<Response> {
+  const [contentType, text] = body === undefined ? [undefined, undefined]
+    : body instanceof TextBody ? [body.contentType, body.text] : ['application/json', JSON.stringify(body)];
   try {
-    response = await fetch(`${remote.url}${path}`, {
+    return await fetch(`${remote.url}${path}`, {
       method,
-      headers: {
-        'x-api-key': remote.key,
-        'x-tenant-id': tenantId,
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-      },
-      body: body === undefined ? undefined : JSON.stringify(body),
+      headers: { 'x-api-key': remote.key, 'x-tenant-id': tenantId, ...(contentType === undefined ? {} : { 'content-type': contentType }) },
+      body: text,
     });
   } catch (error) {
     throw new CommandError(`cannot reach ${remote.url}: ${(error as Error).message}`);
   }
-  const answer: unknown = await response.json().catch(() => null);
-  if (!response.ok) {
-    const problem = (answer ?? {}) as Problem;
-    const errors = Array.isArray(problem.errors) ? `\n${describeErrors(problem.errors)}` : '';
-    throw new CommandError(`${response.status} ${problem.code ?? ''}: ${problem.detail ?? response.statusText}${errors}`);
-  }
-  return answer as T;
+}
+
+/** The service's problem+json, printed with each of its errors on a line. */
+function problemError(response: Response, answer: unknown): CommandError {
+  const problem = (answer ?? {}) as Problem;
+  const errors = Array.isArray(problem.errors) ? `\n${describeErrors(problem.errors)}` : '';
+  return new CommandError(`${response.status} ${problem.code ?? ''}: ${problem.detail ?? response.statusText}${errors}`);
 }

@@ -33,6 +33,14 @@ Commands:
                                              10000, at most 100000) against the live rules and the
                                              draft (default) or ruleset version N, and print what
                                              would change
+  table export <tenant> <rule-id> [FILE]
+                                             print (or write to FILE) the rows of the rule's
+                                             decision table as CSV: a header of the input then
+                                             output names, one line per row
+  table import <tenant> <rule-id> FILE       replace the rule's table rows with the CSV file's (the
+                                             header as export writes it; inputs, hit policy and
+                                             noMatch stay): a new draft version, checked and
+                                             compiled; prints it and the rule's warnings
   signing-key [<tenant>]                     print the public key that signs validator modules
                                              (the tenant only with --url, whose key reads it)
 

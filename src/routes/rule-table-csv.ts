@@ -13,16 +13,16 @@ import { ProblemError, type ProblemSpec } from '../errors.ts';
 import { decodeUtf8Body, isIdentityEncoding } from '../http/json-body-parser.ts';
 import { operation } from '../openapi/operation.ts';
 import { ruleReviewer } from '../pool/rule-review.ts';
-import { csvToRows, tableToCsv } from '../rules/table-csv.ts';
-import { normalizeContent } from '../storage/rule-content.ts';
-import type { Rule } from '../storage/types.ts';
-import { idParamsSchema, isUuid, originOf, tenantOf } from './schemas/route-helpers.ts';
+import { tableToCsv } from '../rules/table-csv.ts';
+import {
+  findTableRule, replaceTableRows, RuleHasNoTableError, TableCsvInvalidError, withoutByteOrderMark, type TableRule,
+} from '../rules/table-rows-edit.ts';
+import { idParamsSchema, originOf, tenantOf } from './schemas/route-helpers.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
 
 const CSV_MEDIA_TYPE = /^text\/csv(?:; *charset=(?:utf-8|"utf-8"))?(?:; *header=present)?$/i;
 
 const notCsv = (): ProblemSpec => ({ code: 'UNSUPPORTED_MEDIA_TYPE', detail: 'Send the table as Content-Type: text/csv (UTF-8).' });
-const notFound = (): ProblemSpec => ({ code: 'NOT_FOUND', detail: 'Rule was not found.' });
 const noTable = (): ProblemSpec => ({
   code: 'NOT_FOUND', detail: 'The rule has no decision table: give it one with PUT /rules/{id} first; CSV carries only its rows.',
 });
@@ -50,7 +50,7 @@ const versionQuerySchema = {
 // eslint-disable-next-line @typescript-eslint/require-await -- a Fastify plugin without a done parameter must return a promise
 export const ruleTableCsvRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
   const { storage, config } = deps;
-  // Compile checks and warnings: a decision-table rule's on a management thread (rule-review.ts).
+  // A table's compile check and warnings run on a management thread (rule-review.ts).
   const review = ruleReviewer({ config, pool: deps.pool, payloadSchemas: deps.payloadSchemas, storedPayloadSchemas: storage.payloadSchemas });
 
   app.removeAllContentTypeParsers();
@@ -59,8 +59,7 @@ export const ruleTableCsvRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
     if (!isIdentityEncoding(request.headers['content-encoding'])) return done(new ProblemError(notCsv()));
     try {
       const text = typeof body === 'string' ? body : decodeUtf8Body(body);
-      // A spreadsheet's UTF-8 export often starts with a byte-order mark.
-      done(null, text.startsWith('\uFEFF') ? text.slice(1) : text);
+      done(null, withoutByteOrderMark(text));
     } catch (error) {
       done(error as Error);
     }
@@ -72,12 +71,15 @@ export const ruleTableCsvRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
     throw (error as { code?: unknown }).code === 'FST_ERR_CTP_INVALID_MEDIA_TYPE' ? new ProblemError(notCsv()) : error;
   });
 
-  const findTableRule = async (tenantId: string, id: string): Promise<Rule & { table: NonNullable<Rule['table']> }> => {
-    const rule = isUuid(id) ? await storage.rules.get(tenantId, id) : null;
-    if (rule === null) throw new ProblemError(notFound());
-    if (rule.table === undefined) throw new ProblemError(noTable());
-    return rule as Rule & { table: NonNullable<Rule['table']> };
+  /** The rules' own refusals as this route's problems; an unknown rule is the usual 404 (http/problem-mapping.ts). */
+  const asProblem = (error: unknown): unknown => {
+    if (error instanceof RuleHasNoTableError) return new ProblemError(noTable());
+    if (error instanceof TableCsvInvalidError) return new ProblemError(badCsv(error.errors));
+    return error;
   };
+  const tableRule = (tenantId: string, id: string): Promise<TableRule> => findTableRule(storage.rules, tenantId, id).catch((error: unknown) => {
+    throw asProblem(error);
+  });
 
   app.get<{ Params: { id: string } }>('/rules/:id/table.csv', {
     config: { role: 'admin' },
@@ -94,7 +96,7 @@ export const ruleTableCsvRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
       response: { 200: { content: { 'text/csv': { schema: { type: 'string', description: 'The table\'s rows as CSV.' } } } } },
     },
   }, async (request, reply) => {
-    const rule = await findTableRule(tenantOf(request), request.params.id);
+    const rule = await tableRule(tenantOf(request), request.params.id);
     void reply
       .type('text/csv; charset=utf-8')
       .header('content-disposition', `attachment; filename="${rule.code}.csv"`);
@@ -129,14 +131,13 @@ export const ruleTableCsvRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
     },
   }, async (request) => {
     const tenantId = tenantOf(request);
-    const stored = await findTableRule(tenantId, request.params.id);
-    const read = csvToRows(request.body, stored.table, config.maxTableRows);
-    if (!read.ok) throw new ProblemError(badCsv(read.errors));
-    // The stored content with new rows: RULE_CONTENT_FIELDS are the content, the rest of the resource is the server's.
-    const next = { ...normalizeContent(stored), table: { ...stored.table, rows: read.rows } };
-    await review.assertCompiles(tenantId, stored.code, next);
-    const basedOn = request.query.version === undefined ? stored.version : Number(request.query.version);
-    const updated = await storage.rules.update(tenantId, stored.id, basedOn, next, { origin: originOf(request), action: 'rule.update' });
+    const stored = await tableRule(tenantId, request.params.id);
+    const basedOnVersion = request.query.version === undefined ? undefined : Number(request.query.version);
+    const edit = { csv: request.body, basedOnVersion, origin: originOf(request) };
+    const check = { maxTableRows: config.maxTableRows, assertCompiles: review.assertCompiles.bind(review, tenantId) };
+    const updated = await replaceTableRows(storage.rules, tenantId, stored, edit, check).catch((error: unknown) => {
+      throw asProblem(error);
+    });
     return review.withWarnings(tenantId, updated);
   });
 };
