@@ -75,7 +75,8 @@ export function ruleContentProblems(code: string, content: RuleContent, options:
     limits: { maxExpressionLength: options.maxExpressionLength },
   });
   return compileErrors.map((error) => {
-    const problem: RuleProblem = { path: at(error.field), message: error.message };
+    // A table's errors name their place inside it (`table.rows[3].when[1]`), not just the field.
+    const problem: RuleProblem = { path: at(error.path ?? error.field), message: error.message };
     if (error.line !== undefined) problem.line = error.line;
     if (error.column !== undefined) problem.column = error.column;
     return problem;

@@ -270,7 +270,10 @@ describe('payload schema of a context', () => {
       [{ type: 'object', properties: { total: { type: 'number', minimum: 'zero' } } }, 'properties.total.minimum'],
       [{ type: 'object', properties: { a: { $ref: 'https://example.com/s.json' } } }, 'properties.a'],
       [{ type: 'objet' }, 'type'],
-      [{ type: 'object', properties: { a: { typo: 1 } } }, ''],
+      [{ type: 'object', properties: { a: { typo: 1 } } }, 'properties.a.typo'],
+      [{ type: 'object', properties: { a: { type: 'string', minimum: 1 } } }, 'properties.a.minimum'],
+      [{ type: 'object', properties: { a: { type: 'string', format: 'emial' } } }, 'properties.a.format'],
+      [{ type: 'object', allOf: [{ typo: 1 }] }, 'allOf[0].typo'],
     ];
     for (const [body, path] of cases) {
       const response = await api('PUT', '/contexts/invalid/payload-schema', body);
@@ -291,6 +294,23 @@ describe('payload schema of a context', () => {
     const notObject = await api('PUT', '/contexts/invalid/payload-schema', [1]);
     expect(notObject.status).toBe(400);
     expect((await api('GET', '/contexts/invalid/payload-schema')).body).toEqual(schema);
+  });
+
+  it('a misspelt keyword is placed in the schema, with the keyword Ajv knows that was probably meant', async () => {
+    const response = await api('PUT', '/contexts/invalid/payload-schema', {
+      type: 'object',
+      properties: { street: { type: 'string', minLenght: 3 } },
+    });
+    expect(response.status).toBe(400);
+    expect(response.body.errors).toEqual([
+      {
+        path: 'properties.street.minLenght',
+        message: 'strict mode: unknown keyword: "minLenght" at "#/properties/street"; did you mean "minLength"?',
+      },
+    ]);
+    // Nothing near: no suggestion, still placed.
+    const far = await api('PUT', '/contexts/invalid/payload-schema', { type: 'object', properties: { street: { zzz: 1 } } });
+    expect(far.body.errors).toEqual([{ path: 'properties.street.zzz', message: 'strict mode: unknown keyword: "zzz" at "#/properties/street"' }]);
   });
 
   it('needs an admin key (403 for a validator key)', async () => {
