@@ -12,8 +12,11 @@ import type { Position } from '../expression/errors.ts';
  * - `BARE_NAME`: a bare name compared as if it were a value (`status == ACTIVE`).
  * - `NEVER_EVALUATED`: a rule that can never run.
  * - `NO_FOREACH`: `$item` or `$index` in a rule without `forEach` (always undefined).
+ * - `MISSING_VALUE_MESSAGE`: `$value` in the message of a `required` rule, which shows as nothing when the field is missing.
  */
-export type RuleWarningCode = 'CONSTANT' | 'TYPE_MISMATCH' | 'UNKNOWN_FIELD' | 'BARE_NAME' | 'NEVER_EVALUATED' | 'NO_FOREACH';
+export type RuleWarningCode =
+  | 'CONSTANT' | 'TYPE_MISMATCH' | 'UNKNOWN_FIELD' | 'BARE_NAME' | 'NEVER_EVALUATED' | 'NO_FOREACH'
+  | 'MISSING_VALUE_MESSAGE';
 
 /** The rule field a warning is about. */
 export type WarningPath = 'expression' | 'when' | 'fieldPath' | 'forEach' | 'message' | 'enabled';

@@ -79,6 +79,9 @@ const CASES: Array<[string, Json, Json]> = [
   ['CONSTANT', { expression: 'false' }, { code: 'CONSTANT', path: 'expression', line: 1, column: 1 }],
   ['NEVER_EVALUATED', { enabled: false }, { code: 'NEVER_EVALUATED', path: 'enabled' }],
   ['NO_FOREACH', { expression: '$item > 0' }, { code: 'NO_FOREACH', path: 'expression' }],
+  ['MISSING_VALUE_MESSAGE', { fieldPath: 'customer.email', required: true, expression: undefined, message: 'Customer: {{ $value }} is not an e-mail address' }, {
+    code: 'MISSING_VALUE_MESSAGE', path: 'message', line: 1, column: 14,
+  }],
 ];
 
 describe('warnings on every answer that carries a saved or tested rule', () => {
@@ -118,6 +121,26 @@ describe('warnings on every answer that carries a saved or tested rule', () => {
 
     const checked = await check(body);
     expect(checked).toEqual({ ok: true, errors: [], warnings: created.body.warnings });
+  });
+
+  it('MISSING_VALUE_MESSAGE: $value in a required rule\'s message renders empty for the missing field it fails on', async () => {
+    const body = rule({ fieldPath: 'customer.email', required: true, expression: '$value.includes("@")', message: '{{ $value }} is not an e-mail address' });
+    const created = await api('POST', '/rules', body);
+    expect(created.body.warnings).toEqual([expect.objectContaining({ code: 'MISSING_VALUE_MESSAGE', path: 'message', line: 1, column: 4 })]);
+    // What the warning is about: the failure for a missing field reads as nothing.
+    const tested = await api('POST', '/rules/test', { rule: body, payload: { customer: {} } });
+    expect(tested.body.failures.map((failure: Json) => failure.message)).toEqual([' is not an e-mail address']);
+    // Not required, a placeholder that decides what to show without a value, or no $value at all: nothing to say.
+    for (const fields of [
+      { required: false, message: '{{ $value }} is not an e-mail address' },
+      { message: "{{ $value ?? 'nothing' }} is not an e-mail address" },
+      { message: "{{ $value ? $value : 'no e-mail' }} is not an e-mail address" },
+      { message: 'the e-mail address is missing or wrong' },
+      { message: 'at {{ $path }}: wrong' },
+    ]) {
+      const checked = await check({ ...body, ...fields });
+      expect(codesOf(checked.warnings), JSON.stringify(fields)).toEqual([]);
+    }
   });
 
   it('warnings never block a save, and a rule read with GET can be sent back with its warnings', async () => {

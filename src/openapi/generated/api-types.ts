@@ -980,7 +980,7 @@ export interface components {
              * @example UNKNOWN_FIELD
              * @enum {string}
              */
-            code: "CONSTANT" | "TYPE_MISMATCH" | "UNKNOWN_FIELD" | "BARE_NAME" | "NEVER_EVALUATED" | "NO_FOREACH";
+            code: "CONSTANT" | "TYPE_MISMATCH" | "UNKNOWN_FIELD" | "BARE_NAME" | "NEVER_EVALUATED" | "NO_FOREACH" | "MISSING_VALUE_MESSAGE";
             /**
              * @description The rule field it is about.
              * @example fieldPath

@@ -231,7 +231,7 @@ export const ruleWarningSchema = {
   properties: {
     code: {
       type: 'string',
-      enum: ['CONSTANT', 'TYPE_MISMATCH', 'UNKNOWN_FIELD', 'BARE_NAME', 'NEVER_EVALUATED', 'NO_FOREACH'],
+      enum: ['CONSTANT', 'TYPE_MISMATCH', 'UNKNOWN_FIELD', 'BARE_NAME', 'NEVER_EVALUATED', 'NO_FOREACH', 'MISSING_VALUE_MESSAGE'],
       description: 'What kind of finding; programs branch on it (docs/rule-language.md, "Warnings").',
       examples: ['UNKNOWN_FIELD'],
     },
