@@ -69,10 +69,9 @@ describe('an existing rule', () => {
       expect(await code.getAttribute('readonly')).not.toBeNull();
       expect(await code.inputValue()).toBe('LIMIT');
       // Not styled as the editable fields are.
-      const look = (selector: string) => page.locator(selector).evaluate((element) => {
-        const style = getComputedStyle(element);
-        return `${style.backgroundColor} ${style.borderStyle}`;
-      });
+      const look = (selector: string) => page.evaluate<string>(
+        `(() => { const style = getComputedStyle(document.querySelector(${JSON.stringify(selector)})); return style.backgroundColor + ' ' + style.borderStyle; })()`,
+      );
       expect(await look('#rule-code')).not.toBe(await look('#rule-name'));
       // Why, in the hint the field is described by.
       const describedBy = (await code.getAttribute('aria-describedby')) ?? '';
