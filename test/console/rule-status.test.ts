@@ -60,6 +60,24 @@ describe('an existing rule', () => {
     }
   });
 
+  it('shows a schema error placed inside the schema under the schema field, as one types and on save', async () => {
+    const view = await openSignedIn(browser, t, `#/rules/${ruleId}`);
+    try {
+      const { page } = view;
+      const schema = page.getByLabel('schema', { exact: true });
+      await schema.waitFor();
+      await schema.fill('{"type": "number", "maximun": 5}');
+      const said = 'schema.maximun: strict mode: unknown keyword: "maximun" at "#"; did you mean "maximum"?';
+      const findings = page.locator('#rule-schema-findings');
+      await expect.poll(() => findings.textContent()).toContain(said);
+      await page.getByRole('button', { name: 'Save' }).click();
+      await expect.poll(() => page.locator('#rule-save-problem').count()).toBe(1);
+      await expect.poll(() => findings.textContent()).toContain(said);
+    } finally {
+      await view.close();
+    }
+  });
+
   it('has a code that looks read-only and says why', async () => {
     const view = await openSignedIn(browser, t, `#/rules/${ruleId}`);
     try {

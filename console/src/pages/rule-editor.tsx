@@ -53,12 +53,14 @@ export function NewRulePage({ context }: { context: string | undefined }) {
 
 /** Every message about one field: from the last save, and from the live check. */
 function findingsFor(field: string, saveError: ApiError | undefined, check: RuleCheckResult | undefined, showCheck: boolean) {
-  const errors = (saveError?.errorsAt(field) ?? []).map((entry) => entry.message);
+  // An error placed inside the field (`schema.properties.street.minLenght`) says where.
+  const inside = (path: string): string => (path === field ? '' : `${path}: `);
+  const errors = (saveError?.errorsAt(field) ?? []).map((entry) => `${inside(entry.path)}${entry.message}`);
   const warnings: string[] = [];
   if (showCheck && check !== undefined) {
     for (const entry of check.errors) {
-      if (entry.path !== field) continue;
-      const place = `line ${entry.line}, column ${entry.column}: `;
+      if (entry.path !== field && !entry.path.startsWith(`${field}.`) && !entry.path.startsWith(`${field}[`)) continue;
+      const place = entry.path === field ? `line ${entry.line}, column ${entry.column}: ` : inside(entry.path);
       if (!errors.some((message) => message.endsWith(entry.message))) errors.push(`${place}${entry.message}`);
     }
     for (const warning of check.warnings) {
