@@ -181,3 +181,21 @@ export function appendPath(base: string, step: string | number): string {
   }
   return `${base === '' ? '$' : base}[${JSON.stringify(step)}]`;
 }
+
+/**
+ * A JSON Pointer (`/properties/a/0`) as a path appended to `base`;
+ * all-digit segments are indices.
+ *
+ * @example
+ * pointerToPath('/items/3/payload'); // 'items[3].payload'
+ * pointerToPath('/properties/street/minLenght', 'schema'); // 'schema.properties.street.minLenght'
+ */
+export function pointerToPath(pointer: string, base = ''): string {
+  if (pointer === '') return base;
+  let path = base;
+  for (const raw of pointer.slice(1).split('/')) {
+    const segment = raw.replaceAll('~1', '/').replaceAll('~0', '~');
+    path = /^(?:0|[1-9]\d*)$/.test(segment) ? appendPath(path, Number(segment)) : appendPath(path, segment);
+  }
+  return path;
+}

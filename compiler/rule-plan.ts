@@ -13,7 +13,7 @@ import { comparedOperand, inferExpected } from './expression/infer.ts';
 import type { Expr } from './expression/ir.ts';
 import type { PatternResult } from './expression/lower.ts';
 import { compileTemplate, type TemplatePart } from './expression/template.ts';
-import { isPathError, parsePath, type PathSegment } from './paths.ts';
+import { isPathError, parsePath, pointerToPath, type PathSegment } from './paths.ts';
 import { compilePattern } from './regex/index.ts';
 import { MAX_FIELD_PATTERN_WEIGHT, PatternWeights } from './regex/pattern-size.ts';
 import { compileSchema, type SchemaValidator } from './schema/index.ts';
@@ -109,7 +109,7 @@ export function planRule(
   }
   const ruleCode = typeof rule.code === 'string' ? rule.code : '';
   const errors: CompileError[] = [];
-  const error = (field: RuleField, e: ExpressionError): void => {
+  const error = (field: RuleField, e: ExpressionError & { path?: string }): void => {
     errors.push({ ruleCode, field, ...e });
   };
   const invalid = (field: RuleField, message: string): void => error(field, { code: 'INVALID_RULE', message });
@@ -175,7 +175,8 @@ export function planRule(
       schema = compiled.validate;
       for (const [pattern, size] of compiled.patterns.entries()) patterns.set(pattern, size);
     } else {
-      error('schema', { code: compiled.code, message: compiled.message });
+      // Placed inside the schema: `schema.properties.street.minLenght`.
+      error('schema', { code: compiled.code, message: compiled.message, path: pointerToPath(compiled.pointer, 'schema') });
     }
   }
   let givenExpected: { value: unknown } | undefined;

@@ -15,6 +15,7 @@ import { resolveLimits } from '../limits.ts';
 import { formatPath, isPathError, parsePath, type PathSegment } from '../paths.ts';
 import type { CompileOptions, CompilerLimits, RuleDefinition } from '../types.ts';
 import { analyzeExpression, type ExpressionAnalysis } from './expression-analysis.ts';
+import { bareValueIn } from './missing-value-message.ts';
 import { PayloadSchema } from './payload-schema-paths.ts';
 import { PlaceTable, UNKNOWN, isConstant, type RuleScope, type Value } from './rule-scope.ts';
 import { UsageEvidence } from './usage-evidence.ts';
@@ -81,7 +82,8 @@ export function analyzeRule(rule: RuleDefinition, options?: AnalyzeOptions): Rul
     // In a schema rule's message, `$value` is whichever value the schema refused.
     const messageScope = rule.schema === undefined ? scope : { ...scope, value: { types: FIELD_VALUE, depends: true } };
     for (const placeholder of placeholders(rule.message)) {
-      analyzeExpression({ path: 'message', source: placeholder.source, map: shiftedBy(placeholder.origin) }, messageScope, sink, limits);
+      const analysis = analyzeExpression({ path: 'message', source: placeholder.source, map: shiftedBy(placeholder.origin) }, messageScope, sink, limits);
+      if (analysis !== undefined && rule.required === true) reportMissingValue(analysis, sink);
     }
   }
   scope.evidence.report(sink);
@@ -176,6 +178,19 @@ function* placeholders(template: string): Generator<{ source: string; origin: { 
     yield { source: template.slice(open + 2, close), origin: positionOf(template, open + 2) };
     pos = close + 2;
   }
+}
+
+/** MISSING_VALUE_MESSAGE for a placeholder of a required rule's message that shows `$value` as is (missing-value-message.ts). */
+function reportMissingValue(analysis: ExpressionAnalysis, sink: WarningSink): void {
+  const value = bareValueIn(analysis.node);
+  if (value === undefined) return;
+  sink.add(
+    'MISSING_VALUE_MESSAGE',
+    'message',
+    '`$value` shows as nothing when the field is missing, which is when this required rule fails: say what is missing ' +
+      "without it, or say what to show then (`{{ $value ?? 'nothing' }}`)",
+    analysis.position(value),
+  );
 }
 
 /** How a value reads in a message: `true`, `5`, `"abc"`, `undefined`, the invalid number. */

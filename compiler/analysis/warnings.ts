@@ -16,10 +16,11 @@ import type { Position } from '../expression/errors.ts';
  * - `TABLE_UNREACHABLE`: a row of a decision table no input reaches.
  * - `TABLE_GAP`: an input no row of a decision table matches, while `noMatch` is "fail".
  * - `TABLE_INCOMPLETE`: the analysis of a decision table stopped early, or an expression cell kept a question open.
+ * - `MISSING_VALUE_MESSAGE`: `$value` in the message of a `required` rule, which shows as nothing when the field is missing.
  */
 export type RuleWarningCode =
   | 'CONSTANT' | 'TYPE_MISMATCH' | 'UNKNOWN_FIELD' | 'BARE_NAME' | 'NEVER_EVALUATED' | 'NO_FOREACH'
-  | 'TABLE_OVERLAP' | 'TABLE_UNREACHABLE' | 'TABLE_GAP' | 'TABLE_INCOMPLETE';
+  | 'TABLE_OVERLAP' | 'TABLE_UNREACHABLE' | 'TABLE_GAP' | 'TABLE_INCOMPLETE' | 'MISSING_VALUE_MESSAGE';
 
 /** A place inside a rule's decision table: `table`, `table.rows`, `table.rows[12]`, `table.rows[12].when[2]`, `table.inputs[0].path`. */
 export type TableWarningPath = 'table' | `table.${string}`;

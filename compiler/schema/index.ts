@@ -9,11 +9,13 @@
  * (no reference cycle on one value, at most MAX_SCHEMA_APPLICATIONS
  * subschemas applied to any one value) -> Ajv (strict mode;
  * its refusals are INVALID_SCHEMA with its message and schema path).
+ * Every refusal says where in the schema it is (`pointer`, schema-error-place.ts).
  */
 import type { CompilerLimits } from '../types.ts';
 import { MAX_SCHEMA_APPLICATIONS, schemaApplications } from './schema-expansion.ts';
 import { checkSchemaKeywords, measureSchema } from './schema-policy.ts';
 import { compileOnSharedAjv, withoutRootId } from './shared-ajv.ts';
+import { placeSchemaError } from './schema-error-place.ts';
 import { PatternWeights } from '../regex/pattern-size.ts';
 
 export { MAX_SCHEMA_FAILURES, schemaFailures, type SchemaFailure } from './schema-failures.ts';
@@ -34,6 +36,8 @@ export interface SchemaCompileError {
   ok: false;
   code: 'INVALID_SCHEMA' | 'UNSAFE_PATTERN' | 'TOO_LONG' | 'TOO_DEEP';
   message: string;
+  /** Where in the schema: a JSON Pointer without `#` (`/properties/street/minLenght`), '' for the schema as a whole. */
+  pointer: string;
 }
 
 /**
@@ -47,6 +51,15 @@ export function compileSchema(
   schema: unknown,
   limits: CompilerLimits,
 ): { ok: true; validate: SchemaValidator; patterns: PatternWeights } | SchemaCompileError {
+  const compiled = compileUnplaced(schema, limits);
+  if (compiled.ok) return compiled;
+  return { ok: false, code: compiled.code, ...placeSchemaError(schema, compiled.message) };
+}
+
+function compileUnplaced(
+  schema: unknown,
+  limits: CompilerLimits,
+): { ok: true; validate: SchemaValidator; patterns: PatternWeights } | Omit<SchemaCompileError, 'pointer'> {
   const measured = measureSchema(schema, limits);
   if (!measured.ok) return { ok: false, ...measured.violation };
   // Ajv keeps references into the schema it compiles; the tenant's object

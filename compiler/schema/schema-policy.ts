@@ -103,12 +103,29 @@ export function checkSchemaKeywords(
   /** Receives every pattern that passed the policy, with its weight; a schema's may weigh MAX_FIELD_PATTERN_WEIGHT. */
   patterns?: PatternWeights,
 ): PolicyViolation | undefined {
+  return visitSchemaPositions(schema, (node, pointer) => checkKeywords(node, pointer, limits, patterns));
+}
+
+/**
+ * Calls `visit` on every object at a schema position (the root and what
+ * the keywords that hold subschemas hold), with its JSON Pointer (`#`,
+ * `#/properties/a`), until it returns something; returns that. Iterative:
+ * no input can overflow the stack.
+ *
+ * @example
+ * visitSchemaPositions({ properties: { a: { minLenght: 1 } } }, (node, at) => ('minLenght' in node ? at : undefined));
+ * // '#/properties/a'
+ */
+export function visitSchemaPositions<T>(
+  schema: unknown,
+  visit: (node: Record<string, unknown>, pointer: string) => T | undefined,
+): T | undefined {
   const stack: { schema: unknown; pointer: string }[] = [{ schema, pointer: '#' }];
   while (stack.length > 0) {
     const { schema: node, pointer } = stack.pop()!;
     if (!isPlainObject(node)) continue;
-    const violation = checkKeywords(node, pointer, limits, patterns);
-    if (violation !== undefined) return violation;
+    const found = visit(node, pointer);
+    if (found !== undefined) return found;
     for (const [keyword, value] of Object.entries(node)) {
       const at = `${pointer}/${escapePointer(keyword)}`;
       if (SCHEMA_KEYWORDS.has(keyword)) {
@@ -228,7 +245,7 @@ function isPlainObject(value: unknown): value is Record<string, unknown> {
   return proto === Object.prototype || proto === null;
 }
 
-function escapePointer(key: string): string {
+export function escapePointer(key: string): string {
   return key.replace(/~/g, '~0').replace(/\//g, '~1');
 }
 

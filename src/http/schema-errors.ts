@@ -3,8 +3,9 @@
  * syntax: `/items/3/payload` becomes `items[3].payload`, and a missing or
  * unexpected property is named itself rather than its parent.
  */
-import { appendPath } from '../../compiler/paths.ts';
+import { appendPath, pointerToPath } from '../../compiler/paths.ts';
 import type { FieldError } from '../errors.ts';
+
 
 /** The part of an ajv ErrorObject this module reads. */
 export interface SchemaErrorLike {
@@ -12,17 +13,6 @@ export interface SchemaErrorLike {
   keyword: string;
   params: Record<string, unknown>;
   message?: string;
-}
-
-/** Converts a JSON Pointer into a 2.4 path; all-digit segments are indices. */
-export function pointerToPath(pointer: string): string {
-  if (pointer === '') return '';
-  let path = '';
-  for (const raw of pointer.slice(1).split('/')) {
-    const segment = raw.replaceAll('~1', '/').replaceAll('~0', '~');
-    path = /^(?:0|[1-9]\d*)$/.test(segment) ? appendPath(path, Number(segment)) : appendPath(path, segment);
-  }
-  return path;
 }
 
 /** One FieldError per ajv error, in ajv's order, duplicates removed. */

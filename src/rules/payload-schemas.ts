@@ -18,14 +18,11 @@
  */
 import { performance } from 'node:perf_hooks';
 import { PayloadSchema, resolveLimits, type CompilerLimits } from '../../compiler/index.ts';
+import { pointerToPath } from '../../compiler/paths.ts';
 import { compileSchema } from '../../compiler/schema/index.ts';
 import { PayloadSchemaInvalidError, type FieldError } from '../domain-errors.ts';
-import { pointerToPath } from '../http/schema-errors.ts';
 import type { ChangeOrigin, PayloadSchemaStore } from '../storage/types.ts';
 import { TUNING } from '../tuning.ts';
-
-/** A JSON Pointer below the root in a schema-policy message: `(at #/properties/a)`, `#/type must be ...`. */
-const POINTER = /#(\/[^\s)"',]*)/;
 
 export interface PayloadSchemasOptions {
   store: PayloadSchemaStore;
@@ -136,8 +133,9 @@ function keyOf(tenantId: string, context: string): string {
 /**
  * Why a payload schema is refused: the schema policy of schema rules (the
  * same limits, the same strict Ajv), each problem placed at the schema
- * keyword it names (`properties.amount.maximum`), `""` for the schema as a
- * whole. [] when it is accepted.
+ * keyword it names (`properties.amount.maximum`, `properties.street.minLenght`
+ * for an unknown keyword, with the keyword probably meant), `""` for the
+ * schema as a whole. [] when it is accepted.
  *
  * @example
  * payloadSchemaProblems({ type: 'object', properties: { a: { maximum: 'x' } } }, DEFAULT_LIMITS);
@@ -149,6 +147,5 @@ export function payloadSchemaProblems(schema: unknown, limits: Readonly<Compiler
   }
   const compiled = compileSchema(schema, limits);
   if (compiled.ok) return [];
-  const pointer = POINTER.exec(compiled.message)?.[1] ?? '';
-  return [{ path: pointerToPath(pointer), message: compiled.message }];
+  return [{ path: pointerToPath(compiled.pointer), message: compiled.message }];
 }

@@ -406,3 +406,29 @@ describe('createStandaloneAjv', () => {
     expect(source).toContain('compile-pattern.ts").patternEngine');
   });
 });
+
+describe('where in the schema a refusal is', () => {
+  const refusal = (schema: unknown): { pointer: string; message: string } => {
+    const result = compileSchema(schema, DEFAULT_LIMITS);
+    if (result.ok) throw new Error('the schema was accepted');
+    return { pointer: result.pointer, message: result.message };
+  };
+
+  it('an unknown keyword at the keyword, with the keyword Ajv knows it is a near miss of', () => {
+    expect(refusal({ type: 'object', properties: { street: { type: 'string', minLenght: 3 } } })).toEqual({
+      pointer: '/properties/street/minLenght',
+      message: 'strict mode: unknown keyword: "minLenght" at "#/properties/street"; did you mean "minLength"?',
+    });
+    // Case alone is a near miss; a key with "/" is escaped as JSON Pointer says.
+    expect(refusal({ type: 'object', properties: { 'a/b': { type: 'string', maxlength: 1 } } })).toMatchObject({ pointer: '/properties/a~1b/maxlength', message: expect.stringMatching(/did you mean "maxLength"\?$/) });
+    expect(refusal({ $defs: { a: { zzz: 1 } }, $ref: '#/$defs/a' })).toEqual({ pointer: '/$defs/a/zzz', message: 'strict mode: unknown keyword: "zzz" at "#/$defs/a"' });
+  });
+
+  it('other refusals at the place their message names', () => {
+    expect(refusal({ type: 'string', minimum: 1 }).pointer).toBe('/minimum');
+    expect(refusal({ type: 'string', format: 'emial' }).pointer).toBe('/format');
+    expect(refusal({ type: 'array', items: { type: 'number', maximum: 'x' } }).pointer).toBe('/items/maximum');
+    expect(refusal({ type: 'object', properties: { a: { $ref: '#/$defs/none' } } }).pointer).toBe('/properties/a/$ref');
+    expect(refusal({ type: 'object', properties: { a: { type: 'string', pattern: '(?=x)' } } }).pointer).toBe('/properties/a/pattern');
+  });
+});

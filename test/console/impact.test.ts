@@ -51,13 +51,26 @@ describe('the impact report beside the publish button', () => {
       const limitRow = impact.getByRole('row').filter({ has: page.getByRole('rowheader', { name: 'LIMIT' }) });
       expect(await limitRow.getByRole('cell').allTextContents()).toEqual(['1', '0']);
 
+      // The report has the page's width, not half of it beside the publish form.
+      const [impactBox, mainBox] = [await impact.boundingBox(), await page.locator('main').boundingBox()];
+      expect(impactBox!.width).toBeGreaterThan(mainBox!.width * 0.9);
+
       const examples = impact.getByRole('table', { name: 'Examples' });
       const [example] = await examples.getByRole('row').all().then((rows) => rows.slice(1));
-      expect((await example.getByRole('cell').allTextContents()).slice(1, 3)).toEqual(['valid', 'invalid (LIMIT)']);
-      await example.getByRole('button').click();
-      const payload = example.locator('pre');
+      const sampleId = (await t.request('POST', '/api/v1/contexts/loans/impact', { body: { target: 'draft' } })).body.examples[0].sampleId as string;
+      const cells = await example.getByRole('cell').allTextContents();
+      expect(cells.slice(1, 3)).toEqual(['valid', 'invalid (LIMIT)']);
+      // Which sample it is, to look it up or quote it.
+      expect(await example.getByRole('rowheader').textContent()).toBe(sampleId);
+      const show = example.getByRole('button', { name: `Show payload of sample ${sampleId}` });
+      // One line, not a word per line in a squeezed column.
+      expect((await show.boundingBox())!.height).toBeLessThan(40);
+      await show.click();
+      const payload = examples.getByRole('region', { name: `Payload of sample ${sampleId}` }).locator('pre');
       await payload.waitFor();
       expect(JSON.parse((await payload.textContent())!)).toEqual({ amount: 500, note: HOSTILE_NOTE });
+      // Readable: the payload spans the table, not a 100 px column.
+      expect((await payload.boundingBox())!.width).toBeGreaterThan(impactBox!.width * 0.8);
       expect(await page.locator('img').count()).toBe(0);
       await checkPage(view, 'impact');
     } finally {

@@ -127,6 +127,11 @@ describe('audit trail', () => {
       await expect.poll(() => rows.first().getByRole('cell').nth(2).textContent(), POLL).toBe('audited');
       await expect.poll(() => rows.count(), POLL).toBe(20);
       expect(new Set(await rows.getByRole('rowheader').allTextContents())).toEqual(new Set(['rule.create']));
+      // The rule is named by its code, as authors know it; its id stays at hand as the code's title.
+      const newest = (await t.request('GET', '/api/v1/audit?context=audited&action=rule.create&limit=1')).body.items[0];
+      const what = rows.first().getByRole('cell').nth(4);
+      expect(await what.locator('code.target').textContent()).toBe('R24');
+      expect(await what.locator('code.target').getAttribute('title')).toBe(`rule id ${newest.target}`);
       await page.getByRole('button', { name: 'Next page' }).click();
       await expect.poll(() => rows.count(), POLL).toBe(5);
       await page.getByRole('button', { name: 'Previous page' }).click();

@@ -79,6 +79,9 @@ const CASES: Array<[string, Json, Json]> = [
   ['CONSTANT', { expression: 'false' }, { code: 'CONSTANT', path: 'expression', line: 1, column: 1 }],
   ['NEVER_EVALUATED', { enabled: false }, { code: 'NEVER_EVALUATED', path: 'enabled' }],
   ['NO_FOREACH', { expression: '$item > 0' }, { code: 'NO_FOREACH', path: 'expression' }],
+  ['MISSING_VALUE_MESSAGE', { fieldPath: 'customer.email', required: true, expression: undefined, message: 'Customer: {{ $value }} is not an e-mail address' }, {
+    code: 'MISSING_VALUE_MESSAGE', path: 'message', line: 1, column: 14,
+  }],
 ];
 
 describe('warnings on every answer that carries a saved or tested rule', () => {
@@ -118,6 +121,26 @@ describe('warnings on every answer that carries a saved or tested rule', () => {
 
     const checked = await check(body);
     expect(checked).toEqual({ ok: true, errors: [], warnings: created.body.warnings });
+  });
+
+  it('MISSING_VALUE_MESSAGE: $value in a required rule\'s message renders empty for the missing field it fails on', async () => {
+    const body = rule({ fieldPath: 'customer.email', required: true, expression: '$value.includes("@")', message: '{{ $value }} is not an e-mail address' });
+    const created = await api('POST', '/rules', body);
+    expect(created.body.warnings).toEqual([expect.objectContaining({ code: 'MISSING_VALUE_MESSAGE', path: 'message', line: 1, column: 4 })]);
+    // What the warning is about: the failure for a missing field reads as nothing.
+    const tested = await api('POST', '/rules/test', { rule: body, payload: { customer: {} } });
+    expect(tested.body.failures.map((failure: Json) => failure.message)).toEqual([' is not an e-mail address']);
+    // Not required, a placeholder that decides what to show without a value, or no $value at all: nothing to say.
+    for (const fields of [
+      { required: false, message: '{{ $value }} is not an e-mail address' },
+      { message: "{{ $value ?? 'nothing' }} is not an e-mail address" },
+      { message: "{{ $value ? $value : 'no e-mail' }} is not an e-mail address" },
+      { message: 'the e-mail address is missing or wrong' },
+      { message: 'at {{ $path }}: wrong' },
+    ]) {
+      const checked = await check({ ...body, ...fields });
+      expect(codesOf(checked.warnings), JSON.stringify(fields)).toEqual([]);
+    }
   });
 
   it('warnings never block a save, and a rule read with GET can be sent back with its warnings', async () => {
@@ -270,7 +293,10 @@ describe('payload schema of a context', () => {
       [{ type: 'object', properties: { total: { type: 'number', minimum: 'zero' } } }, 'properties.total.minimum'],
       [{ type: 'object', properties: { a: { $ref: 'https://example.com/s.json' } } }, 'properties.a'],
       [{ type: 'objet' }, 'type'],
-      [{ type: 'object', properties: { a: { typo: 1 } } }, ''],
+      [{ type: 'object', properties: { a: { typo: 1 } } }, 'properties.a.typo'],
+      [{ type: 'object', properties: { a: { type: 'string', minimum: 1 } } }, 'properties.a.minimum'],
+      [{ type: 'object', properties: { a: { type: 'string', format: 'emial' } } }, 'properties.a.format'],
+      [{ type: 'object', allOf: [{ typo: 1 }] }, 'allOf[0].typo'],
     ];
     for (const [body, path] of cases) {
       const response = await api('PUT', '/contexts/invalid/payload-schema', body);
@@ -291,6 +317,23 @@ describe('payload schema of a context', () => {
     const notObject = await api('PUT', '/contexts/invalid/payload-schema', [1]);
     expect(notObject.status).toBe(400);
     expect((await api('GET', '/contexts/invalid/payload-schema')).body).toEqual(schema);
+  });
+
+  it('a misspelt keyword is placed in the schema, with the keyword Ajv knows that was probably meant', async () => {
+    const response = await api('PUT', '/contexts/invalid/payload-schema', {
+      type: 'object',
+      properties: { street: { type: 'string', minLenght: 3 } },
+    });
+    expect(response.status).toBe(400);
+    expect(response.body.errors).toEqual([
+      {
+        path: 'properties.street.minLenght',
+        message: 'strict mode: unknown keyword: "minLenght" at "#/properties/street"; did you mean "minLength"?',
+      },
+    ]);
+    // Nothing near: no suggestion, still placed.
+    const far = await api('PUT', '/contexts/invalid/payload-schema', { type: 'object', properties: { street: { zzz: 1 } } });
+    expect(far.body.errors).toEqual([{ path: 'properties.street.zzz', message: 'strict mode: unknown keyword: "zzz" at "#/properties/street"' }]);
   });
 
   it('needs an admin key (403 for a validator key)', async () => {

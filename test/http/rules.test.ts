@@ -176,7 +176,19 @@ describe('POST /rules', () => {
     { name: 'expectedValue nested 40 deep', body: { expectedValue: JSON.parse('['.repeat(40) + ']'.repeat(40)) }, path: 'expectedValue' },
     { name: 'bad fieldPath grammar', body: { fieldPath: 'a..b' }, path: 'fieldPath' },
     { name: 'bad forEach grammar', body: { forEach: 'items[', fieldPath: undefined }, path: 'forEach' },
-    { name: 'schema unknown keyword (strict)', body: { expression: undefined, schema: { type: 'string', maxlength: 3 } }, path: 'schema' },
+    {
+      name: 'schema unknown keyword (strict), placed and with the keyword meant',
+      body: { expression: undefined, schema: { type: 'string', maxlength: 3 } },
+      path: 'schema.maxlength',
+      says: /unknown keyword: "maxlength" at "#"; did you mean "maxLength"\?/,
+    },
+    {
+      name: 'schema unknown keyword deep inside the schema',
+      body: { fieldPath: 'address', expression: undefined, schema: { type: 'object', properties: { street: { type: 'string', minLenght: 3 } } } },
+      path: 'schema.properties.street.minLenght',
+      says: /did you mean "minLength"\?/,
+    },
+    { name: 'schema meta-schema error', body: { expression: undefined, schema: { type: 'array', items: { minItems: 'x' } } }, path: 'schema.items.minItems' },
     { name: 'schema with $id', body: { expression: undefined, schema: { $id: 'https://example.com/s', type: 'string' } }, path: 'schema' },
   ];
 

@@ -35,6 +35,25 @@ function actorText(actor: AuditEntry['actor']): string {
   return `${actor.keyName ?? actor.keyId ?? '?'}${actor.role === undefined ? '' : ` (${actor.role})`}`;
 }
 
+/** The code of the rule an entry is about, read from its content (after, else before); undefined for other entries. */
+function ruleCodeOf(entry: AuditEntry): string | undefined {
+  if (!entry.action.startsWith('rule.')) return undefined;
+  for (const content of [entry.after, entry.before]) {
+    if (content !== null && typeof content === 'object' && typeof (content as { code?: unknown }).code === 'string') {
+      return (content as { code: string }).code;
+    }
+  }
+  return undefined;
+}
+
+/** What an entry is about: a rule by its code (its id as the title, for search), anything else as the API names it. */
+function TargetText({ entry }: { entry: AuditEntry }) {
+  if (entry.target === undefined) return null;
+  const code = ruleCodeOf(entry);
+  if (code === undefined) return <code class="target">{entry.target}</code>;
+  return <code class="target" title={`rule id ${entry.target}`}>{code}</code>;
+}
+
 function EntryRow({ entry }: { entry: AuditEntry }) {
   const hasContent = entry.before !== undefined || entry.after !== undefined;
   return (
@@ -45,7 +64,7 @@ function EntryRow({ entry }: { entry: AuditEntry }) {
       <td>{entry.context ?? ''}</td>
       <td class="note">{entry.note ?? ''}</td>
       <td>
-        {entry.target !== undefined && <code class="target">{entry.target}</code>}
+        <TargetText entry={entry} />
         {hasContent && (
           <details>
             <summary>Before and after, entry {entry.id}</summary>

@@ -116,8 +116,9 @@ export function ChangesTab({ context }: ContextTabProps) {
             </p>
           )}
         </form>
-        <ImpactPanel context={context} generation={generation} />
       </div>
+      {/* Below the publish form, at the page's width: its examples are tables of payloads. */}
+      <ImpactPanel context={context} generation={generation} />
     </section>
   );
 }

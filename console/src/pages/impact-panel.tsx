@@ -42,6 +42,38 @@ function SamplePayload({ context, sampleId }: { context: string; sampleId: strin
   return <pre>{jsonText(sample.value.payload)}</pre>;
 }
 
+/** One example: its sample id (to look it up, or quote it), verdicts, and its payload on demand in a row of the table's width. */
+function ExampleRows({ context, example, open, onShow }: {
+  context: string;
+  example: ImpactReport['examples'][number];
+  open: boolean;
+  onShow: () => void;
+}) {
+  return (
+    <>
+      <tr>
+        <th scope="row"><code>{example.sampleId}</code></th>
+        <td><time dateTime={example.recordedAt}>{formatTime(example.recordedAt)}</time></td>
+        <td>{verdictText(example.live)}</td>
+        <td>{verdictText(example.target)}</td>
+        <td>
+          <button type="button" class="secondary" aria-expanded={open} disabled={open}
+            aria-label={`Show payload of sample ${example.sampleId}`} onClick={onShow}>Show payload</button>
+        </td>
+      </tr>
+      {open && (
+        <tr class="payload-row">
+          <td colSpan={5}>
+            <section aria-label={`Payload of sample ${example.sampleId}`}>
+              <SamplePayload context={context} sampleId={example.sampleId} />
+            </section>
+          </td>
+        </tr>
+      )}
+    </>
+  );
+}
+
 function ImpactView({ context, report }: { context: string; report: ImpactReport }) {
   const [open, setOpen] = useState<string | undefined>(undefined);
   return (
@@ -62,21 +94,18 @@ function ImpactView({ context, report }: { context: string; report: ImpactReport
         </table>
       )}
       {report.examples.length > 0 && (
-        <table class="list">
+        <table class="list impact-examples">
           <caption>Examples</caption>
-          <thead><tr><th scope="col">Recorded</th><th scope="col">Live</th><th scope="col">After publishing</th><th scope="col">Payload</th></tr></thead>
+          <thead>
+            <tr>
+              <th scope="col">Sample</th><th scope="col">Recorded</th><th scope="col">Live</th>
+              <th scope="col">After publishing</th><th scope="col">Payload</th>
+            </tr>
+          </thead>
           <tbody>
             {report.examples.map((example) => (
-              <tr key={example.sampleId}>
-                <td><time dateTime={example.recordedAt}>{formatTime(example.recordedAt)}</time></td>
-                <td>{verdictText(example.live)}</td>
-                <td>{verdictText(example.target)}</td>
-                <td>
-                  {open === example.sampleId
-                    ? <SamplePayload context={context} sampleId={example.sampleId} />
-                    : <button type="button" class="secondary" onClick={() => setOpen(example.sampleId)}>Show payload of {formatTime(example.recordedAt)}</button>}
-                </td>
-              </tr>
+              <ExampleRows key={example.sampleId} context={context} example={example}
+                open={open === example.sampleId} onShow={() => setOpen(example.sampleId)} />
             ))}
           </tbody>
         </table>

@@ -17,10 +17,15 @@ import { ProblemMessage } from '../components/problem.tsx';
 import { useAction } from '../components/use-action.ts';
 import { toApiError, useLoad } from '../components/use-load.ts';
 import { CHECK_DELAY_MS, CodeField } from '../editor/code-field.tsx';
+import { ruleStatusText } from '../format.ts';
 import { RuleChecker } from '../editor/rule-checker.ts';
 import { emptyRuleForm, formToRule, ruleToForm, SEVERITIES, type RuleForm } from '../editor/rule-form.ts';
 import { TestPanel } from '../editor/test-panel.tsx';
 import { href, navigate } from '../router.ts';
+
+/** Why an existing rule's code is read-only. */
+const CODE_FIXED_HINT = 'A rule’s code cannot change once it exists: failures, tests and history name the rule by it. '
+  + 'For another code, create a rule and archive this one.';
 
 /** A rule read from the API, with its warnings. */
 type LoadedRule = Rule;
@@ -48,12 +53,14 @@ export function NewRulePage({ context }: { context: string | undefined }) {
 
 /** Every message about one field: from the last save, and from the live check. */
 function findingsFor(field: string, saveError: ApiError | undefined, check: RuleCheckResult | undefined, showCheck: boolean) {
-  const errors = (saveError?.errorsAt(field) ?? []).map((entry) => entry.message);
+  // An error placed inside the field (`schema.properties.street.minLenght`) says where.
+  const inside = (path: string): string => (path === field ? '' : `${path}: `);
+  const errors = (saveError?.errorsAt(field) ?? []).map((entry) => `${inside(entry.path)}${entry.message}`);
   const warnings: string[] = [];
   if (showCheck && check !== undefined) {
     for (const entry of check.errors) {
-      if (entry.path !== field) continue;
-      const place = `line ${entry.line}, column ${entry.column}: `;
+      if (entry.path !== field && !entry.path.startsWith(`${field}.`) && !entry.path.startsWith(`${field}[`)) continue;
+      const place = entry.path === field ? `line ${entry.line}, column ${entry.column}: ` : inside(entry.path);
       if (!errors.some((message) => message.endsWith(entry.message))) errors.push(`${place}${entry.message}`);
     }
     for (const warning of check.warnings) {
@@ -260,7 +267,7 @@ function RuleEditor({ initial, context }: { initial?: LoadedRule; context?: stri
       <PageHeading title={rule === undefined ? 'New rule' : `Rule ${rule.code}`} />
       {rule !== undefined && (
         <p class="rule-status">
-          Status <strong>{rule.status}</strong> · version {rule.version} · live version {rule.publishedVersion ?? 'none'}
+          Status <strong>{ruleStatusText(rule)}</strong> · version {rule.version} · live version {rule.publishedVersion ?? 'none'}
         </p>
       )}
       {rule !== undefined && archived && (
@@ -278,7 +285,7 @@ function RuleEditor({ initial, context }: { initial?: LoadedRule; context?: stri
       )}
       <form class="rule-form" onSubmit={(event) => { event.preventDefault(); void save(); }} noValidate>
         {(isNew && context === undefined) ? text('context', 'The context the rule belongs to; a new name starts a new context.') : null}
-        {text('code', isNew ? 'Unique in the context; cannot change later.' : undefined, !isNew)}
+        {text('code', isNew ? 'Unique in the context; cannot change later.' : CODE_FIXED_HINT, !isNew)}
         {text('name')}
         {area('description')}
         <Field field="severity" {...common} showCheck>

@@ -12,6 +12,7 @@ import { Pager, pageOf } from '../components/pager.tsx';
 import { PageHeading } from '../components/page-heading.tsx';
 import { ProblemMessage } from '../components/problem.tsx';
 import { useLoad } from '../components/use-load.ts';
+import { ruleStatusText } from '../format.ts';
 import { SEVERITIES } from '../editor/rule-form.ts';
 import { href, navigate } from '../router.ts';
 import type { ContextTabProps } from './context-tabs.tsx';
@@ -86,7 +87,7 @@ export function RulesTab({ context }: ContextTabProps) {
                       <th scope="row"><a href={href.rule(rule.id)}><code>{rule.code}</code></a></th>
                       <td>{rule.name}</td>
                       <td>{rule.severity}</td>
-                      <td>{rule.status}</td>
+                      <td>{ruleStatusText(rule)}</td>
                     </tr>
                   ))}
                 </tbody>

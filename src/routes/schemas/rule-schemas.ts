@@ -233,7 +233,10 @@ export const ruleWarningSchema = {
   properties: {
     code: {
       type: 'string',
-      enum: ['CONSTANT', 'TYPE_MISMATCH', 'UNKNOWN_FIELD', 'BARE_NAME', 'NEVER_EVALUATED', 'NO_FOREACH', 'TABLE_OVERLAP', 'TABLE_UNREACHABLE', 'TABLE_GAP', 'TABLE_INCOMPLETE'],
+      enum: [
+        'CONSTANT', 'TYPE_MISMATCH', 'UNKNOWN_FIELD', 'BARE_NAME', 'NEVER_EVALUATED', 'NO_FOREACH',
+        'TABLE_OVERLAP', 'TABLE_UNREACHABLE', 'TABLE_GAP', 'TABLE_INCOMPLETE', 'MISSING_VALUE_MESSAGE',
+      ],
       description: 'What kind of finding; programs branch on it (docs/rule-language.md, "Warnings").',
       examples: ['UNKNOWN_FIELD'],
     },

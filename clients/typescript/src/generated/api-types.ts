@@ -1108,7 +1108,7 @@ export interface components {
              * @example UNKNOWN_FIELD
              * @enum {string}
              */
-            code: "CONSTANT" | "TYPE_MISMATCH" | "UNKNOWN_FIELD" | "BARE_NAME" | "NEVER_EVALUATED" | "NO_FOREACH" | "TABLE_OVERLAP" | "TABLE_UNREACHABLE" | "TABLE_GAP" | "TABLE_INCOMPLETE";
+            code: "CONSTANT" | "TYPE_MISMATCH" | "UNKNOWN_FIELD" | "BARE_NAME" | "NEVER_EVALUATED" | "NO_FOREACH" | "TABLE_OVERLAP" | "TABLE_UNREACHABLE" | "TABLE_GAP" | "TABLE_INCOMPLETE" | "MISSING_VALUE_MESSAGE";
             /**
              * @description The rule field it is about (`expression`, `when`, `fieldPath`, `forEach`, `message`, `enabled`), or the place in its decision table (`table`, `table.rows`, `table.rows[12]`, `table.rows[12].when[2]`, `table.inputs[0].path`).
              * @example fieldPath
