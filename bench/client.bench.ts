@@ -15,18 +15,19 @@
  *    time from sending the publish request to each subscriber's receiving
  *    the `published` event of the new version, and to each full validator's
  *    running it; p50 / p99 / max, target p99 under one second.
- * 3. What held feeds cost the service: its resident memory (VmRSS of the
- *    child process, from /proc) with the feeds held minus before, over the
- *    number of feeds, and its CPU time while they idle over a window that
- *    includes a heartbeat, against the same window with none held. The
- *    service exposes no way to run its garbage collector, so the memory is
- *    RSS without a forced GC (heap figures would need one to mean much).
+ * 3. What held feeds cost the service: its memory (process.memoryUsage()
+ *    of the service process after a full GC, which a preload runs on
+ *    SIGUSR2: the service exposes neither) with the feeds held minus
+ *    before, over the number of feeds, and its CPU time (from /proc) while
+ *    they idle over a window that includes a heartbeat, against the same
+ *    window with none held.
  *
  * The subscribers live in this process, the service in its own; both share
  * the machine's cores. `-- --quick` is a short version (fewer subscribers,
  * fewer publishes, shorter windows).
  */
-import { readFileSync } from 'node:fs';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import http from 'node:http';
 import { pathToFileURL } from 'node:url';
 import path from 'node:path';
@@ -66,6 +67,8 @@ export interface ClientBenchResult {
     subscribers: number;
     fullValidators: number;
     publishes: number;
+    /** Feeds refused (503 or 429) while the subscribers connected, each asked again after Retry-After. */
+    refusedWhileOpening: number;
     /** Publish request sent to each raw subscriber's receiving the new version's event. */
     event: LatencyFigures;
     /** Publish request sent to each full validator's running the new version. */
@@ -79,8 +82,12 @@ export interface ClientBenchResult {
     feeds: number;
     rssBeforeMb: number;
     rssWithFeedsMb: number;
-    /** (RSS with the feeds - before) / feeds. */
+    /** (RSS with the feeds - before) / feeds, both after a full GC. */
     bytesPerFeed: number;
+    heapBeforeMb: number;
+    heapWithFeedsMb: number;
+    /** (heap used with the feeds - before) / feeds, both after a full GC. */
+    heapBytesPerFeed: number;
     windowS: number;
     /** Service CPU over the window with no feed held, and with them; ms of CPU per second. */
     cpuMsPerSecNone: number;
@@ -97,11 +104,32 @@ function figures(values: readonly number[]): LatencyFigures {
   };
 }
 
-/** Resident set size of a process (bytes), from /proc. */
-function rssBytes(pid: number): number {
-  const match = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
-  if (match === null) throw new Error(`no VmRSS for process ${pid}`);
-  return Number(match[1]) * 1024;
+/**
+ * Preloaded into the service process (`node --expose-gc --require`, written
+ * to a temp file at start): on SIGUSR2 it runs a full GC and writes
+ * process.memoryUsage() as JSON to BENCH_MEMORY_FILE, so the figures are
+ * the service's own, after GC, which the service does not expose.
+ */
+const MEMORY_PRELOAD = `'use strict';
+process.on('SIGUSR2', () => {
+  globalThis.gc();
+  require('node:fs').writeFileSync(process.env.BENCH_MEMORY_FILE, JSON.stringify(process.memoryUsage()));
+});
+`;
+
+/** The service process's memory after a full GC (process.memoryUsage(), bytes), through the preload. */
+async function memoryAfterGc(service: ServiceProcess, file: string): Promise<NodeJS.MemoryUsage> {
+  await rm(file, { force: true });
+  process.kill(service.pid, 'SIGUSR2');
+  for (let waited = 0; waited < 10_000; waited += 100) {
+    await delay(100);
+    try {
+      return JSON.parse(await readFile(file, 'utf8')) as NodeJS.MemoryUsage;
+    } catch {
+      // Not written (or not whole) yet.
+    }
+  }
+  throw new Error('the service did not report its memory within 10 s');
 }
 
 /** The service's CPU time over `ms`, per second. */
@@ -128,7 +156,7 @@ function rawSubscriber(service: ServiceProcess, key: string, context: string): P
       headers: { accept: 'text/event-stream', 'x-api-key': key, 'x-tenant-id': service.tenantId },
     }, (response) => {
       if (response.statusCode !== 200) {
-        reject(new Error(`change feed answered ${response.statusCode}`));
+        reject(new FeedRefused(response.statusCode ?? 0, Number(response.headers['retry-after'])));
         response.resume();
         return;
       }
@@ -167,13 +195,38 @@ function rawSubscriber(service: ServiceProcess, key: string, context: string): P
   });
 }
 
-/** Opens `count` raw subscribers, a few dozen at a time. */
-async function openSubscribers(service: ServiceProcess, key: string, context: string, count: number): Promise<RawSubscriber[]> {
-  const subscribers: RawSubscriber[] = [];
-  for (let i = 0; i < count; i += 50) {
-    subscribers.push(...await Promise.all(Array.from({ length: Math.min(50, count - i) }, () => rawSubscriber(service, key, context))));
+class FeedRefused extends Error {
+  constructor(readonly status: number, readonly retryAfterS: number) {
+    super(`change feed answered ${status}`);
   }
-  return subscribers;
+}
+
+/**
+ * Opens `count` raw subscribers, a few dozen at a time. A feed refused with
+ * 503 or 429 (the instance sheds load while its event loop lags: opening
+ * hundreds of feeds at once does that on a busy machine) is asked again
+ * after Retry-After, as a client would; the refusals are counted.
+ */
+async function openSubscribers(
+  service: ServiceProcess, key: string, context: string, count: number,
+): Promise<{ subscribers: RawSubscriber[]; refusals: number }> {
+  const subscribers: RawSubscriber[] = [];
+  let refusals = 0;
+  const open = async (): Promise<RawSubscriber> => {
+    for (let attempt = 0; ; attempt++) {
+      try {
+        return await rawSubscriber(service, key, context);
+      } catch (error) {
+        if (!(error instanceof FeedRefused) || ![429, 503].includes(error.status) || attempt >= 20) throw error;
+        refusals++;
+        await delay(Number.isFinite(error.retryAfterS) ? error.retryAfterS * 1000 : 1000);
+      }
+    }
+  };
+  for (let i = 0; i < count; i += 25) {
+    subscribers.push(...await Promise.all(Array.from({ length: Math.min(25, count - i) }, open)));
+  }
+  return { subscribers, refusals };
 }
 
 /** Times `count` single validations over HTTP, one at a time on one keep-alive connection (ms each). */
@@ -276,8 +329,13 @@ export async function runClientBench({ quick = false }: { quick?: boolean } = {}
   const remoteCount = quick ? 500 : 3000;
   const windowMs = quick ? 3000 : 16_000;
   const heartbeatMs = 15_000;
+  const tempDir = await mkdtemp(path.join(tmpdir(), 'rules-bench-client-'));
+  const memoryFile = path.join(tempDir, 'memory.json');
+  const preload = path.join(tempDir, 'memory-on-signal.cjs');
+  await writeFile(preload, MEMORY_PRELOAD);
   const service = await startService({
-    env: { SSE_MAX_CONNECTIONS_PER_TENANT: '5000', SSE_MAX_CONNECTIONS: '5000', SSE_HEARTBEAT_MS: String(heartbeatMs) },
+    nodeFlags: ['--expose-gc', '--require', preload],
+    env: { BENCH_MEMORY_FILE: memoryFile, SSE_MAX_CONNECTIONS_PER_TENANT: '5000', SSE_MAX_CONNECTIONS: '5000', SSE_HEARTBEAT_MS: String(heartbeatMs) },
   });
   const validators: LocalValidator[] = [];
   let subscribers: RawSubscriber[] = [];
@@ -309,15 +367,16 @@ export async function runClientBench({ quick = false }: { quick?: boolean } = {}
 
     // 3a. The service with no feed held.
     await delay(2000);
-    const rssBefore = rssBytes(service.pid);
+    const before = await memoryAfterGc(service, memoryFile);
     const cpuNone = await cpuMsPerSecond(service, windowMs);
 
     // 2. Feeds held: raw subscribers and full validators.
-    subscribers = await openSubscribers(service, clientKey, suite.context, subscriberCount);
+    const opened = await openSubscribers(service, clientKey, suite.context, subscriberCount);
+    subscribers = opened.subscribers;
     for (let i = 0; i < fullCount; i++) openValidator();
     await Promise.all(validators.map((v) => v.ready));
     await delay(2000);
-    const rssWith = rssBytes(service.pid);
+    const withFeeds = await memoryAfterGc(service, memoryFile);
     const cpuHeld = await cpuMsPerSecond(service, windowMs);
 
     const eventMs: number[] = [];
@@ -342,12 +401,14 @@ export async function runClientBench({ quick = false }: { quick?: boolean } = {}
       ruleCount: suite.rules.length,
       localVsRemote,
       freshness: {
-        subscribers: subscriberCount, fullValidators: fullCount, publishes,
+        subscribers: subscriberCount, fullValidators: fullCount, publishes, refusedWhileOpening: opened.refusals,
         event, running: figures(runningMs), publishAnswerMs: median(answerMs),
         met: event.p99Ms < FRESHNESS_TARGET_MS && percentile(runningMs, 99) < FRESHNESS_TARGET_MS,
       },
       idle: {
-        feeds, rssBeforeMb: rssBefore / 2 ** 20, rssWithFeedsMb: rssWith / 2 ** 20, bytesPerFeed: (rssWith - rssBefore) / feeds,
+        feeds, rssBeforeMb: before.rss / 2 ** 20, rssWithFeedsMb: withFeeds.rss / 2 ** 20, bytesPerFeed: (withFeeds.rss - before.rss) / feeds,
+        heapBeforeMb: before.heapUsed / 2 ** 20, heapWithFeedsMb: withFeeds.heapUsed / 2 ** 20,
+        heapBytesPerFeed: (withFeeds.heapUsed - before.heapUsed) / feeds,
         windowS: windowMs / 1000, cpuMsPerSecNone: cpuNone, cpuMsPerSecHeld: cpuHeld, heartbeatMs,
       },
     };
@@ -355,6 +416,7 @@ export async function runClientBench({ quick = false }: { quick?: boolean } = {}
     for (const s of subscribers) s.close();
     await Promise.all(validators.map((v) => v.close()));
     await service.stop();
+    await rm(tempDir, { recursive: true, force: true });
   }
 }
 
@@ -386,7 +448,8 @@ export function clientTables(r: ClientBenchResult): { header: string[]; rows: st
     {
       header: ['service, idle', 'no feed', `${int(i.feeds)} feeds held`, 'per feed'],
       rows: [
-        ['resident memory (VmRSS)', `${fixed(i.rssBeforeMb, 1)} MB`, `${fixed(i.rssWithFeedsMb, 1)} MB`, `${fixed(i.bytesPerFeed / 1024, 1)} KiB`],
+        ['resident memory after GC (rss)', `${fixed(i.rssBeforeMb, 1)} MB`, `${fixed(i.rssWithFeedsMb, 1)} MB`, `${fixed(i.bytesPerFeed / 1024, 1)} KiB`],
+        ['heap used after GC', `${fixed(i.heapBeforeMb, 1)} MB`, `${fixed(i.heapWithFeedsMb, 1)} MB`, `${fixed(i.heapBytesPerFeed / 1024, 1)} KiB`],
         [`CPU over ${fixed(i.windowS, 0)} s (ms per s)`, fixed(i.cpuMsPerSecNone, 1), fixed(i.cpuMsPerSecHeld, 1), ''],
       ],
     },
@@ -402,10 +465,12 @@ export function clientReport(r: ClientBenchResult): string {
     '',
     ...clientTables(r).flatMap((t) => [textTable(t), '']),
     `${int(f.subscribers)} raw change-feed connections plus ${f.fullValidators} full local validators (each its own feed) held by one service process,`
-      + ` ${f.publishes} publishes; the publish request itself answered in ${fixed(f.publishAnswerMs, 1)} ms (median).`
+      + ` ${f.publishes} publishes; ${int(f.refusedWhileOpening)} connections refused (503/429) while they opened, each asked again after Retry-After;`
+      + ` the publish request itself answered in ${fixed(f.publishAnswerMs, 1)} ms (median).`
       + ` Freshness p99 < ${FRESHNESS_TARGET_MS} ms: ${verdict(f.met)}.`,
     `Idle CPU window ${fixed(r.idle.windowS, 0)} s, ${r.idle.windowS * 1000 > r.idle.heartbeatMs ? 'which includes' : 'shorter than the interval of'}`
-      + ` the heartbeat to every feed (SSE_HEARTBEAT_MS ${int(r.idle.heartbeatMs)}). Memory is RSS without a forced GC (the service exposes none).`,
+      + ` the heartbeat to every feed (SSE_HEARTBEAT_MS ${int(r.idle.heartbeatMs)}). Memory: process.memoryUsage() of the service process after a full GC`
+      + ' (a preload runs it on SIGUSR2).',
   ].join('\n');
 }
 

@@ -121,10 +121,11 @@ function clientSection(r: ClientBenchResult): string[] {
       + ' one request at a time on a keep-alive connection, same machine, same payloads:', '',
     markdownTable(local), '',
     `Freshness: ${int(f.subscribers)} raw change-feed connections plus ${f.fullValidators} full local validators held by one service process,`
-      + ` ${f.publishes} publishes (the publish request answered in ${fixed(f.publishAnswerMs, 1)} ms, median); target p99 < ${FRESHNESS_TARGET_MS} ms:`
+      + ` ${f.publishes} publishes; ${int(f.refusedWhileOpening)} connections refused (503/429) while they opened and asked again after Retry-After`
+      + ` (the publish request answered in ${fixed(f.publishAnswerMs, 1)} ms, median); target p99 < ${FRESHNESS_TARGET_MS} ms:`
       + ` ${verdict(f.met)}.`, '',
     markdownTable(freshness), '',
-    'The service while the feeds idle (its own process: VmRSS from /proc, no forced GC; CPU time from /proc):', '',
+    'The service while the feeds idle (its own process: process.memoryUsage() after a full GC; CPU time from /proc):', '',
     markdownTable(idle), '',
   ];
 }

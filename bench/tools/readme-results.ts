@@ -183,8 +183,8 @@ function clientRows(r: ClientBenchResult): Row[] {
       verdict(f.running.p99Ms < FRESHNESS_TARGET_MS),
     ],
     [
-      `service memory per idle change feed (${int(i.feeds)} held; VmRSS, no forced GC)`, `no feed: ${fixed(i.rssBeforeMb, 0)} MB`,
-      `${fixed(i.bytesPerFeed / 1024, 1)} KiB`, '', '',
+      `service memory per idle change feed (${int(i.feeds)} held; after a full GC), heap used / rss`,
+      `no feed: ${fixed(i.heapBeforeMb, 0)} / ${fixed(i.rssBeforeMb, 0)} MB`, `${fixed(i.heapBytesPerFeed / 1024, 1)} / ${fixed(i.bytesPerFeed / 1024, 1)} KiB`, '', '',
     ],
     [
       `service CPU while ${int(i.feeds)} feeds idle (${fixed(i.windowS, 0)} s window)`, `no feed: ${fixed(i.cpuMsPerSecNone, 1)} ms per s`,
