@@ -1,7 +1,7 @@
 /**
  * All benchmark suites (`npm run bench`): the compiler engine benchmark,
  * the decision tables benchmark, the HTTP benchmark, the scaling benchmark,
- * WORKERS=2 vs 1 and the noisy-neighbour benchmark, one after the other
+ * local evaluation with the typed client, WORKERS=2 vs 1 and the noisy-neighbour benchmark, one after the other
  * (never two at once: each is the other's noise). Writes
  * `results/latest.json` (every figure), `results/latest.md` (the summary
  * tables with targets and verdicts) and the results table of
@@ -19,6 +19,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { SUITES, type BenchResults, type SuiteName } from './tools/bench-results.ts';
+import { clientTables, FRESHNESS_TARGET_MS, runClientBench, type ClientBenchResult } from './client.bench.ts';
 import { fastestPeerMargin, runCompilerBench, targets as compilerTargets, type CompilerBenchResult } from './compiler.bench.ts';
 import { httpTables, runHttpBench, type HttpBenchResult } from './http/http.bench.ts';
 import { isolationSetting, isolationTable, phaseName, runIsolationBench, type IsolationBenchResult } from './isolation/isolation.bench.ts';
@@ -111,6 +112,24 @@ function scalingSection(r: ScalingBenchResult): string[] {
   ];
 }
 
+function clientSection(r: ClientBenchResult): string[] {
+  const [local, freshness, idle] = clientTables(r);
+  const f = r.freshness;
+  return [
+    '## Local evaluation (typed client)', '',
+    `${r.ruleCount}-rule loan context. Local: \`validateSync\` of \`client.localValidator\` (tinybench); HTTP: POST /api/v1/validation/validate,`
+      + ' one request at a time on a keep-alive connection, same machine, same payloads:', '',
+    markdownTable(local), '',
+    `Freshness: ${int(f.subscribers)} raw change-feed connections plus ${f.fullValidators} full local validators held by one service process,`
+      + ` ${f.publishes} publishes; ${int(f.refusedWhileOpening)} connections refused (503/429) while they opened and asked again after Retry-After`
+      + ` (the publish request answered in ${fixed(f.publishAnswerMs, 1)} ms, median); target p99 < ${FRESHNESS_TARGET_MS} ms:`
+      + ` ${verdict(f.met)}.`, '',
+    markdownTable(freshness), '',
+    'The service while the feeds idle (its own process: process.memoryUsage() after a full GC; CPU time from /proc):', '',
+    markdownTable(idle), '',
+  ];
+}
+
 function workersSection(r: WorkersBenchResult): string[] {
   if (r.skipped !== null) return ['## WORKERS', '', `skipped: ${r.skipped}`, ''];
   return [
@@ -157,6 +176,7 @@ export function summaryMarkdown(results: BenchResults): string {
   if (results.tables !== undefined) lines.push(...tablesSection(results.tables));
   if (results.http !== undefined) lines.push(...httpSection(results.http));
   if (results.scaling !== undefined) lines.push(...scalingSection(results.scaling));
+  if (results.client !== undefined) lines.push(...clientSection(results.client));
   if (results.workers !== undefined) lines.push(...workersSection(results.workers));
   if (results.isolation !== undefined) lines.push(...isolationSection(results.isolation));
   return `${lines.join('\n').trimEnd()}\n`;
@@ -212,6 +232,7 @@ async function main(): Promise<void> {
   if (suites.includes('tables')) results.tables = await runTablesBench({ quick });
   if (suites.includes('http')) results.http = await runHttpBench({ quick });
   if (suites.includes('scaling')) results.scaling = await runScalingBench({ quick });
+  if (suites.includes('client')) results.client = await runClientBench({ quick });
   if (suites.includes('workers')) results.workers = await runWorkersBench({ quick });
   if (suites.includes('isolation')) results.isolation = await runIsolationBench({ quick });
   const all: BenchResults = {

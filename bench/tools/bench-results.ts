@@ -2,6 +2,7 @@
  * What one `npm run bench` measured, as `results/latest.json` stores it:
  * shared by the runner that writes it and the reports rendered from it.
  */
+import type { ClientBenchResult } from '../client.bench.ts';
 import type { CompilerBenchResult } from '../compiler.bench.ts';
 import type { HttpBenchResult } from '../http/http.bench.ts';
 import type { WorkersBenchResult } from '../http/workers.bench.ts';
@@ -10,7 +11,7 @@ import type { ScalingBenchResult } from '../scaling.bench.ts';
 import type { TablesBenchResult } from '../tables.bench.ts';
 
 /** The suites of `npm run bench`, in the order they run. */
-export const SUITES = ['compiler', 'tables', 'http', 'scaling', 'workers', 'isolation'] as const;
+export const SUITES = ['compiler', 'tables', 'http', 'scaling', 'client', 'workers', 'isolation'] as const;
 export type SuiteName = (typeof SUITES)[number];
 
 /** Everything one `npm run bench` measured; a suite left out by `--only` is absent. */
@@ -29,6 +30,7 @@ export interface BenchResults {
   tables?: TablesBenchResult;
   http?: HttpBenchResult;
   scaling?: ScalingBenchResult;
+  client?: ClientBenchResult;
   workers?: WorkersBenchResult;
   isolation?: IsolationBenchResult;
 }

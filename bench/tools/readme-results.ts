@@ -8,6 +8,7 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import { SUITES, type BenchResults } from './bench-results.ts';
+import { FRESHNESS_TARGET_MS, type ClientBenchResult } from '../client.bench.ts';
 import { fastestPeerMargin, type CompilerBenchResult } from '../compiler.bench.ts';
 import type { HttpBenchResult } from '../http/http.bench.ts';
 import type { WorkersBenchResult } from '../http/workers.bench.ts';
@@ -160,6 +161,38 @@ function scalingRows(r: ScalingBenchResult): Row[] {
   return rows;
 }
 
+function clientRows(r: ClientBenchResult): Row[] {
+  const us = (ms: number): string => fixed(ms * 1000, 1);
+  const f = r.freshness;
+  const i = r.idle;
+  return [
+    ...r.localVsRemote.map((x): Row => [
+      `local validation with the typed client, ${x.payload} payload: median / p99`,
+      `the same validation over HTTP (keep-alive, one at a time): ${us(x.remote.p50Ms)} / ${us(x.remote.p99Ms)} us`,
+      `${us(x.local.p50Ms)} / ${us(x.local.p99Ms)} us; HTTP / local ${int(x.ratio)}x (medians)`, '', '',
+    ]),
+    [
+      `publish to the event on ${int(f.subscribers)} held change feeds (raw readers), p50 / p99 / max`,
+      `the publish request's own answer: ${fixed(f.publishAnswerMs, 0)} ms`,
+      `${fixed(f.event.p50Ms, 0)} / ${fixed(f.event.p99Ms, 0)} / ${fixed(f.event.maxMs, 0)} ms`, `p99 < ${FRESHNESS_TARGET_MS} ms`,
+      verdict(f.event.p99Ms < FRESHNESS_TARGET_MS),
+    ],
+    [
+      `publish to the new version running in ${f.fullValidators} full local validators (alongside those feeds), p50 / p99 / max`, '',
+      `${fixed(f.running.p50Ms, 0)} / ${fixed(f.running.p99Ms, 0)} / ${fixed(f.running.maxMs, 0)} ms`, `p99 < ${FRESHNESS_TARGET_MS} ms`,
+      verdict(f.running.p99Ms < FRESHNESS_TARGET_MS),
+    ],
+    [
+      `service memory per idle change feed (${int(i.feeds)} held; after a full GC), heap used / rss`,
+      `no feed: ${fixed(i.heapBeforeMb, 0)} / ${fixed(i.rssBeforeMb, 0)} MB`, `${fixed(i.heapBytesPerFeed / 1024, 1)} / ${fixed(i.bytesPerFeed / 1024, 1)} KiB`, '', '',
+    ],
+    [
+      `service CPU while ${int(i.feeds)} feeds idle (${fixed(i.windowS, 0)} s window)`, `no feed: ${fixed(i.cpuMsPerSecNone, 1)} ms per s`,
+      `${fixed(i.cpuMsPerSecHeld, 1)} ms per s`, '', '',
+    ],
+  ];
+}
+
 function workersRow(r: WorkersBenchResult): Row {
   if (r.skipped !== null) return ['WORKERS=2 throughput', 'WORKERS=1', `skipped: ${r.skipped}`, '', ''];
   return ['WORKERS=2 throughput (PostgreSQL)', `WORKERS=1, ${int(r.workers1Rps)} req/s`, `${fixed(r.ratio, 2)} of it`, '', ''];
@@ -222,6 +255,7 @@ export function resultsTable(results: BenchResults): string {
     ...(results.tables === undefined ? [] : tablesRows(results.tables)),
     ...(results.http === undefined ? [] : httpRows(results.http)),
     ...(results.scaling === undefined ? [] : scalingRows(results.scaling)),
+    ...(results.client === undefined ? [] : clientRows(results.client)),
     ...(results.workers === undefined ? [] : [workersRow(results.workers)]),
     ...(results.isolation === undefined ? [] : isolationRows(results.isolation)),
   ];
