@@ -36,7 +36,7 @@ export async function buildFormPage(): Promise<Map<string, PageFile>> {
   return new Map([
     ['/', { contentType: 'text/html; charset=utf-8', body: await readFile(path.join(PAGE_DIR, 'index.html')) }],
     ['/form.css', { contentType: 'text/css; charset=utf-8', body: await readFile(path.join(PAGE_DIR, 'form.css')) }],
-    ['/form.js', { contentType: 'text/javascript; charset=utf-8', body: bundle.outputFiles[0]!.contents }],
+    ['/form.js', { contentType: 'text/javascript; charset=utf-8', body: bundle.outputFiles[0].contents }],
   ]);
 }
 

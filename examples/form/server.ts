@@ -40,10 +40,13 @@ function contentSecurityPolicy(serviceUrl: string): string {
 /** Builds the page and serves it until closed. */
 export async function startFormServer(options: { config: FormConfig; port?: number; host?: string }): Promise<FormServer> {
   const files = await buildFormPage();
-  files.set('/config.json', { contentType: 'application/json', body: Buffer.from(JSON.stringify(options.config)) });
   const policy = contentSecurityPolicy(options.config.serviceUrl);
   const server: Server = createServer((request, response) => {
-    const file = files.get(new URL(request.url ?? '/', 'http://page').pathname);
+    const urlPath = new URL(request.url ?? '/', 'http://page').pathname;
+    // Written per request: a caller that learns its key only once the page's origin is known (the port was 0) fills it in after the start.
+    const file = urlPath === '/config.json'
+      ? { contentType: 'application/json', body: Buffer.from(JSON.stringify(options.config)) }
+      : files.get(urlPath);
     if (request.method !== 'GET' && request.method !== 'HEAD') {
       response.writeHead(405, { allow: 'GET, HEAD' }).end();
     } else if (file === undefined) {

@@ -8,21 +8,12 @@
  */
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startFormServer, type FormServer } from '../../examples/form/server.ts';
+import { startFormServer, type FormConfig, type FormServer } from '../../examples/form/server.ts';
+import { ORDER_RULES, setUpFormExample } from '../../examples/form/setup.ts';
 import { startTestApp, type TestApp } from '../support/app.ts';
 import { launchBrowser, openConsole, screenshot, seriousAccessibilityViolations, type ConsoleView } from '../support/browser.ts';
 import { ok } from '../support/expect-response.ts';
 
-const RULES = [
-  { code: 'EMAIL', name: 'Email', fieldPath: 'customer.email', required: true, expression: 'matches($value, "^[^@ ]+@[^@ ]+\\\\.[a-z]+$")', message: 'Enter an email address like name@example.com' },
-  { code: 'COUNTRY', name: 'Country', fieldPath: 'country', required: true, expression: '$value == "DE" || $value == "FR" || $value == "NL"', message: 'We deliver to Germany, France and the Netherlands only' },
-  { code: 'QUANTITY', name: 'Quantity', fieldPath: 'quantity', required: true, expression: 'isInteger($value) && $value >= 1 && $value <= 100', message: 'Quantity {{ $value }} is not between 1 and 100' },
-  { code: 'AMOUNT_MAX', name: 'Amount limit', fieldPath: 'amount', expression: '$value <= 10000', message: 'Amount {{ $value }} exceeds 10000' },
-  {
-    code: 'LINE_QTY', name: 'Line quantity', forEach: 'items', fieldPath: 'items[].qty', required: true,
-    expression: 'isInteger($value) && $value > 0', message: 'Line {{ $index + 1 }}: quantity {{ $value }} is not a positive whole number',
-  },
-];
 
 let t: TestApp;
 let browser: Browser;
@@ -43,22 +34,25 @@ beforeAll(async () => {
   [t, browser] = await Promise.all([
     startTestApp({
       beforeReady: (app) => {
-        app.addHook('onRequest', async (request) => {
+        app.addHook('onRequest', (request, _reply, done) => {
           if (request.url.includes('/validation/')) validationRequests.push(request.url);
+          done();
         });
       },
     }),
     launchBrowser(),
   ]);
-  for (const rule of RULES) await ok(t.request('POST', '/api/v1/rules', { body: { context: 'orders', ...rule } }), 201);
-  await ok(t.request('POST', '/api/v1/contexts/orders/publish', { body: {} }));
-  await ok(t.request('PUT', '/api/v1/contexts/orders/settings', { body: { localValidation: true } }));
-  const { key: clientKey } = await ok(t.request('POST', '/api/v1/api-keys', { body: { name: 'order form', role: 'client' } }), 201);
-  const { publicKey } = await ok(t.request('GET', '/api/v1/signing-key'));
-  form = await startFormServer({ port: 0, config: { serviceUrl: t.baseUrl, tenantId: t.tenantId, context: 'orders', clientKey, publicKey } });
+  // The page's origin is known once its server listens (port 0): the setup, which allows that origin, comes after.
+  const config: FormConfig = { serviceUrl: t.baseUrl, tenantId: t.tenantId, context: 'orders', clientKey: '', publicKey: '' };
+  form = await startFormServer({ port: 0, config });
   // Another port: another origin, so the browser asks the service for CORS, and the tenant allows exactly this one.
   expect(new URL(form.url).origin).not.toBe(new URL(t.baseUrl).origin);
-  await ok(t.request('PUT', '/api/v1/tenant/cors', { body: { origins: [new URL(form.url).origin] } }));
+  const setup = await setUpFormExample({ serviceUrl: t.baseUrl, tenantId: t.tenantId, adminKey: t.adminKey, context: 'orders', origin: form.url });
+  expect(setup.rulesetVersion).toBe(1);
+  config.clientKey = setup.clientKey;
+  config.publicKey = setup.publicKey;
+  expect((await ok(t.request('GET', '/api/v1/tenant'))).corsOrigins).toEqual([new URL(form.url).origin]);
+  expect((await ok(t.request('GET', '/api/v1/contexts/orders/settings'))).localValidation).toBe(true);
   view = await openConsole(browser, form.url, '/');
   page = view.page;
   page.on('request', (request) => {
@@ -111,7 +105,10 @@ describe('the order form example', () => {
     const rules = await ok(t.request('GET', '/api/v1/rules?context=orders'));
     const amountRule = rules.items.find((rule: { code: string }) => rule.code === 'AMOUNT_MAX');
     await ok(t.request('PUT', `/api/v1/rules/${amountRule.id}`, {
-      body: { ...RULES[3], expression: '$value <= 5000', message: 'Amount {{ $value }} is over the new limit of 5000', version: amountRule.version },
+      body: {
+        ...ORDER_RULES.find((rule) => rule.code === 'AMOUNT_MAX'),
+        expression: '$value <= 5000', message: 'Amount {{ $value }} is over the new limit of 5000', version: amountRule.version,
+      },
     }));
     const published = await ok(t.request('POST', '/api/v1/contexts/orders/publish', { body: { note: 'lower limit' } }));
     expect(published.rulesetVersion).toBe(2);
