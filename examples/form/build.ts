@@ -8,8 +8,9 @@
  */
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { startedAsScript } from './cli.ts';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
 const PAGE_DIR = path.join(HERE, 'page');
@@ -40,7 +41,7 @@ export async function buildFormPage(): Promise<Map<string, PageFile>> {
   ]);
 }
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (startedAsScript(import.meta.url)) {
   const outDir = path.join(HERE, 'dist');
   await mkdir(outDir, { recursive: true });
   for (const [urlPath, file] of await buildFormPage()) {

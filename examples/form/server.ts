@@ -12,9 +12,9 @@
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { buildFormPage } from './build.ts';
+import { SERVICE_OPTIONS, startedAsScript } from './cli.ts';
 import type { FormConfig } from './page/config.ts';
 
 export type { FormConfig };
@@ -69,12 +69,10 @@ export async function startFormServer(options: { config: FormConfig; port?: numb
   };
 }
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (startedAsScript(import.meta.url)) {
   const { values } = parseArgs({
     options: {
-      service: { type: 'string', default: 'http://127.0.0.1:3000' },
-      tenant: { type: 'string', default: 'demo' },
-      context: { type: 'string', default: 'orders' },
+      ...SERVICE_OPTIONS,
       key: { type: 'string' },
       'public-key': { type: 'string' },
       port: { type: 'string', default: '5173' },

@@ -9,9 +9,9 @@
  *   node --import tsx examples/form/setup.ts --admin-key rk_... \
  *     [--service http://127.0.0.1:3000] [--tenant demo] [--context orders] [--origin http://127.0.0.1:5173]
  */
-import { pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { createRulesClient, type paths } from '../../clients/typescript/src/index.ts';
+import { SERVICE_OPTIONS, startedAsScript } from './cli.ts';
 import rules from './rules.json' with { type: 'json' };
 
 /** The body of POST /api/v1/rules. */
@@ -52,12 +52,10 @@ export async function setUpFormExample(
   return { clientKey: key?.key ?? '', publicKey: signingKey?.publicKey ?? '', rulesetVersion };
 }
 
-if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(process.argv[1]).href) {
+if (startedAsScript(import.meta.url)) {
   const { values } = parseArgs({
     options: {
-      service: { type: 'string', default: 'http://127.0.0.1:3000' },
-      tenant: { type: 'string', default: 'demo' },
-      context: { type: 'string', default: 'orders' },
+      ...SERVICE_OPTIONS,
       origin: { type: 'string', default: 'http://127.0.0.1:5173' },
       'admin-key': { type: 'string' },
     },
