@@ -6,7 +6,7 @@ import stylistic from '@stylistic/eslint-plugin';
 import tseslint from 'typescript-eslint';
 
 export default tseslint.config(
-  { ignores: ['node_modules/', 'dist/', 'clients/*/dist/', 'data/', '.tmp/', 'coverage/', '**/generated/'] },
+  { ignores: ['node_modules/', 'dist/', 'clients/*/dist/', 'examples/*/dist/', 'data/', '.tmp/', 'coverage/', '**/generated/'] },
   js.configs.recommended,
   ...tseslint.configs.recommendedTypeChecked,
   {
