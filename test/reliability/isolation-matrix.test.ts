@@ -39,6 +39,10 @@ interface Expectation {
   query?: (victim: Tenant) => string;
   /** Content-Type of the body, when not JSON. */
   contentType?: string;
+  /** A body sent as it is (with contentType), instead of `body` as JSON. */
+  rawBody?: string;
+  /** A CORS preflight: answered without a key by design (it carries no data), so never 401. */
+  preflight?: boolean;
 }
 
 /** Every /api/v1 route: method and URL pattern as Fastify prints them. */
@@ -90,6 +94,24 @@ const MATRIX: Record<string, Expectation> = {
   'PUT /api/v1/tenant/sampling': { statuses: [200], body: () => ({ rate: 0 }) },
   'DELETE /api/v1/tenant/samples': { statuses: [200] },
   'GET /api/v1/audit': { statuses: [200], query: (v) => `?context=${v.context}` },
+  // Decision tables as CSV: the victim's rule ids are unknown to the attacker (no body: the id is looked up first).
+  'GET /api/v1/rules/:id/table.csv': { statuses: [404] },
+  'PUT /api/v1/rules/:id/table.csv': { statuses: [404], rawBody: 'a,b\r\n1,2\r\n', contentType: 'text/csv' },
+  // Local evaluation, on the attacker's own context of that name (made by the routes above, or none): its settings,
+  // left off (a feed of its own would be held open), so its feed and samples are refused.
+  'GET /api/v1/contexts/:context/settings': { statuses: [200, 404] },
+  'PUT /api/v1/contexts/:context/settings': { statuses: [200, 404], body: () => ({ localValidation: false }) },
+  'GET /api/v1/contexts/:context/validator/events': { statuses: [403, 404] },
+  'POST /api/v1/contexts/:context/samples': { statuses: [403, 404], body: () => ({
+    samples: [{ payload: { amount: 1 }, rulesetVersion: 1, isValid: true, errorCodes: [], at: new Date().toISOString() }],
+  }) },
+  // The service's module-signing public key: the same for every tenant, nothing of either.
+  'GET /api/v1/signing-key': { statuses: [200] },
+  'PUT /api/v1/tenant/cors': { statuses: [200], body: () => ({ origins: [] }) },
+  'OPTIONS /api/v1/contexts/:context/validator': { statuses: [204], preflight: true },
+  'OPTIONS /api/v1/contexts/:context/validator/events': { statuses: [204], preflight: true },
+  'OPTIONS /api/v1/contexts/:context/samples': { statuses: [204], preflight: true },
+  'OPTIONS /api/v1/signing-key': { statuses: [204], preflight: true },
 };
 
 let t: TestApp;
@@ -181,8 +203,14 @@ describe.each([
         const expectation = MATRIX[`${route.method === 'HEAD' ? 'GET' : route.method} ${route.url}`];
         const body = expectation?.body?.(victim);
         const response = await t.request(route.method, urlFor(route, victim, expectation), {
-          key, tenant: victim.tenantId, body, contentType: expectation?.contentType,
+          key, tenant: victim.tenantId, body, rawBody: expectation?.rawBody, contentType: expectation?.contentType,
         });
+        if (expectation?.preflight === true) {
+          // A preflight is answered before any key is read, and says nothing of anyone.
+          expect(response.status, `${route.method} ${route.url}`).toBe(204);
+          expect(leaked(response, victim, urlFor(route, victim, expectation))).toEqual([]);
+          continue;
+        }
         expect(response.status, `${route.method} ${route.url}: ${response.text}`).toBe(401);
         if (route.method !== 'HEAD') {
           const { requestId: _ignored, ...rest } = response.body;
@@ -202,7 +230,9 @@ describe.each([
       const body = expectation.body?.(victim);
       const url = urlFor(route, victim, expectation);
       const linesBefore = logLines.length;
-      const response = await t.request(route.method, url, { key: attacker.adminKey, tenant: attacker.tenantId, body, contentType: expectation.contentType });
+      const response = await t.request(route.method, url, {
+        key: attacker.adminKey, tenant: attacker.tenantId, body, rawBody: expectation.rawBody, contentType: expectation.contentType,
+      });
       expect(expectation.statuses, `${route.method} ${url}: ${response.status} ${response.text.slice(0, 300)}`).toContain(response.status);
       if (response.status === 404 && route.method !== 'HEAD') {
         expect(['NOT_FOUND', 'CONTEXT_NOT_FOUND']).toContain(response.body.code);
