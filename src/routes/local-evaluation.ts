@@ -207,7 +207,10 @@ export const localEvaluationRoutes: FastifyPluginAsync<LocalEvaluationRoutesOpti
           + 'them. The client sends the share `samplingRate` of its outcomes; the service stores what it is sent within the same bounds '
           + 'as its own samples (SAMPLE_MAX_PAYLOAD_BYTES, SAMPLES_MAX_BYTES_PER_TENANT, the tenant\'s maxSamples and retention). '
           + 'Nothing is kept while the tenant samples no traffic. Needs local validation on.',
-        answers: { 202: 'What was queued and what was not, by reason.', 403: 'Local validation is off for the context (FORBIDDEN).' },
+        answers: {
+          202: 'What was queued and what was not, by reason.', 403: 'Local validation is off for the context (FORBIDDEN).',
+          404: 'The context has no rules (CONTEXT_NOT_FOUND).',
+        },
       }),
       params: contextParamsSchema,
       body: samplesBodySchema,

@@ -205,6 +205,36 @@ describe('every answer is documented for its operation', () => {
     await call('getContextValidator', '/api/v1/contexts/no-such-context/validator', 404);
   });
 
+  it('local evaluation: settings, module, change feed, samples, signing key, CORS origins', async () => {
+    await call('getContextSettings', '/api/v1/contexts/docs/settings', 200);
+    await call('getContextSettings', '/api/v1/contexts/no-such-context/settings', 404);
+    await call('sendContextSamples', '/api/v1/contexts/docs/samples', 403, { body: bodyOf('sendContextSamples') });
+    await call('followContextValidator', '/api/v1/contexts/docs/validator/events', 403);
+    await call('setContextSettings', '/api/v1/contexts/docs/settings', 200, { body: { localValidation: true } });
+    await call('setContextSettings', '/api/v1/contexts/docs/settings', 400, { body: { localValidation: 'yes' } });
+    await call('setContextSettings', '/api/v1/contexts/no-such-context/settings', 404, { body: { localValidation: true } });
+    await call('sendContextSamples', '/api/v1/contexts/docs/samples', 202, { body: bodyOf('sendContextSamples') });
+    await call('sendContextSamples', '/api/v1/contexts/no-such-context/samples', 404, { body: bodyOf('sendContextSamples') });
+    await call('followContextValidator', '/api/v1/contexts/no-such-context/validator/events', 404);
+    // The feed is held open: its answer is checked from its head, then the stream is dropped.
+    const feed = new AbortController();
+    const held = await fetch(`${t.baseUrl}/api/v1/contexts/docs/validator/events`, {
+      headers: { 'x-api-key': t.adminKey, 'x-tenant-id': t.tenantId }, signal: feed.signal,
+    });
+    expect(held.status).toBe(200);
+    const documented = operations.get('followContextValidator')!.operation.responses['200'];
+    expect(Object.keys(documented.content)).toContain((held.headers.get('content-type') ?? '').split(';')[0].trim());
+    feed.abort();
+    observed.get('followContextValidator')!.add(200);
+    const module = await call('getContextValidator', '/api/v1/contexts/docs/validator?format=module', 200);
+    await call('getContextValidator', '/api/v1/contexts/docs/validator?format=module', 304, { headers: { 'if-none-match': module.headers.get('etag')! } });
+    await call('getSigningKey', '/api/v1/signing-key', 200);
+    await call('setTenantCorsOrigins', '/api/v1/tenant/cors', 200, { body: { origins: ['https://shop.example'] } });
+    await call('setTenantCorsOrigins', '/api/v1/tenant/cors', 400, { body: { origins: ['not an origin'] } });
+    await call('setTenantCorsOrigins', '/api/v1/tenant/cors', 200, { body: { origins: [] } });
+    await call('setContextSettings', '/api/v1/contexts/docs/settings', 200, { body: { localValidation: false } });
+  });
+
   it('stored tests: replace, read, run; a publish they fail', async () => {
     const test = { name: 'big', payload: { amount: 500 }, expect: { isValid: true } };
     await call('replaceContextTests', '/api/v1/contexts/docs/tests', 200, { body: { tests: [test] } });
@@ -269,7 +299,8 @@ describe('every answer is documented for its operation', () => {
     for (const [id, path] of Object.entries(paths)) {
       const sent = { body: bodyOf(id), contentType: mediaTypeOf(id) };
       await call(id, path, 401, { key: null, ...sent });
-      if (!id.startsWith('validate')) await call(id, path, 403, { key: validatorKey, ...sent });
+      // The signing key is public to every key of the tenant (docs/api.md); every other operation is refused to a validator key.
+      if (!id.startsWith('validate') && id !== 'getSigningKey') await call(id, path, 403, { key: validatorKey, ...sent });
     }
   });
 
@@ -315,7 +346,7 @@ describe('every answer is documented for its operation', () => {
       expect(seen(id), `${id} success`).toEqual(expect.arrayContaining(success));
       if (!path.startsWith('/api/v1/')) continue;
       expect(seen(id), id).toContain(401);
-      if (!id.startsWith('validate')) expect(seen(id), id).toContain(403);
+      if (!id.startsWith('validate') && id !== 'getSigningKey') expect(seen(id), id).toContain(403);
       if (operation.requestBody !== undefined) expect(seen(id), id).toEqual(expect.arrayContaining([400, 413, 415]));
       if (path.includes('{') || id.startsWith('validate') || id === 'testRule') expect(seen(id), id).toContain(404);
     }
