@@ -51,18 +51,18 @@ describe('TenantPolicies', () => {
   it('reads a tenant once, then answers from memory', async () => {
     const first = policies.get('acme');
     expect(first).toBeInstanceOf(Promise);
-    expect(await first).toEqual({ max: 10, windowMs: 1_000, key: 'p:rl:t:acme:1000', samplingRate: 0 });
+    expect(await first).toEqual({ max: 10, windowMs: 1_000, key: 'p:rl:t:acme:1000', samplingRate: 0, corsOrigins: [] });
     await storage.tenants.setRateLimit('acme', { max: 3, windowMs: 2_000 });
     // Within the TTL the stored change is not seen, and no promise is made.
-    expect(policies.get('acme')).toEqual({ max: 10, windowMs: 1_000, key: 'p:rl:t:acme:1000', samplingRate: 0 });
+    expect(policies.get('acme')).toEqual({ max: 10, windowMs: 1_000, key: 'p:rl:t:acme:1000', samplingRate: 0, corsOrigins: [] });
   });
 
   it('serves the stale policy past the TTL while one background read refreshes it', async () => {
     clock += 5_001;
-    expect(policies.get('acme')).toEqual({ max: 10, windowMs: 1_000, key: 'p:rl:t:acme:1000', samplingRate: 0 });
+    expect(policies.get('acme')).toEqual({ max: 10, windowMs: 1_000, key: 'p:rl:t:acme:1000', samplingRate: 0, corsOrigins: [] });
     const refreshed = await settle(() => policies.get('acme'), (policy) => policy.max === 3);
     // A new window gives a new key, so the count starts afresh.
-    expect(refreshed).toEqual({ max: 3, windowMs: 2_000, key: 'p:rl:t:acme:2000', samplingRate: 0 });
+    expect(refreshed).toEqual({ max: 3, windowMs: 2_000, key: 'p:rl:t:acme:2000', samplingRate: 0, corsOrigins: [] });
   });
 
   it('gives a refusal the current policy: from memory while fresh, read again past the TTL', async () => {
@@ -72,9 +72,9 @@ describe('TenantPolicies', () => {
     clock += 5_001;
     const current = policies.current('acme');
     expect(current).toBeInstanceOf(Promise);
-    expect(await current).toEqual({ max: 4, windowMs: 2_000, key: 'p:rl:t:acme:2000', samplingRate: 0 });
+    expect(await current).toEqual({ max: 4, windowMs: 2_000, key: 'p:rl:t:acme:2000', samplingRate: 0, corsOrigins: [] });
     // The read refreshed the cache for everyone.
-    expect(policies.get('acme')).toEqual({ max: 4, windowMs: 2_000, key: 'p:rl:t:acme:2000', samplingRate: 0 });
+    expect(policies.get('acme')).toEqual({ max: 4, windowMs: 2_000, key: 'p:rl:t:acme:2000', samplingRate: 0, corsOrigins: [] });
   });
 
   it('reads a changed budget at once on refresh, and an older read landing later does not undo it', async () => {

@@ -40,6 +40,7 @@ describe('tenant settings', () => {
       id: t.tenantId,
       rateLimit: { max: 500, windowMs: 60000, default: true },
       sampling: SAMPLING_OFF,
+      corsOrigins: [],
     });
   });
 
@@ -81,7 +82,7 @@ describe('tenant settings', () => {
   it("leaves the other tenant's budget alone", async () => {
     await ok(t.request('PUT', '/api/v1/tenant/rate-limit', { body: { max: 450, windowMs: 60000 } }));
     const other = await ok(t.request('GET', '/api/v1/tenant', { tenant: t.otherTenantId, key: t.otherAdminKey }));
-    expect(other).toEqual({ id: t.otherTenantId, rateLimit: { max: 500, windowMs: 60000, default: true }, sampling: SAMPLING_OFF });
+    expect(other).toEqual({ id: t.otherTenantId, rateLimit: { max: 500, windowMs: 60000, default: true }, sampling: SAMPLING_OFF, corsOrigins: [] });
     await ok(t.request('PUT', '/api/v1/tenant/rate-limit', { body: { default: true } }));
   });
 

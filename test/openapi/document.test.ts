@@ -47,7 +47,7 @@ describe('the OpenAPI document', () => {
 
   it('gives every operation a unique camelCase operationId, a summary, a description and a declared tag', () => {
     const declaredTags = document.tags.map((tag: { name: string }) => tag.name);
-    expect(declaredTags).toEqual(['Validation', 'Rules', 'Contexts', 'API keys', 'Tenant', 'Health', 'Metrics']);
+    expect(declaredTags).toEqual(['Validation', 'Rules', 'Contexts', 'Local evaluation', 'API keys', 'Tenant', 'Health', 'Metrics']);
     const ids = operations.map(({ operation }) => operation.operationId);
     expect(new Set(ids).size).toBe(ids.length);
     for (const { method, path, operation } of operations) {

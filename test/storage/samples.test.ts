@@ -86,10 +86,10 @@ describe('sample store', () => {
 
   it('keeps a tenant\'s sampling settings, off with default bounds until set, and audits a change', async () => {
     expect(await storage.tenants.getSampling('acme')).toEqual({ rate: 0, maxSamples: 10_000, retentionHours: 168 });
-    expect(await storage.tenants.getPolicy('acme')).toEqual({ rateLimit: null, samplingRate: 0 });
+    expect(await storage.tenants.getPolicy('acme')).toEqual({ rateLimit: null, samplingRate: 0, corsOrigins: [] });
     await storage.tenants.setSampling('acme', { rate: 0.1, maxSamples: 50, retentionHours: 2 }, { actor: { cli: true } });
     expect(await storage.tenants.getSampling('acme')).toEqual({ rate: 0.1, maxSamples: 50, retentionHours: 2 });
-    expect(await storage.tenants.getPolicy('acme')).toEqual({ rateLimit: null, samplingRate: 0.1 });
+    expect(await storage.tenants.getPolicy('acme')).toEqual({ rateLimit: null, samplingRate: 0.1, corsOrigins: [] });
     expect(await storage.tenants.getSampling('globex')).toEqual({ rate: 0, maxSamples: 10_000, retentionHours: 168 });
     const { items } = await storage.audit.list('acme', { action: 'tenant.sampling', limit: 5 });
     expect(items).toMatchObject([{

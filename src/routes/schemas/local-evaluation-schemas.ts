@@ -26,6 +26,7 @@ export const samplesBodySchema = {
   properties: {
     samples: {
       type: 'array',
+      description: 'The outcomes, each with the payload, the ruleset version that judged it and what it answered.',
       minItems: 1,
       maxItems: TUNING.samplesPerBatch.value,
       items: {
@@ -94,6 +95,7 @@ export const corsOriginsSchema = {
   properties: {
     origins: {
       type: 'array',
+      description: 'Each an origin such as https://shop.example.com; the list replaces the one before.',
       maxItems: TUNING.corsMaxOrigins.value,
       uniqueItems: true,
       items: { type: 'string', pattern: '^https?://[A-Za-z0-9.-]+(:[0-9]{1,5})?$', maxLength: 300 },

@@ -4558,6 +4558,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
+                    /** @description The outcomes, each with the payload, the ruleset version that judged it and what it answered. */
                     samples: {
                         /** @description The payload validated. */
                         payload: Record<string, unknown>;
@@ -9354,6 +9355,7 @@ export interface operations {
                  *     }
                  */
                 "application/json": {
+                    /** @description Each an origin such as https://shop.example.com; the list replaces the one before. */
                     origins: string[];
                 };
             };
@@ -9380,6 +9382,7 @@ export interface operations {
                      *     }
                      */
                     "application/json": {
+                        /** @description Each an origin such as https://shop.example.com; the list replaces the one before. */
                         origins: string[];
                     };
                 };
