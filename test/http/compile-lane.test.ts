@@ -95,7 +95,8 @@ describe('the compile lane', () => {
     expect(validation.body).toMatchObject({ isValid: false, failures: [expect.objectContaining({ ruleCode: 'A' })] });
     expect(runSettled, 'the cold context was compiled only after the stored-test run had ended').toBe(false);
     expect(await compiles(t)).toBe(before + 1);
-    // Stopped at its budget (or, on a loaded machine, at a test past the evaluation deadline).
-    expect([409, 400]).toContain((await run).status);
+    // The run's own end depends on the machine: all its tests within the budget (a fast one), stopped at
+    // the budget, or, on a loaded machine, at a test past the evaluation deadline.
+    expect([200, 409, 400]).toContain((await run).status);
   }, 120_000);
 });
