@@ -26,8 +26,10 @@ export interface RuleReviewSources {
 }
 
 export interface RuleReviewer {
-  /** Throws RuleInvalidError naming every problem that keeps the rule from compiling. */
-  assertCompiles(tenantId: string, code: string, content: RuleContent): Promise<void>;
+  /** Throws RuleInvalidError naming every problem that keeps the rule from compiling; `pathPrefix` leads each path (`rule`). */
+  assertCompiles(tenantId: string, code: string, content: RuleContent, pathPrefix?: string): Promise<void>;
+  /** The warnings of a rule's content in a context (its payload schema's). */
+  warningsFor(tenantId: string, context: string | undefined, code: string, content: RuleContent): Promise<RuleWarning[]>;
   /** The rule as the rule routes answer it: with its warnings. */
   withWarnings(tenantId: string, rule: Rule): Promise<Rule & { warnings: RuleWarning[] }>;
 }
@@ -50,20 +52,25 @@ export function ruleReviewer(sources: RuleReviewSources): RuleReviewer {
     });
   };
 
-  return {
-    async assertCompiles(tenantId, code, content) {
+  const reviewer: RuleReviewer = {
+    async assertCompiles(tenantId, code, content, pathPrefix) {
       if (content.table === undefined) {
-        assertRuleCompiles(code, content, checkOptions);
+        assertRuleCompiles(code, content, { ...checkOptions, pathPrefix });
         return;
       }
       const { problems } = await onThread(tenantId, undefined, code, content, true);
       if (problems.length > 0) {
-        throw new RuleInvalidError(problems.map((problem) => ({ path: problem.path, message: describeCompileError(problem) })));
+        const placed = (path: string) => (pathPrefix === undefined ? path : `${pathPrefix}.${path}`);
+        throw new RuleInvalidError(problems.map((problem) => ({ path: placed(problem.path), message: describeCompileError(problem) })));
       }
     },
+    async warningsFor(tenantId, context, code, content) {
+      if (content.table === undefined) return warningsFor(warningSources, tenantId, context, code, content);
+      return (await onThread(tenantId, context, code, content, false)).warnings;
+    },
     async withWarnings(tenantId, rule) {
-      if (rule.table === undefined) return { ...rule, warnings: await warningsFor(warningSources, tenantId, rule.context, rule.code, rule) };
-      return { ...rule, warnings: (await onThread(tenantId, rule.context, rule.code, rule, false)).warnings };
+      return { ...rule, warnings: await reviewer.warningsFor(tenantId, rule.context, rule.code, rule) };
     },
   };
+  return reviewer;
 }

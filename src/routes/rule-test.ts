@@ -14,8 +14,8 @@ import { checkPayload } from '../http/payload-guard.ts';
 import { OPERATIONS } from '../pool/operations.ts';
 import { assertStorableText } from '../http/storable-text.ts';
 import type { LiveRuleset } from '../storage/types.ts';
-import { assertRuleCompiles } from '../rules/check-rule-content.ts';
-import { warningsFor, type RuleWarning } from '../rules/rule-warnings.ts';
+import { ruleReviewer } from '../pool/rule-review.ts';
+import type { RuleWarning } from '../rules/rule-warnings.ts';
 import { tenantOf } from './schemas/route-helpers.ts';
 import { toRuleContent, type TestRuleBody } from './schemas/rule-body.ts';
 import { ruleTestBodySchema } from './schemas/rule-test-schemas.ts';
@@ -44,14 +44,15 @@ const TEST_CONTEXT = 'rule-test';
 // eslint-disable-next-line @typescript-eslint/require-await -- a Fastify plugin without a done parameter must return a promise
 export const ruleTestRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
   const { storage, pool, config } = deps;
-  const warningSources = { payloadSchemas: deps.payloadSchemas, maxExpressionLength: config.maxExpressionLength };
+  // Compile check and warnings of a tested rule, a decision table's on a management thread (rule-review.ts).
+  const review = ruleReviewer({ config, pool, payloadSchemas: deps.payloadSchemas, storedPayloadSchemas: storage.payloadSchemas });
 
   /** The one-rule ruleset of `{ rule, payload }`, checked as a save would check it. */
-  const ruleRuleset = (tenantId: string, rule: TestRuleBody): LiveRuleset => {
+  const ruleRuleset = async (tenantId: string, rule: TestRuleBody): Promise<LiveRuleset> => {
     // A rule that could not be saved does not pass its test either.
     assertStorableText(rule, 'rule');
     const content = toRuleContent(rule);
-    assertRuleCompiles(rule.code, content, { maxExpressionLength: config.maxExpressionLength, maxTableRows: config.maxTableRows, pathPrefix: 'rule' });
+    await review.assertCompiles(tenantId, rule.code, content, 'rule');
     return {
       tenantId,
       context: rule.context ?? TEST_CONTEXT,
@@ -105,9 +106,9 @@ export const ruleTestRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app,
     let warnings: RuleWarning[] = [];
     if (body.rule !== undefined) {
       assertOneForm(body);
-      ruleset = ruleRuleset(tenantId, body.rule);
+      ruleset = await ruleRuleset(tenantId, body.rule);
       // A tested rule is warned about as a saved one is (docs/rule-language.md, "Warnings").
-      warnings = await warningsFor(warningSources, tenantId, body.rule.context, body.rule.code, toRuleContent(body.rule));
+      warnings = await review.warningsFor(tenantId, body.rule.context, body.rule.code, toRuleContent(body.rule));
     } else {
       ruleset = await contextRuleset(tenantId, requireContext(body), body.draft ?? false);
     }

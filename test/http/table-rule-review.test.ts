@@ -66,6 +66,22 @@ describe('decision-table rules are reviewed on a management thread', () => {
     expect(await reviews(t)).toBe(before + 1);
   });
 
+  it('tests a table rule through thread tasks, and refuses a bad cell under rule.', async () => {
+    const before = await reviews(t);
+    const tested = await ok(t.request('POST', '/api/v1/rules/test', {
+      body: { rule: { context: 'loans', code: 'LIMITS', name: 'limits', fieldPath: 'amount', table: TABLE }, payload: { product: 'auto', amount: 100 } },
+    }));
+    expect(tested.warnings.map((w: { code: string }) => w.code)).toContain('TABLE_OVERLAP');
+    // One review for the compile check, one for the warnings; the test itself runs as a rule test.
+    expect(await reviews(t)).toBe(before + 2);
+    const bad = { ...TABLE, rows: [{ when: ['"auto"', '<<< 5'], then: [1] }] };
+    const refused = await t.request('POST', '/api/v1/rules/test', {
+      body: { rule: { context: 'loans', code: 'BAD', name: 'bad', fieldPath: 'amount', table: bad }, payload: { amount: 1 } },
+    });
+    expect(refused.status).toBe(400);
+    expect(refused.body.errors[0].path).toBe('rule.table.rows[0].when[1]');
+  });
+
   it('keeps any other rule\'s review on the event loop', async () => {
     const before = await reviews(t);
     await ok(t.request('POST', '/api/v1/rules', {
