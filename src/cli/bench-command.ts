@@ -106,6 +106,7 @@ async function benchRules(
     runtime: { node: process.version, tinybench: await tinybenchVersion(), taskMs: report.taskMs },
     validator: report.validator,
     baselines: report.baselines,
+    noiseUs: report.noiseUs,
     shares: report.rules,
     shareSum: report.shareSum,
     unmeasured: report.unmeasured,
@@ -123,6 +124,7 @@ export interface BenchDocument {
   runtime: { node: string; tinybench: string; taskMs: number };
   validator: Figures;
   baselines: RuleCostReport['baselines'];
+  noiseUs: number;
   shares: RuleCostReport['rules'];
   shareSum: number;
   unmeasured: string[];
@@ -152,9 +154,10 @@ function benchText(document: BenchDocument, name: string, top: number): string {
     'Each rule\'s share: what the validator saves without it, of all rules\' median time in the runs just before and after.',
     trimLines(formatTable(['RULE', 'SHARE', 'SAVES', 'ALL RULES', 'WITHOUT IT', ''], document.shares.map((cost) => [
       cost.code, `${fixed(cost.share * 100, 1)}%`, micro(cost.savedUs), micro(cost.allUs), micro(cost.without.medianUs),
-      cost.withinNoise ? 'within noise' : '',
+      cost.withinNoise ? 'within noise' : cost.savedUs < 0 ? 'slower without it: noise' : '',
     ]))),
     `The shares add up to ${fixed(document.shareSum * 100, 1)}%; the rest is what every validation pays whatever its rules, and noise.`,
+    `Run-to-run noise: ±${micro(document.noiseUs)} (from the ${document.baselines.length} runs of all rules); a smaller saving is within noise.`,
   ];
   if (document.unmeasured.length > 0) {
     lines.push(`${document.unmeasured.length} rule(s) not measured (--top ${top}): the ${top} costliest alone were; --json lists every rule's time alone.`);

@@ -67,7 +67,11 @@ export interface RuleCost {
   savedUs: number;
   /** All rules' median per validation, in the runs just before and after the one without this rule (averaged). */
   allUs: number;
-  /** The difference is within the noise: the margins of the three medians, and half the difference of the two runs of all rules. */
+  /**
+   * The saving is within the noise: the larger of the run-to-run noise
+   * (`noiseUs`) and the margins of the three medians plus half the
+   * difference of the two runs of all rules beside it.
+   */
   withinNoise: boolean;
   /** The validator without this rule. */
   without: Figures;
@@ -81,6 +85,12 @@ export interface RuleCostReport {
   validator: Figures;
   /** Each run of all rules, in order: one before the first variant and one after each. */
   baselines: Figures[];
+  /**
+   * The run-to-run noise, per validation, in microseconds: the 95 % margin
+   * of a saving, from the spread (median absolute deviation) of the
+   * medians of `baselines`: the same validator timed again and again.
+   */
+  noiseUs: number;
   /** Most expensive first; ties by code. */
   rules: RuleCost[];
   /** Rules left out of the with/without measurement by --top, costliest alone first (see `screened`). */
@@ -150,7 +160,8 @@ export async function measureRuleCosts(
   const figures = await time(variants, taskMs);
   if (sink === undefined) throw new CommandError('no validation ran');
   const baselines = chosen.map((_, index) => figures.get(allRules(index))!).concat(figures.get(allRules(chosen.length))!);
-  const costs = chosen.map((rule, index) => ruleCost(rule.code, baselines[index], baselines[index + 1], figures.get(`without ${rule.code}`)!));
+  const noiseUs = runToRunNoise(baselines);
+  const costs = chosen.map((rule, index) => ruleCost(rule.code, baselines[index], baselines[index + 1], figures.get(`without ${rule.code}`)!, noiseUs));
   costs.sort((a, b) => b.measuredShare - a.measuredShare || (a.code < b.code ? -1 : a.code > b.code ? 1 : 0));
   const measuredCodes = new Set(chosen.map((rule) => rule.code));
   return {
@@ -158,6 +169,7 @@ export async function measureRuleCosts(
     validationsPerPass: pass.length,
     validator: meanOf(baselines),
     baselines,
+    noiseUs,
     rules: costs,
     unmeasured: (screened ?? []).filter((entry) => !measuredCodes.has(entry.code)).map((entry) => entry.code),
     screened,
@@ -189,15 +201,40 @@ function passOver(validate: ValidatorFn, payloads: readonly unknown[], now: numb
  * its variant, worked out from medians: a pass that a busy machine
  * preempted is an outlier, which moves a mean and hardly a median.
  */
-function ruleCost(code: string, before: Figures, after: Figures, without: Figures): RuleCost {
+function ruleCost(code: string, before: Figures, after: Figures, without: Figures, noiseUs: number): RuleCost {
   const allUs = (before.medianUs + after.medianUs) / 2;
   const savedUs = allUs - without.medianUs;
   const measuredShare = allUs > 0 ? savedUs / allUs : 0;
   // The margin of a difference adds the medians' margins in quadrature; the two runs of all rules differ by drift too.
-  const margin = Math.hypot(before.medianMarginUs, after.medianMarginUs, without.medianMarginUs) + Math.abs(before.medianUs - after.medianUs) / 2;
+  const local = Math.hypot(before.medianMarginUs, after.medianMarginUs, without.medianMarginUs) + Math.abs(before.medianUs - after.medianUs) / 2;
+  const margin = Math.max(local, noiseUs);
   return {
     code, share: Math.min(1, Math.max(0, measuredShare)), measuredShare, savedUs, allUs, withinNoise: Math.abs(savedUs) <= margin, without,
   };
+}
+
+/**
+ * A sample's margin within one run understates how much a run differs
+ * from the next on a busy machine (its load moves between runs, and so
+ * does what V8 makes of each variant). The runs of all rules measure that:
+ * a saving is one run's median minus the mean of two, whose spread is
+ * sd x sqrt(1 + 1/2); its 95 % margin is 1.96 times that. The spread is
+ * taken robustly, as 1.4826 x the median absolute deviation of the runs'
+ * medians: one run that the machine stalled would otherwise set the noise
+ * of every rule (and the runs beside it already widen the margin of the
+ * rule they judge).
+ */
+function runToRunNoise(baselines: readonly Figures[]): number {
+  const medians = baselines.map((run) => run.medianUs);
+  const middle = medianOf(medians);
+  const spread = 1.4826 * medianOf(medians.map((median) => Math.abs(median - middle)));
+  return 1.96 * spread * Math.sqrt(1.5);
+}
+
+function medianOf(values: readonly number[]): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  const half = Math.floor(sorted.length / 2);
+  return sorted.length % 2 === 1 ? sorted[half] : (sorted[half - 1] + sorted[half]) / 2;
 }
 
 /** Several runs' figures averaged (samples added, the widest margin kept). */
