@@ -26,20 +26,20 @@ Commands:
                                              its tests against them, with no database and no
                                              service; exit status 1 when a rule does not compile
                                              or a test fails, each named by its path
-  bench FILE [--time MS] [--top N]          offline: time the rules file's validator (tinybench)
+  bench FILE [--time N] [--top N]           offline: time the rules file's validator (tinybench)
                                              over its tests' payloads, whole and without each rule,
                                              and print the time per validation and each rule's
                                              share of it; exit status 1 when a rule does not compile
-  bench <tenant> <context> [--draft] [--samples N] [--time MS] [--top N]
+  bench <tenant> <context> [--draft] [--samples N] [--time N] [--top N]
                                              the same for the context's live rules (--draft: what a
                                              publish would make live) over its stored tests'
                                              payloads, or its N newest recorded samples (on the
                                              database only: the API does not list samples)
-                                             --time MS  milliseconds per timed validator (default:
-                                                        about 20 s over all, 100 to 500 each)
-                                             --top N    time at most N rules with and without
-                                                        (default 100): with more, the N costliest
-                                                        alone are chosen
+                                             --time N  time each validator for N ms (default:
+                                                       about 20 s over all, 100 to 500 each)
+                                             --top N   time at most N rules with and without
+                                                       (default 100): with more, the N costliest
+                                                       alone are chosen
   test-drafts <tenant> <context> [FILE]      run the stored tests, or the file's, against the
                                              context's draft rules; exit status 1 when one fails
   impact <tenant> <context> [--target draft|N] [--limit N]
