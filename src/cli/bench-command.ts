@@ -90,11 +90,7 @@ async function benchRules(
       exitCode: 1,
     };
   }
-  if (payloads.values.length === 0) {
-    throw new CommandError(payloads.from === 'tests'
-      ? `${name} has no tests: bench times the validator over the tests' payloads${source.kind === 'context' ? ' (or, on the database, over recorded samples with --samples N)' : ''}`
-      : `context ${command.kind === 'bench-context' ? command.context : ''} has no recorded samples (sampling is set with PUT /api/v1/tenant/sampling)`);
-  }
+  if (payloads.values.length === 0) throw new CommandError(nothingToTime(name, source, payloads.from));
   const rules = compiled.ruleset.rules;
   if (!rules.some((rule) => rule.enabled !== false)) throw new CommandError(`${name} has no enabled rule: nothing to measure`);
   const limits = { maxExpressionLength: config.maxExpressionLength, maxTableRows: config.maxTableRows };
@@ -129,6 +125,12 @@ export interface BenchDocument {
   shareSum: number;
   unmeasured: string[];
   screened: RuleCostReport['screened'];
+}
+
+function nothingToTime(name: string, source: BenchSource, from: Payloads['from']): string {
+  if (from === 'samples') return `${name} has no recorded samples (sampling is set with PUT /api/v1/tenant/sampling)`;
+  const samples = source.kind === 'context' ? ' (or, on the database, over recorded samples with --samples N)' : '';
+  return `${name} has no tests: bench times the validator over the tests' payloads${samples}`;
 }
 
 function sourceName(source: BenchSource): string {

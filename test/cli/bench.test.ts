@@ -194,6 +194,10 @@ describe('bench <tenant> <context>', () => {
     expect(report.source).toEqual({ kind: 'context', tenantId: 'acme', context: 'orders', ruleset: 'live', rulesetVersion: 1 });
     expectReport(report, { from: 'tests', count: 2 });
 
+    const none = await run('bench', 'acme', 'orders', '--samples', '5');
+    expect(none.code).toBe(1);
+    expect(none.stderr).toContain('context orders of tenant acme (live rules, version 1) has no recorded samples');
+
     // Samples go in through the store the sampling writer uses; the CLI needs the database to itself afterwards.
     const storage = await createStorage({ databaseUrl: db.databaseUrl, dataDir: db.dataDir });
     try {
