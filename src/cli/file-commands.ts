@@ -79,7 +79,8 @@ export function tested(
   return { text: lines.join('\n'), json: { passed, failed, results }, exitCode: failed > 0 ? 1 : 0 };
 }
 
-async function exportFile(tenantId: string, context: string, draft: boolean, storage: Storage): Promise<RulesFile> {
+/** The context's rules file: live rules (or what a publish would make live, `draft`), payload schema and stored tests. */
+export async function exportFile(tenantId: string, context: string, draft: boolean, storage: Storage): Promise<RulesFile> {
   let rulesets;
   try {
     rulesets = await storage.history.rulesets(tenantId, context, draft ? ['live', 'draft'] : ['live']);

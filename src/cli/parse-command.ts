@@ -33,6 +33,10 @@ export type Command =
   | { kind: 'import'; tenantId: string; context: string; file: string; dryRun: boolean; prune: boolean; publish: boolean; force: boolean }
   /** The file's tests against the file's own rules, offline: no database, no service. */
   | { kind: 'test'; file: string }
+  /** The file's validator timed over its tests' payloads, whole and without each rule, offline. */
+  | ({ kind: 'bench'; file: string } & BenchOptions)
+  /** The same for a context's live (or draft) rules, over its stored tests' payloads or its newest `samples` recorded samples. */
+  | ({ kind: 'bench-context'; tenantId: string; context: string; draft: boolean; samples?: number } & BenchOptions)
   /** The stored tests, or the file's (`file`), against the context's drafts. */
   | { kind: 'test-drafts'; tenantId: string; context: string; file?: string }
   | { kind: 'impact'; tenantId: string; context: string; target: ImpactTarget; limit: number }
@@ -40,6 +44,19 @@ export type Command =
   | { kind: 'table-export'; tenantId: string; ruleId: string; out?: string }
   /** The rule's rows replaced by those of the CSV file. */
   | { kind: 'table-import'; tenantId: string; ruleId: string; file: string };
+
+/** How long `bench` times each validator, and how many rules it times without. */
+export interface BenchOptions {
+  /** --time: milliseconds per task; absent, worked out from the number of tasks (src/cli/rule-costs.ts). */
+  timeMs?: number;
+  /** --top: at most this many rules are timed with and without. */
+  top: number;
+}
+
+/** --top's default: a 100-rule context is measured whole in well under a minute. */
+export const DEFAULT_BENCH_TOP = 100;
+/** --time's bounds, in milliseconds. */
+const BENCH_TIME_MS = { min: 1, max: 60_000 };
 
 /** The commands on a rule's decision table as CSV. */
 export type TableCommand = Extract<Command, { kind: 'table-export' | 'table-import' }>;
@@ -55,7 +72,7 @@ export type FileCommand = Extract<Command, { kind: 'export' | 'import' | 'test-d
  */
 export const REMOTE_KINDS = [
   'rate-limit-show', 'rate-limit-set', 'key-create', 'key-revoke', 'key-list', 'contexts', 'export', 'import', 'test-drafts', 'impact', 'signing-key',
-  'table-export', 'table-import',
+  'table-export', 'table-import', 'bench-context',
 ] as const satisfies ReadonlyArray<Command['kind']>;
 
 export type RemoteCommand = Extract<Command, { kind: (typeof REMOTE_KINDS)[number] }>;
@@ -116,10 +133,24 @@ export function parseCommandLine(argv: readonly string[], env: Record<string, st
     return { command: { ...command, role: values.role as Role }, json, remote };
   }
   const fileFlags = {
-    draft: 'export', out: 'export', 'dry-run': 'import', prune: 'import', publish: 'import', force: 'import', target: 'impact', limit: 'impact',
+    draft: ['export', 'bench-context'], out: ['export'], 'dry-run': ['import'], prune: ['import'], publish: ['import'], force: ['import'],
+    target: ['impact'], limit: ['impact'], time: ['bench', 'bench-context'], top: ['bench', 'bench-context'], samples: ['bench-context'],
   } as const;
-  for (const [flag, kind] of Object.entries(fileFlags)) {
-    if (values[flag as keyof typeof fileFlags] !== undefined && command.kind !== kind) throw new UsageError(`--${flag} applies only to "${kind}"`);
+  for (const [flag, kinds] of Object.entries(fileFlags)) {
+    if (values[flag as keyof typeof fileFlags] !== undefined && !(kinds as readonly string[]).includes(command.kind)) {
+      throw new UsageError(`--${flag} applies only to ${kinds.map((kind) => `"${kind === 'bench-context' ? 'bench <tenant> <context>' : kind}"`).join(' and ')}`);
+    }
+  }
+  if (command.kind === 'bench' || command.kind === 'bench-context') {
+    const timeMs = values.time === undefined ? undefined : integer('--time', values.time, BENCH_TIME_MS.min, BENCH_TIME_MS.max);
+    const top = values.top === undefined ? DEFAULT_BENCH_TOP : integer('--top', values.top, 1);
+    if (command.kind === 'bench') return { command: { ...command, timeMs, top }, json, remote };
+    if (values.samples !== undefined && remote !== undefined) {
+      // The API serves one sample by id and no listing of them.
+      throw new UsageError('--samples reads the recorded samples from the database (RULES_DATA_DIR or DATABASE_URL), which the API does not list: run it without --url');
+    }
+    const samples = values.samples === undefined ? undefined : integer('--samples', values.samples, 1, TUNING.impactMaxSamples.value);
+    return { command: { ...command, draft: values.draft === true, samples, timeMs, top }, json, remote };
   }
   if (command.kind === 'export') return { command: { ...command, draft: values.draft === true, out: values.out }, json, remote };
   if (command.kind === 'import') {
@@ -162,7 +193,7 @@ function remoteOf(command: Draft, values: ReturnType<typeof parseOptions>['value
 
 /** Which commands take --url, for the usage errors. */
 export const REMOTE_HELP = 'it applies to every command on a tenant except "tenant create", and to "signing-key <tenant>" '
-  + '(migrate and "test FILE" need no service)';
+  + '(migrate, "test FILE" and "bench FILE" need no service)';
 
 /** `--target`: draft, or a ruleset version number. */
 function impactTargetOf(raw: string): ImpactTarget {
@@ -187,6 +218,9 @@ function parseOptions(argv: readonly string[]) {
       force: { type: 'boolean' },
       target: { type: 'string' },
       limit: { type: 'string' },
+      time: { type: 'string' },
+      top: { type: 'string' },
+      samples: { type: 'string' },
       url: { type: 'string' },
       key: { type: 'string' },
       'key-stdin': { type: 'boolean' },
@@ -263,6 +297,11 @@ function draftCommand(args: readonly string[]): Draft {
     return { kind: 'test-drafts', tenantId: tenantOf(second), context: contextOf(rest[0]), file: rest[1] };
   }
   if (first === 'table') return tableCommand(second, rest);
+  if (first === 'bench') {
+    if (args.length === 2) return { kind: 'bench', file: second, top: DEFAULT_BENCH_TOP };
+    if (args.length === 3) return { kind: 'bench-context', tenantId: tenantOf(second), context: contextOf(rest[0]), draft: false, top: DEFAULT_BENCH_TOP };
+    throw new UsageError('expected: bench FILE, or bench <tenant> <context>');
+  }
   if (first === 'impact') {
     expectCount('impact <tenant> <context> [--target draft|N] [--limit N]', args.slice(1), 2);
     return { kind: 'impact', tenantId: tenantOf(second), context: contextOf(rest[0]), target: 'draft', limit: TUNING.impactDefaultSamples.value };

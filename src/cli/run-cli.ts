@@ -8,6 +8,7 @@ import { ConfigError, loadConfig, type Config } from '../config.ts';
 import { createStorage } from '../storage/create-storage.ts';
 import { DataDirLockedError } from '../storage/data-dir-lock.ts';
 import { migrateToLatest } from '../storage/migrate-to-latest.ts';
+import { benchFile, benchRemoteContext } from './bench-command.ts';
 import { CommandError, UsageError } from './cli-errors.ts';
 import { testFileOffline } from './offline-test.ts';
 import { isRemoteCommand, parseCommandLine, type CommandLine, type RemoteCommand } from './parse-command.ts';
@@ -62,6 +63,8 @@ async function execute(line: CommandLine, env: Record<string, string | undefined
   // Against a service: its configuration and database are its own.
   if (remote !== undefined && isRemoteCommand(command)) {
     const service = { url: remote.url, key: remote.key ?? (await keyFromStdin(io)) };
+    // Compiled and timed here, with this machine's limits: only the rules come from the service.
+    if (command.kind === 'bench-context') return benchRemoteContext(command, service, loadConfig(env));
     if (isRemoteFileCommand(command)) return runRemoteFileCommand(command, service);
     if (command.kind === 'table-export' || command.kind === 'table-import') return runRemoteTableCommand(command, service);
     return runRemoteTenantCommand(command, service);
@@ -69,6 +72,7 @@ async function execute(line: CommandLine, env: Record<string, string | undefined
   const config = loadConfig(env);
   // Offline: the file's own rules and tests; no database is opened.
   if (command.kind === 'test') return testFileOffline(command.file, config);
+  if (command.kind === 'bench') return benchFile(command, config);
   const location = databaseLocation(env, config);
   if (command.kind === 'migrate') {
     const applied = await migrateToLatest(location);

@@ -10,6 +10,7 @@ import { isUuid } from '../routes/schemas/route-helpers.ts';
 import { ConflictError, NotFoundError, type ApiKeyRecord, type ChangeOrigin, type Storage } from '../storage/types.ts';
 import { CommandError } from './cli-errors.ts';
 import type { Command, RateLimit } from './parse-command.ts';
+import { benchContext } from './bench-command.ts';
 import { runFileCommand } from './file-commands.ts';
 import { localSigningKey } from './signing-key-command.ts';
 import { runTableCommand } from './table-commands.ts';
@@ -29,7 +30,7 @@ export interface CommandOutput {
 /** The audit trail's actor for changes made here. */
 const AT_THE_CLI: ChangeOrigin = { actor: { cli: true } };
 
-type StorageCommand = Exclude<Command, { kind: 'help' } | { kind: 'migrate' } | { kind: 'test' }>;
+type StorageCommand = Exclude<Command, { kind: 'help' } | { kind: 'migrate' } | { kind: 'test' } | { kind: 'bench' }>;
 
 /**
  * Runs one command that needs the stores.
@@ -78,6 +79,9 @@ export async function runCommand(command: StorageCommand, storage: Storage, conf
     case 'impact':
       await requireTenant(storage, command.tenantId);
       return runImpactCommand(command, storage, config);
+    case 'bench-context':
+      await requireTenant(storage, command.tenantId);
+      return benchContext(command, storage, config);
     case 'signing-key':
       return localSigningKey(storage, config);
     case 'table-export':

@@ -26,6 +26,20 @@ Commands:
                                              its tests against them, with no database and no
                                              service; exit status 1 when a rule does not compile
                                              or a test fails, each named by its path
+  bench FILE [--time N] [--top N]           offline: time the rules file's validator (tinybench)
+                                             over its tests' payloads, whole and without each rule,
+                                             and print the time per validation and each rule's
+                                             share of it; exit status 1 when a rule does not compile
+  bench <tenant> <context> [--draft] [--samples N] [--time N] [--top N]
+                                             the same for the context's live rules (--draft: what a
+                                             publish would make live) over its stored tests'
+                                             payloads, or its N newest recorded samples (on the
+                                             database only: the API does not list samples)
+                                             --time N  time each validator for N ms (default:
+                                                       about 20 s over all, 100 to 500 each)
+                                             --top N   time at most N rules with and without
+                                                       (default 100): with more, the N costliest
+                                                       alone are chosen
   test-drafts <tenant> <context> [FILE]      run the stored tests, or the file's, against the
                                              context's draft rules; exit status 1 when one fails
   impact <tenant> <context> [--target draft|N] [--limit N]
@@ -48,7 +62,8 @@ Options:
   --json      print the result as JSON (for scripts)
   --url URL   run the command against the service at URL, through its API, instead
               of on the database: every command on a tenant except "tenant create",
-              and "signing-key <tenant>" (migrate and "test FILE" need no service),
+              and "signing-key <tenant>" (migrate, "test FILE" and "bench FILE" need
+              no service),
               as the tenant's admin key, given by one of:
     --key-stdin   the first line of stdin (pipe it in: no other process sees it)
     --key KEY     the command line (other users see it in the process list)
