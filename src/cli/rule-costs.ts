@@ -16,8 +16,8 @@
  * during a run, so each rule is judged against its neighbours in time, and
  * their difference is part of the noise its share is judged against.
  *
- * tinybench is a development dependency: imported here only, when the
- * command runs, so that every other command works without it.
+ * tinybench is imported here only, when the command runs, so that no other
+ * command pays for loading it.
  */
 import { compileRuleset } from '../../compiler/compile-ruleset.ts';
 import type { CompilerLimits, RuleDefinition, ValidatorFn } from '../../compiler/types.ts';
@@ -286,7 +286,7 @@ async function loadTinybench(): Promise<Tinybench> {
   try {
     return await import('tinybench');
   } catch {
-    throw new CommandError('bench needs tinybench, a development dependency: install the dependencies with "npm ci" (not --omit=dev)');
+    throw new CommandError('bench needs tinybench, one of the service\'s dependencies: install them with "npm ci"');
   }
 }
 
