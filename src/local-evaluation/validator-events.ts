@@ -16,6 +16,11 @@
  * TUNING.sseMaxBufferedBytes) is dropped rather than buffered for.
  * Subscriptions are bounded per process and per tenant (429 past them) and
  * all end when the app closes, so a shutdown never waits on them.
+ *
+ * When a context stops being served (its admin turned local validation
+ * off, here or on another instance: `settingsChanged`), its feeds end with
+ * a `closed` event saying why, rather than staying open announcing
+ * versions their clients may no longer fetch.
  */
 import type { ServerResponse } from 'node:http';
 import { TUNING } from '../tuning.ts';
@@ -30,11 +35,15 @@ export interface PublishedState {
 /** Reads the live state of a context (the module built, for its ETag); null when it has nothing live. */
 export type CurrentState = (tenantId: string, context: string) => Promise<PublishedState | null>;
 
+/** Whether the context is still served for local evaluation (its `localValidation` setting). */
+export type ServedState = (tenantId: string, context: string) => Promise<boolean>;
+
 export interface ValidatorEventsOptions {
   heartbeatMs: number;
   maxConnections: number;
   maxConnectionsPerTenant: number;
   current: CurrentState;
+  served: ServedState;
   log: { warn(o: object, msg?: string): void };
 }
 
@@ -54,6 +63,16 @@ export function publishedEvent(state: PublishedState): string {
 }
 
 const HEARTBEAT = ': heartbeat\n\n';
+
+/** The last event of a feed whose context is no longer served; it has no id, so Last-Event-ID stays the last version. */
+export function closedEvent(context: string): string {
+  const data = {
+    context,
+    reason: 'LOCAL_VALIDATION_OFF',
+    detail: `Local validation was turned off for context "${context}": the feed ends, and the module and feed are refused (403) until an admin turns it on again.`,
+  };
+  return `event: closed\ndata: ${JSON.stringify(data)}\n\n`;
+}
 
 /**
  * @example
@@ -135,17 +154,31 @@ export class ValidatorEvents {
     );
   }
 
+  /**
+   * A context's settings changed (here or on another instance): when it is
+   * no longer served, its feeds end with a `closed` event. Never rejects.
+   */
+  settingsChanged(tenantId: string, context: string): void {
+    const key = contextKey(tenantId, context);
+    if (!this.#byContext.has(key)) return;
+    this.#options.served(tenantId, context).then(
+      (served) => {
+        const set = this.#byContext.get(key);
+        if (served || set === undefined) return;
+        const text = closedEvent(context);
+        for (const { response } of set) end(response, text);
+      },
+      (err: unknown) => this.#options.log.warn({ err, tenant: tenantId, context }, 'could not read changed context settings for its change feed'),
+    );
+  }
+
   /** Ends every subscription (the app is closing): clients reconnect to another instance. */
   close(): void {
     this.#closed = true;
     clearInterval(this.#heartbeat);
     this.#heartbeat = undefined;
     for (const set of this.#byContext.values()) {
-      for (const { response } of set) {
-        // The end reaches the client, then the socket goes: a client that stopped reading cannot hold the close.
-        response.end(() => response.destroy());
-        setTimeout(() => response.destroy(), TUNING.sseCloseGraceMs.value).unref();
-      }
+      for (const { response } of set) end(response);
     }
   }
 
@@ -193,6 +226,13 @@ export class ValidatorEvents {
       this.#heartbeat = undefined;
     }
   }
+}
+
+/** Ends a feed (after `text`, if given): the end reaches the client, then the socket goes; a client that stopped reading cannot hold it. */
+function end(response: ServerResponse, text?: string): void {
+  if (response.writableEnded) return;
+  response.end(text, () => response.destroy());
+  setTimeout(() => response.destroy(), TUNING.sseCloseGraceMs.value).unref();
 }
 
 function contextKey(tenantId: string, context: string): string {

@@ -90,8 +90,8 @@ export const localEvaluationRoutes: FastifyPluginAsync<LocalEvaluationRoutesOpti
         tag: 'Local evaluation',
         summary: 'Set a context\'s settings',
         description: 'With `{ "localValidation": true }`, client keys may fetch the context\'s signed validator module and follow its '
-          + 'change feed, and clients may send samples of it; `false` stops serving it (feeds already open end at their next change). Audited '
-          + 'as `context.settings`.',
+          + 'change feed, and clients may send samples of it; `false` stops serving it: feeds already open, on every instance, end with a '
+          + '`closed` event saying why. Audited as `context.settings`.',
         answers: { 200: 'The settings now in force.', 404: 'The context has no rules (CONTEXT_NOT_FOUND).' },
       }),
       params: contextParamsSchema,
@@ -100,8 +100,11 @@ export const localEvaluationRoutes: FastifyPluginAsync<LocalEvaluationRoutesOpti
     },
   }, async (request) => {
     const context = contextOf(request.params);
-    const saved = await storage.contextSettings.set(tenantOf(request), context, { localValidation: request.body.localValidation }, originOf(request));
+    const tenantId = tenantOf(request);
+    const saved = await storage.contextSettings.set(tenantId, context, { localValidation: request.body.localValidation }, originOf(request));
     if (saved === null) throw new ProblemError(PROBLEMS.contextHasNoRules(context));
+    // This instance's feeds at once; other instances' through the change notice.
+    local.events.settingsChanged(tenantId, context);
     return saved;
   });
 
@@ -151,7 +154,8 @@ export const localEvaluationRoutes: FastifyPluginAsync<LocalEvaluationRoutesOpti
         description: 'A held `text/event-stream`: first a `published` event with the live state, then one on every publish, rollback, import '
           + 'or archive that changes the live ruleset, made on any instance, within about a second. Each event\'s `id` is the ruleset '
           + 'version and its data `{ "context", "version", "etag" }` (the module\'s ETag). A heartbeat comment comes every SSE_HEARTBEAT_MS. '
-          + 'With `Last-Event-ID` (the last id received), the live state is sent only when it is newer. Needs local validation on.',
+          + 'With `Last-Event-ID` (the last id received), the live state is sent only when it is newer. Needs local validation on; when '
+          + 'an admin turns it off, the feed ends with a `closed` event (data `{ "context", "reason": "LOCAL_VALIDATION_OFF", "detail" }`).',
         answers: {
           200: 'The event stream, held open.',
           400: 'Last-Event-ID is not a ruleset version of the context up to the live one (INVALID_BODY).',

@@ -214,6 +214,27 @@ describe('local evaluation', () => {
       }
     });
 
+    it('ends with a closed event saying why when local validation is turned off, and is refused until it is on again', async () => {
+      const held = [await feed(), await feed()];
+      for (const opened of held) await opened.next((m) => m.event === 'published');
+      await ok(t.request('PUT', `/api/v1/contexts/${CONTEXT}/settings`, { body: { localValidation: false } }));
+      for (const opened of held) {
+        const closed = await opened.next((m) => m.event === 'closed');
+        expect(JSON.parse(closed.data!)).toMatchObject({ context: CONTEXT, reason: 'LOCAL_VALIDATION_OFF', detail: expect.stringContaining('turned off') });
+        await opened.ended;
+      }
+      const refused = await expectProblem(t.request('GET', `/api/v1/contexts/${CONTEXT}/validator/events`, { key: clientKey }), 403, 'FORBIDDEN');
+      expect(refused.detail).toContain('Local validation is off');
+      await ok(t.request('PUT', `/api/v1/contexts/${CONTEXT}/settings`, { body: { localValidation: true } }));
+      const again = await feed();
+      expect((await again.next((m) => m.event === 'published')).event).toBe('published');
+      // Turning it on again (or setting what is set) ends nothing.
+      await ok(t.request('PUT', `/api/v1/contexts/${CONTEXT}/settings`, { body: { localValidation: true } }));
+      await publish(175);
+      expect((await again.next((m) => m.event === 'published', DELIVERY_BOUND_MS)).event).toBe('published');
+      again.close();
+    });
+
     it('is refused while local validation is off, for a validator key, and past the tenant\'s bound', async () => {
       await ok(t.request('PUT', `/api/v1/contexts/${CONTEXT}/settings`, { body: { localValidation: false } }));
       await expectProblem(t.request('GET', `/api/v1/contexts/${CONTEXT}/validator/events`, { key: t.adminKey }), 403, 'FORBIDDEN');
