@@ -18,7 +18,8 @@
  * all end when the app closes, so a shutdown never waits on them.
  *
  * When a context stops being served (its admin turned local validation
- * off, here or on another instance: `settingsChanged`), its feeds end with
+ * off, here or on another instance: `settingsChanged`), or the key a feed
+ * was opened with is revoked or changed (`keyChanged`), the feeds end with
  * a `closed` event saying why, rather than staying open announcing
  * versions their clients may no longer fetch.
  */
@@ -49,6 +50,8 @@ export interface ValidatorEventsOptions {
 
 interface Subscriber {
   readonly tenantId: string;
+  /** The API key the feed was opened with. */
+  readonly keyId: string;
   readonly response: ServerResponse;
   /** The newest version this subscriber was sent (or told it has, by Last-Event-ID). */
   version: number;
@@ -64,20 +67,25 @@ export function publishedEvent(state: PublishedState): string {
 
 const HEARTBEAT = ': heartbeat\n\n';
 
-/** The last event of a feed whose context is no longer served; it has no id, so Last-Event-ID stays the last version. */
-export function closedEvent(context: string): string {
-  const data = {
-    context,
-    reason: 'LOCAL_VALIDATION_OFF',
-    detail: `Local validation was turned off for context "${context}": the feed ends, and the module and feed are refused (403) until an admin turns it on again.`,
-  };
+/** Why a feed was ended before its client went. */
+export type ClosedReason = 'LOCAL_VALIDATION_OFF' | 'KEY_CHANGED';
+
+const CLOSED_DETAIL: Record<ClosedReason, (context: string) => string> = {
+  LOCAL_VALIDATION_OFF: (context) =>
+    `Local validation was turned off for context "${context}": the feed ends, and the module and feed are refused (403) until an admin turns it on again.`,
+  KEY_CHANGED: () => 'The API key this feed was opened with was revoked or its role changed: the feed ends; a reconnection is checked with the key again.',
+};
+
+/** The last event of a feed ended for `reason`; it has no id, so Last-Event-ID stays the last version. */
+export function closedEvent(context: string, reason: ClosedReason): string {
+  const data = { context, reason, detail: CLOSED_DETAIL[reason](context) };
   return `event: closed\ndata: ${JSON.stringify(data)}\n\n`;
 }
 
 /**
  * @example
  * const refusal = events.refusal(tenantId);
- * if (refusal === undefined) events.subscribe(tenantId, context, reply.raw, lastVersion);
+ * if (refusal === undefined) events.subscribe(tenantId, keyId, context, reply.raw, lastVersion);
  * events.changed(tenantId, context, 8);
  */
 export class ValidatorEvents {
@@ -113,9 +121,9 @@ export class ValidatorEvents {
    * Holds `response` (its headers already sent) until the client goes or
    * the app closes. `version` is what the client has already been sent.
    */
-  subscribe(tenantId: string, context: string, response: ServerResponse, version: number): void {
+  subscribe(tenantId: string, keyId: string, context: string, response: ServerResponse, version: number): void {
     const key = contextKey(tenantId, context);
-    const subscriber: Subscriber = { tenantId, response, version };
+    const subscriber: Subscriber = { tenantId, keyId, response, version };
     let set = this.#byContext.get(key);
     if (set === undefined) {
       set = new Set();
@@ -165,11 +173,24 @@ export class ValidatorEvents {
       (served) => {
         const set = this.#byContext.get(key);
         if (served || set === undefined) return;
-        const text = closedEvent(context);
+        const text = closedEvent(context, 'LOCAL_VALIDATION_OFF');
         for (const { response } of set) end(response, text);
       },
       (err: unknown) => this.#options.log.warn({ err, tenant: tenantId, context }, 'could not read changed context settings for its change feed'),
     );
+  }
+
+  /**
+   * A key was revoked or changed (here or on another instance): the feeds
+   * opened with it end with a `closed` event; a reconnection is
+   * authenticated again. Rare, so a scan of every feed.
+   */
+  keyChanged(keyId: string): void {
+    for (const [key, set] of this.#byContext) {
+      for (const subscriber of set) {
+        if (subscriber.keyId === keyId) end(subscriber.response, closedEvent(contextOf(key), 'KEY_CHANGED'));
+      }
+    }
   }
 
   /** Ends every subscription (the app is closing): clients reconnect to another instance. */
@@ -237,4 +258,8 @@ function end(response: ServerResponse, text?: string): void {
 
 function contextKey(tenantId: string, context: string): string {
   return `${tenantId}\u0000${context}`;
+}
+
+function contextOf(key: string): string {
+  return key.slice(key.indexOf('\u0000') + 1);
 }

@@ -155,7 +155,8 @@ export const localEvaluationRoutes: FastifyPluginAsync<LocalEvaluationRoutesOpti
           + 'or archive that changes the live ruleset, made on any instance, within about a second. Each event\'s `id` is the ruleset '
           + 'version and its data `{ "context", "version", "etag" }` (the module\'s ETag). A heartbeat comment comes every SSE_HEARTBEAT_MS. '
           + 'With `Last-Event-ID` (the last id received), the live state is sent only when it is newer. Needs local validation on; when '
-          + 'an admin turns it off, the feed ends with a `closed` event (data `{ "context", "reason": "LOCAL_VALIDATION_OFF", "detail" }`).',
+          + 'an admin turns it off, or the key is revoked, the feed ends with a `closed` event (data `{ "context", "reason", "detail" }`; '
+          + 'reason `LOCAL_VALIDATION_OFF` or `KEY_CHANGED`).',
         answers: {
           200: 'The event stream, held open.',
           400: 'Last-Event-ID is not a ruleset version of the context up to the live one (INVALID_BODY).',
@@ -196,7 +197,7 @@ export const localEvaluationRoutes: FastifyPluginAsync<LocalEvaluationRoutesOpti
       connection: 'close',
     });
     response.write(`retry: ${TUNING.sseRetryMs.value}\n\n`);
-    local.events.subscribe(tenantId, context, response, known);
+    local.events.subscribe(tenantId, request.auth!.keyId, context, response, known);
   });
 
   app.post<{ Params: ContextParams; Body: SampleBody }>('/contexts/:context/samples', {

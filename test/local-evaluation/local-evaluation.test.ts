@@ -235,6 +235,21 @@ describe('local evaluation', () => {
       again.close();
     });
 
+    it('ends with a closed event when its key is revoked, and only the feeds of that key', async () => {
+      const created = await ok(t.request('POST', '/api/v1/api-keys', { body: { name: 'to revoke', role: 'client' } }), 201);
+      const doomed = await feed({}, created.key);
+      const kept = await feed();
+      for (const opened of [doomed, kept]) await opened.next((m) => m.event === 'published');
+      await ok(t.request('DELETE', `/api/v1/api-keys/${created.id}`), 204);
+      const closed = await doomed.next((m) => m.event === 'closed');
+      expect(JSON.parse(closed.data!)).toMatchObject({ context: CONTEXT, reason: 'KEY_CHANGED', detail: expect.stringContaining('revoked') });
+      await doomed.ended;
+      await expectProblem(t.request('GET', `/api/v1/contexts/${CONTEXT}/validator/events`, { key: created.key }), 401, 'UNAUTHORIZED');
+      const next = await publish(180);
+      expect((await kept.next((m) => m.event === 'published', DELIVERY_BOUND_MS)).id).toBe(String(next));
+      kept.close();
+    });
+
     it('is refused while local validation is off, for a validator key, and past the tenant\'s bound', async () => {
       await ok(t.request('PUT', `/api/v1/contexts/${CONTEXT}/settings`, { body: { localValidation: false } }));
       await expectProblem(t.request('GET', `/api/v1/contexts/${CONTEXT}/validator/events`, { key: t.adminKey }), 403, 'FORBIDDEN');

@@ -257,7 +257,7 @@ export interface paths {
         };
         /**
          * Follow a context's live validator (Server-Sent Events)
-         * @description A held `text/event-stream`: first a `published` event with the live state, then one on every publish, rollback, import or archive that changes the live ruleset, made on any instance, within about a second. Each event's `id` is the ruleset version and its data `{ "context", "version", "etag" }` (the module's ETag). A heartbeat comment comes every SSE_HEARTBEAT_MS. With `Last-Event-ID` (the last id received), the live state is sent only when it is newer. Needs local validation on; when an admin turns it off, the feed ends with a `closed` event (data `{ "context", "reason": "LOCAL_VALIDATION_OFF", "detail" }`).
+         * @description A held `text/event-stream`: first a `published` event with the live state, then one on every publish, rollback, import or archive that changes the live ruleset, made on any instance, within about a second. Each event's `id` is the ruleset version and its data `{ "context", "version", "etag" }` (the module's ETag). A heartbeat comment comes every SSE_HEARTBEAT_MS. With `Last-Event-ID` (the last id received), the live state is sent only when it is newer. Needs local validation on; when an admin turns it off, or the key is revoked, the feed ends with a `closed` event (data `{ "context", "reason", "detail" }`; reason `LOCAL_VALIDATION_OFF` or `KEY_CHANGED`).
          */
         get: operations["followContextValidator"];
         put?: never;

@@ -289,8 +289,10 @@ export class LocalValidator {
       for await (const event of events) {
         if (event.id !== undefined) this.#lastEventId = event.id;
         if (event.event === 'closed') {
+          const { reason, detail } = parseEvent(event.data) ?? {};
+          // The key changed: reconnect, and the service says whether it still may (a revoked key gets a 401, reported).
+          if (reason === 'KEY_CHANGED') return;
           // The service stopped serving the context: keep what runs, report why, and let the loop retry slowly.
-          const detail = parseEvent(event.data)?.detail;
           throw new LocalValidatorError('NOT_SERVED', typeof detail === 'string' ? detail : `context ${this.context} is no longer served for local evaluation`);
         }
         if (event.event !== 'published') continue;
@@ -367,7 +369,7 @@ function signedAbout(bytes: Uint8Array): ModuleAbout {
   return about;
 }
 
-function parseEvent(data: string): { etag?: string; version?: number; detail?: unknown } | undefined {
+function parseEvent(data: string): { etag?: string; version?: number; reason?: unknown; detail?: unknown } | undefined {
   try {
     const parsed: unknown = JSON.parse(data);
     return typeof parsed === 'object' && parsed !== null ? parsed : undefined;
