@@ -57,8 +57,8 @@ interface Subscriber {
   version: number;
 }
 
-/** Why a subscription was refused, for the 429. */
-export type Refusal = { readonly scope: 'process' | 'tenant'; readonly limit: number };
+/** Why a subscription was refused: a bound (429), or the app is closing (503). */
+export type Refusal = { readonly scope: 'process' | 'tenant'; readonly limit: number } | { readonly scope: 'closing' };
 
 /** The text of one `published` event; its id is the ruleset version. */
 export function publishedEvent(state: PublishedState): string {
@@ -110,7 +110,8 @@ export class ValidatorEvents {
 
   /** Why one more subscription of the tenant would be refused, or undefined. */
   refusal(tenantId: string): Refusal | undefined {
-    if (this.#closed || this.#count >= this.#options.maxConnections) return { scope: 'process', limit: this.#options.maxConnections };
+    if (this.#closed) return { scope: 'closing' };
+    if (this.#count >= this.#options.maxConnections) return { scope: 'process', limit: this.#options.maxConnections };
     if ((this.#perTenant.get(tenantId) ?? 0) >= this.#options.maxConnectionsPerTenant) {
       return { scope: 'tenant', limit: this.#options.maxConnectionsPerTenant };
     }

@@ -163,6 +163,7 @@ export const localEvaluationRoutes: FastifyPluginAsync<LocalEvaluationRoutesOpti
           403: 'Local validation is off for the context (FORBIDDEN).',
           404: NOT_PUBLISHED,
           429: 'This instance holds its most change feeds, in all or for the tenant (RATE_LIMITED, with Retry-After).',
+          503: 'This instance is closing: its feeds have ended (SERVICE_UNAVAILABLE); reconnect, to another instance.',
         },
       }),
       params: contextParamsSchema,
@@ -183,6 +184,8 @@ export const localEvaluationRoutes: FastifyPluginAsync<LocalEvaluationRoutesOpti
       known = Number(given);
     }
     const refusal = local.events.refusal(tenantId);
+    // Closing: a feed asked for on a connection still open then goes to another instance, not to a bound's 429.
+    if (refusal?.scope === 'closing') throw new ProblemError(PROBLEMS.shuttingDown());
     if (refusal !== undefined) throw new ProblemError(PROBLEMS.tooManyEventStreams(refusal.scope, refusal.limit));
     reply.hijack();
     const response = reply.raw;

@@ -4511,7 +4511,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
+            /** @description This instance is closing: its feeds have ended (SERVICE_UNAVAILABLE); reconnect, to another instance. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
