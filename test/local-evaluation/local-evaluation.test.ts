@@ -1,8 +1,10 @@
 /**
  * Local evaluation over HTTP (docs/api.md, "Local evaluation"), on PGlite
  * and on PostgreSQL: context settings and their audit, the `client` role,
- * the signed module with its ETag, the change feed (first event, a publish
- * within a second, Last-Event-ID, heartbeats, bounds, the end at close),
+ * the signed module with its ETag, the change feed (first event, a publish,
+ * rollback or import within a second, Last-Event-ID, heartbeats, bounds,
+ * the end with a reason when local validation is turned off or the key
+ * revoked, the end at close),
  * samples sent back, and CORS on exactly local evaluation's routes.
  */
 import { createPublicKey, verify } from 'node:crypto';
@@ -182,6 +184,18 @@ describe('local evaluation', () => {
       const rolledBack = await ok(t.request('POST', `/api/v1/contexts/${CONTEXT}/rollback`, { body: { rulesetVersion: 1 } }));
       const event = await opened.next((m) => m.event === 'published', DELIVERY_BOUND_MS);
       expect(Number(event.id)).toBe(rolledBack.rulesetVersion);
+      expect(Number(event.id)).toBeGreaterThan(Number(first.id));
+      opened.close();
+    });
+
+    it('delivers an import that publishes too', async () => {
+      const opened = await feed();
+      const first = await opened.next((m) => m.event === 'published');
+      const document = await ok(t.request('GET', `/api/v1/contexts/${CONTEXT}/export`));
+      document.rules[0].expression = 'amount <= 190';
+      const imported = await ok(t.request('POST', `/api/v1/contexts/${CONTEXT}/import?publish=true`, { body: document }));
+      const event = await opened.next((m) => m.event === 'published', DELIVERY_BOUND_MS);
+      expect(Number(event.id)).toBe(imported.rulesetVersion);
       expect(Number(event.id)).toBeGreaterThan(Number(first.id));
       opened.close();
     });
