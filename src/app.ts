@@ -237,6 +237,8 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   const signer = await loadModuleSigner(config.signingPrivateKeyFile, storage.signingKeys);
   const local = createLocalEvaluation({ config, storage, validators: observed.validators, signer, log: app.log });
   cacheSync.sync.followRulesets(local.events);
+  cacheSync.sync.followContextSettings(local.events);
+  keyCache.onEviction((keyId) => local.events.keyChanged(keyId));
   const deps: AppDeps = { ...observed, validators: afterInstalls(observed.validators, (validator) => {
     local.events.changed(validator.tenantId, validator.context, validator.rulesetVersion);
   }) };

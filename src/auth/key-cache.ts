@@ -54,6 +54,7 @@ export class KeyCache {
   // Bumped by every eviction: a lookup that started before a revocation must
   // not put the revoked key back into the cache when it completes.
   #epoch = 0;
+  readonly #evictionListeners: Array<(keyId: string) => void> = [];
 
   constructor(options: KeyCacheOptions) {
     this.#find = options.find;
@@ -140,12 +141,22 @@ export class KeyCache {
   /** Drops a key (revocation), effective for the next request. */
   evictKeyId(keyId: string): void {
     this.#epoch++;
+    for (const listener of this.#evictionListeners) listener(keyId);
     const keyHash = this.#hashById.get(keyId);
     if (keyHash === undefined) return;
     this.#hashById.delete(keyId);
     this.#known.delete(keyHash);
     if (this.#newestKnown === keyHash) this.#newestKnown = undefined;
     this.#forgetPresented(keyHash);
+  }
+
+  /**
+   * Calls `listener` with the id of every key evicted (revoked, or changed,
+   * here or on another instance), cached or not: what holds a key's
+   * authorization beyond one request (a held change feed) must look again.
+   */
+  onEviction(listener: (keyId: string) => void): void {
+    this.#evictionListeners.push(listener);
   }
 
   /** The keys held now, for the consistency safety net. */

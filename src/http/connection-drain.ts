@@ -12,8 +12,19 @@
  * therefore kept for a short grace: a request that arrives is answered
  * (with `Connection: close`), and only the connections still idle after
  * the grace are closed.
+ *
+ * `closeUnusedConnectionsToo` closes a third: a connection on which no
+ * request has begun is not idle to Node (its parser counts it busy from
+ * the accept on, so that the headers timeout applies), so neither
+ * `closeIdleConnections` nor the close ends it, and it holds the close
+ * until Fastify's keep-alive timeout (72 s) or SHUTDOWN_TIMEOUT_MS. Clients
+ * make such connections all the time: browsers open them speculatively,
+ * and a client's pool opens one for a request that then goes out on
+ * another (undici does, right after held streams such as change feeds are
+ * aborted). Nothing was sent on one, so closing it loses nothing.
  */
 import type { Server } from 'node:http';
+import type { Socket } from 'node:net';
 import type { FastifyInstance, onSendHookHandler } from 'fastify';
 import { accountedForByFastLane } from './route-hooks.ts';
 
@@ -29,8 +40,9 @@ export interface ConnectionDrain {
   closeConnections(on: boolean): void;
 }
 
-/** Registers the preClose flag and the onSend header. */
+/** Registers the preClose flag and the onSend header, and counts unused connections as idle. */
 export function registerConnectionDrain(app: FastifyInstance): ConnectionDrain {
+  closeUnusedConnectionsToo(app.server);
   let draining = false;
   let stopping = false;
   app.addHook('preClose', (done) => {
@@ -52,6 +64,24 @@ export function registerConnectionDrain(app: FastifyInstance): ConnectionDrain {
     closeConnections: (on) => {
       draining = on;
     },
+  };
+}
+
+/**
+ * Makes `server.closeIdleConnections()`, which the close and
+ * spareIdleConnections call, also close the connections on which nothing
+ * has arrived yet (no request begun).
+ */
+function closeUnusedConnectionsToo(server: Server): void {
+  const open = new Set<Socket>();
+  server.on('connection', (socket: Socket) => {
+    open.add(socket);
+    socket.once('close', () => open.delete(socket));
+  });
+  const closeIdle = server.closeIdleConnections.bind(server);
+  server.closeIdleConnections = () => {
+    closeIdle();
+    for (const socket of open) if (socket.bytesRead === 0) socket.destroy();
   };
 }
 

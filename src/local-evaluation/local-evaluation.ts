@@ -66,6 +66,7 @@ export function createLocalEvaluation(options: LocalEvaluationOptions): LocalEva
     maxConnections: config.sseMaxConnections,
     maxConnectionsPerTenant: config.sseMaxConnectionsPerTenant,
     current,
+    served: async (tenantId, context) => (await storage.contextSettings.state(tenantId, context))?.localValidation === true,
     log: options.log,
   });
 

@@ -90,8 +90,8 @@ export const localEvaluationRoutes: FastifyPluginAsync<LocalEvaluationRoutesOpti
         tag: 'Local evaluation',
         summary: 'Set a context\'s settings',
         description: 'With `{ "localValidation": true }`, client keys may fetch the context\'s signed validator module and follow its '
-          + 'change feed, and clients may send samples of it; `false` stops serving it (feeds already open end at their next change). Audited '
-          + 'as `context.settings`.',
+          + 'change feed, and clients may send samples of it; `false` stops serving it: feeds already open, on every instance, end with a '
+          + '`closed` event saying why. Audited as `context.settings`.',
         answers: { 200: 'The settings now in force.', 404: 'The context has no rules (CONTEXT_NOT_FOUND).' },
       }),
       params: contextParamsSchema,
@@ -100,8 +100,11 @@ export const localEvaluationRoutes: FastifyPluginAsync<LocalEvaluationRoutesOpti
     },
   }, async (request) => {
     const context = contextOf(request.params);
-    const saved = await storage.contextSettings.set(tenantOf(request), context, { localValidation: request.body.localValidation }, originOf(request));
+    const tenantId = tenantOf(request);
+    const saved = await storage.contextSettings.set(tenantId, context, { localValidation: request.body.localValidation }, originOf(request));
     if (saved === null) throw new ProblemError(PROBLEMS.contextHasNoRules(context));
+    // This instance's feeds at once; other instances' through the change notice.
+    local.events.settingsChanged(tenantId, context);
     return saved;
   });
 
@@ -151,13 +154,16 @@ export const localEvaluationRoutes: FastifyPluginAsync<LocalEvaluationRoutesOpti
         description: 'A held `text/event-stream`: first a `published` event with the live state, then one on every publish, rollback, import '
           + 'or archive that changes the live ruleset, made on any instance, within about a second. Each event\'s `id` is the ruleset '
           + 'version and its data `{ "context", "version", "etag" }` (the module\'s ETag). A heartbeat comment comes every SSE_HEARTBEAT_MS. '
-          + 'With `Last-Event-ID` (the last id received), the live state is sent only when it is newer. Needs local validation on.',
+          + 'With `Last-Event-ID` (the last id received), the live state is sent only when it is newer. Needs local validation on; when '
+          + 'an admin turns it off, or the key is revoked, the feed ends with a `closed` event (data `{ "context", "reason", "detail" }`; '
+          + 'reason `LOCAL_VALIDATION_OFF` or `KEY_CHANGED`).',
         answers: {
           200: 'The event stream, held open.',
           400: 'Last-Event-ID is not a ruleset version of the context up to the live one (INVALID_BODY).',
           403: 'Local validation is off for the context (FORBIDDEN).',
           404: NOT_PUBLISHED,
           429: 'This instance holds its most change feeds, in all or for the tenant (RATE_LIMITED, with Retry-After).',
+          503: 'This instance is closing: its feeds have ended (SERVICE_UNAVAILABLE); reconnect, to another instance.',
         },
       }),
       params: contextParamsSchema,
@@ -178,6 +184,8 @@ export const localEvaluationRoutes: FastifyPluginAsync<LocalEvaluationRoutesOpti
       known = Number(given);
     }
     const refusal = local.events.refusal(tenantId);
+    // Closing: a feed asked for on a connection still open then goes to another instance, not to a bound's 429.
+    if (refusal?.scope === 'closing') throw new ProblemError(PROBLEMS.shuttingDown());
     if (refusal !== undefined) throw new ProblemError(PROBLEMS.tooManyEventStreams(refusal.scope, refusal.limit));
     reply.hijack();
     const response = reply.raw;
@@ -192,7 +200,7 @@ export const localEvaluationRoutes: FastifyPluginAsync<LocalEvaluationRoutesOpti
       connection: 'close',
     });
     response.write(`retry: ${TUNING.sseRetryMs.value}\n\n`);
-    local.events.subscribe(tenantId, context, response, known);
+    local.events.subscribe(tenantId, request.auth!.keyId, context, response, known);
   });
 
   app.post<{ Params: ContextParams; Body: SampleBody }>('/contexts/:context/samples', {

@@ -4,6 +4,7 @@
  * exists from the context's first rule on; a context without one is unknown.
  */
 import type { Kysely } from 'kysely';
+import { notifyChange } from '../sync/change-notice.ts';
 import { writeAudit } from './audit-log.ts';
 import { guard } from './database-errors.ts';
 import type { DatabaseSchema } from './schema.ts';
@@ -46,6 +47,8 @@ export class SqlContextSettingsStore implements ContextSettingsStore {
           .where('tenant_id', '=', tenantId)
           .where('context', '=', context)
           .execute();
+        // Other instances end the context's change feeds when it is no longer served.
+        if (before.local_validation !== settings.localValidation) await notifyChange(trx, { kind: 'context-settings', tenantId, context });
         await writeAudit(trx, tenantId, origin, {
           action: 'context.settings', context, before: { localValidation: before.local_validation }, after: settings,
         });

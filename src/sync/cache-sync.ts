@@ -58,6 +58,11 @@ export interface RulesetFollower {
   changed(tenantId: string, context: string, rulesetVersion: number): void;
 }
 
+/** Told of every context-settings notice (the change feed, which ends feeds of a context no longer served). Never throws. */
+export interface ContextSettingsFollower {
+  settingsChanged(tenantId: string, context: string): void;
+}
+
 /** What one reconcile pass changed. */
 export interface ReconcileReport {
   /** Contexts reloaded (or dropped) because the database had a newer version. */
@@ -76,6 +81,7 @@ export class CacheSync {
   #tenantSettings: TenantSettingsFollower | undefined;
   #samplesPurges: SamplesPurgeFollower | undefined;
   #rulesets: RulesetFollower | undefined;
+  #contextSettings: ContextSettingsFollower | undefined;
 
   constructor(options: CacheSyncOptions) {
     this.#rules = options.rules;
@@ -100,6 +106,11 @@ export class CacheSync {
     this.#rulesets = follower;
   }
 
+  /** Who hears of every change of a context's settings (the change feed). */
+  followContextSettings(follower: ContextSettingsFollower): void {
+    this.#contextSettings = follower;
+  }
+
   /**
    * Applies one notice. Resolves once this process serves the new state (or
    * gave up on reading it); never rejects.
@@ -118,6 +129,10 @@ export class CacheSync {
     }
     if (notice.kind === 'samples-purge') {
       await this.#samplesPurges?.purged(notice.tenantId, notice.purgedAt);
+      return;
+    }
+    if (notice.kind === 'context-settings') {
+      this.#contextSettings?.settingsChanged(notice.tenantId, notice.context);
       return;
     }
     this.#rulesets?.changed(notice.tenantId, notice.context, notice.rulesetVersion);

@@ -11,6 +11,7 @@
  * - `{"kind":"ruleset","tenant":"acme","context":"orders","rulesetVersion":7}`
  * - `{"kind":"key","tenant":"acme","keyId":"<uuid>"}` (revoked, or its role changed)
  * - `{"kind":"tenant","tenant":"acme"}` (its settings changed: the rate-limit budget)
+ * - `{"kind":"context-settings","tenant":"acme","context":"orders"}` (the context's settings changed: local validation)
  * - `{"kind":"samples-purge","tenant":"acme","purgedAt":1795000000000}` (its samples were deleted: drop
  *   what is queued of them recorded at or before that time, in ms since the epoch)
  */
@@ -47,7 +48,14 @@ export interface SamplesPurgeChange {
   readonly purgedAt: number;
 }
 
-export type ChangeNotice = RulesetChange | KeyChange | TenantChange | SamplesPurgeChange;
+/** A context's settings changed (local validation turned on or off): its change feeds check whether they may stay. */
+export interface ContextSettingsChange {
+  readonly kind: 'context-settings';
+  readonly tenantId: string;
+  readonly context: string;
+}
+
+export type ChangeNotice = RulesetChange | KeyChange | TenantChange | SamplesPurgeChange | ContextSettingsChange;
 
 /**
  * The JSON text of a notice.
@@ -65,6 +73,8 @@ export function encodeChangeNotice(notice: ChangeNotice): string {
       return JSON.stringify({ kind: notice.kind, tenant: notice.tenantId });
     case 'samples-purge':
       return JSON.stringify({ kind: notice.kind, tenant: notice.tenantId, purgedAt: notice.purgedAt });
+    case 'context-settings':
+      return JSON.stringify({ kind: notice.kind, tenant: notice.tenantId, context: notice.context });
   }
 }
 
@@ -91,6 +101,7 @@ export function parseChangeNotice(text: string): ChangeNotice | null {
   }
   if (kind === 'tenant') return { kind, tenantId: tenant };
   if (kind === 'samples-purge' && Number.isSafeInteger(purgedAt)) return { kind, tenantId: tenant, purgedAt: purgedAt as number };
+  if (kind === 'context-settings' && typeof context === 'string' && context !== '') return { kind, tenantId: tenant, context };
   return null;
 }
 

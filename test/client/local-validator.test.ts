@@ -7,7 +7,10 @@
  * feed (polling is set too slow to be the path), also one made while the
  * feed's connection was cut (it resumes with Last-Event-ID), and by
  * polling where the feed does not get through; a module whose bytes were
- * altered on the way, or signed by another key, is refused; an unchanged
+ * altered on the way, or signed by another key, is refused, and so is a
+ * signed one that is older than the version running (a replay) or of
+ * another context; a feed ended because local validation was turned off
+ * is reported as NOT_SERVED and the version kept; an unchanged
  * module costs a 304; sampled outcomes reach the impact report.
  */
 import fc from 'fast-check';
@@ -194,6 +197,61 @@ describe('a local validator', () => {
     // Remote while nothing verified is loaded: the server's answer, executionTimeMs and all.
     const answer = await validator.validate({ total: 1, customer: { email: 'a@b.c' } });
     expect(answer).toMatchObject({ isValid: true, executionTimeMs: expect.any(Number) });
+  });
+
+  it('refuses an older module replayed to it, whatever the headers beside it claim, and keeps running its version', async () => {
+    // What an attacker on the way (or a stale cache) kept: a signed module of an earlier version, as served.
+    const old = await fetch(`${t.baseUrl}/api/v1/contexts/orders/validator?format=module`, { headers: { 'x-api-key': clientKey, 'x-tenant-id': t.tenantId } });
+    const oldBody = await old.text();
+    let replaying = false;
+    const replay: typeof fetch = async (input, init) => {
+      const url = typeof input === 'string' || input instanceof URL ? String(input) : input.url;
+      if (!replaying || !url.includes('format=module')) return fetch(input, init);
+      const headers = new Headers(old.headers);
+      headers.set('x-ruleset-version', '999999');
+      headers.set('etag', '"sha256-replayed"');
+      return new Response(oldBody, { status: 200, headers });
+    };
+    const client = createRulesClient({ baseUrl: t.baseUrl, tenantId: t.tenantId, apiKey: clientKey, fetch: replay });
+    const errors: Error[] = [];
+    const version = await publishNewRule('orders');
+    const validator = local(client, 'orders', { publicKey, transport: 'poll', pollIntervalMs: 10 * 60_000, onError: (error) => errors.push(error) });
+    await validator.ready;
+    expect(validator.version).toBe(version);
+    replaying = true;
+    await expect(validator.refresh()).rejects.toMatchObject({ name: 'LocalValidatorError', code: 'MODULE_REFUSED' });
+    expect(errors.map((error) => (error as LocalValidatorError).code)).toEqual(['MODULE_REFUSED']);
+    expect(validator.version).toBe(version);
+    // Still the newer rules: the rule the old module lacks is there.
+    const answer = await validator.validate({ total: 1, customer: { email: 'a@b.c' }, extra: 'never' });
+    expect(answer.failures.map((failure) => failure.ruleCode)).toContain(`EXTRA_${extraRules}`);
+  });
+
+  it('refuses the module of another context served in place of its own', async () => {
+    // Both contexts are signed by the same key: only the signed text says which one a module is.
+    const swapping: typeof fetch = (input, init) => {
+      const url = typeof input === 'string' || input instanceof URL ? String(input) : input.url;
+      return fetch(url.replace('/contexts/orders/', '/contexts/sampled/'), init);
+    };
+    const client = createRulesClient({ baseUrl: t.baseUrl, tenantId: t.tenantId, apiKey: clientKey, fetch: swapping });
+    const validator = local(client, 'orders', { publicKey, transport: 'poll' });
+    await expect(validator.ready).rejects.toMatchObject({ name: 'LocalValidatorError', code: 'MODULE_REFUSED' });
+    expect(validator.loaded).toBe(false);
+  });
+
+  it('hears that its context is no longer served when the admin turns local validation off, and keeps its version', async () => {
+    for (const rule of RULES) await admin.api.POST('/api/v1/rules', { body: { context: 'withdrawn', ...rule } });
+    await publish('withdrawn');
+    await ok(t.request('PUT', '/api/v1/contexts/withdrawn/settings', { body: { localValidation: true } }));
+    const errors: Error[] = [];
+    const validator = local(reader, 'withdrawn', { publicKey, pollIntervalMs: 10 * 60_000, onError: (error) => errors.push(error) });
+    await validator.ready;
+    await expect.poll(() => validator.lastEventId, { timeout: 10_000 }).toBe('1');
+    await ok(t.request('PUT', '/api/v1/contexts/withdrawn/settings', { body: { localValidation: false } }));
+    await expect.poll(() => errors.map((error) => (error as LocalValidatorError).code), { timeout: 10_000 }).toContain('NOT_SERVED');
+    expect(errors.find((error) => (error as LocalValidatorError).code === 'NOT_SERVED')?.message).toContain('turned off');
+    expect(validator.version).toBe(1);
+    expect((await validator.validate({ total: 20_000, customer: { email: 'a@b.c' } })).failures.map((failure) => failure.ruleCode)).toEqual(['TOTAL_MAX']);
   });
 
   it('refuses a module signed by a key other than the one it was given', async () => {

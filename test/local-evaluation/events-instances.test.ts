@@ -2,7 +2,9 @@
  * The change feed across two real server processes on one PostgreSQL
  * database: a feed held by one instance delivers, within a second, the
  * publish made on the other (the change notice reaches it through
- * LISTEN/NOTIFY), with the ETag the other instance serves the module with.
+ * LISTEN/NOTIFY), with the ETag the other instance serves the module with;
+ * and ends with a `closed` event when local validation is turned off, or
+ * the feed's key is revoked, on the other.
  *
  * PostgreSQL only: PGlite belongs to one process. Set DATABASE_URL to run it.
  */
@@ -52,6 +54,36 @@ describe.skipIf(!process.env.DATABASE_URL)('the change feed on several instances
       expect(event.id).toBe('2');
       const module = await call(a, 'GET', '/api/v1/contexts/orders/validator?format=module');
       expect(JSON.parse(event.data!)).toEqual({ context: 'orders', version: 2, etag: module.headers.get('etag') });
+    } finally {
+      feed.close();
+    }
+  });
+
+  it('ends a feed held by one instance with a closed event when its key is revoked on the other', async () => {
+    const created = await call(a, 'POST', '/api/v1/api-keys', { name: 'to revoke', role: 'client' });
+    expect(created.status).toBe(201);
+    const feed = await openFeed(`${b.baseUrl}/api/v1/contexts/orders/validator/events`, { 'x-api-key': created.body.key, 'x-tenant-id': TENANT });
+    try {
+      expect(feed.status).toBe(200);
+      await feed.next((m) => m.event === 'published');
+      expect((await call(a, 'DELETE', `/api/v1/api-keys/${created.body.id}`)).status).toBe(204);
+      const closed = await feed.next((m) => m.event === 'closed', DELIVERY_BOUND_MS);
+      expect(JSON.parse(closed.data!)).toMatchObject({ context: 'orders', reason: 'KEY_CHANGED' });
+      await feed.ended;
+    } finally {
+      feed.close();
+    }
+  });
+
+  it('ends a feed held by one instance with a closed event when local validation is turned off on the other', async () => {
+    const feed = await openFeed(`${b.baseUrl}/api/v1/contexts/orders/validator/events`, { 'x-api-key': key, 'x-tenant-id': TENANT });
+    try {
+      expect(feed.status).toBe(200);
+      await feed.next((m) => m.event === 'published');
+      expect((await call(a, 'PUT', '/api/v1/contexts/orders/settings', { localValidation: false })).status).toBe(200);
+      const closed = await feed.next((m) => m.event === 'closed', DELIVERY_BOUND_MS);
+      expect(JSON.parse(closed.data!)).toMatchObject({ context: 'orders', reason: 'LOCAL_VALIDATION_OFF' });
+      await feed.ended;
     } finally {
       feed.close();
     }

@@ -1,8 +1,10 @@
 /**
  * Local evaluation over HTTP (docs/api.md, "Local evaluation"), on PGlite
  * and on PostgreSQL: context settings and their audit, the `client` role,
- * the signed module with its ETag, the change feed (first event, a publish
- * within a second, Last-Event-ID, heartbeats, bounds, the end at close),
+ * the signed module with its ETag, the change feed (first event, a publish,
+ * rollback or import within a second, Last-Event-ID, heartbeats, bounds,
+ * the end with a reason when local validation is turned off or the key
+ * revoked, the end at close),
  * samples sent back, and CORS on exactly local evaluation's routes.
  */
 import { createPublicKey, verify } from 'node:crypto';
@@ -186,6 +188,18 @@ describe('local evaluation', () => {
       opened.close();
     });
 
+    it('delivers an import that publishes too', async () => {
+      const opened = await feed();
+      const first = await opened.next((m) => m.event === 'published');
+      const document = await ok(t.request('GET', `/api/v1/contexts/${CONTEXT}/export`));
+      document.rules[0].expression = 'amount <= 190';
+      const imported = await ok(t.request('POST', `/api/v1/contexts/${CONTEXT}/import?publish=true`, { body: document }));
+      const event = await opened.next((m) => m.event === 'published', DELIVERY_BOUND_MS);
+      expect(Number(event.id)).toBe(imported.rulesetVersion);
+      expect(Number(event.id)).toBeGreaterThan(Number(first.id));
+      opened.close();
+    });
+
     it('sends heartbeats', async () => {
       const opened = await feed();
       await opened.next((m) => m.comment === 'heartbeat', 2000);
@@ -212,6 +226,42 @@ describe('local evaluation', () => {
         expect(problem.detail).toContain('Last-Event-ID');
         expect(problem.errors).toEqual([{ path: 'Last-Event-ID', message: `must be a ruleset version of the context, at most ${live}` }]);
       }
+    });
+
+    it('ends with a closed event saying why when local validation is turned off, and is refused until it is on again', async () => {
+      const held = [await feed(), await feed()];
+      for (const opened of held) await opened.next((m) => m.event === 'published');
+      await ok(t.request('PUT', `/api/v1/contexts/${CONTEXT}/settings`, { body: { localValidation: false } }));
+      for (const opened of held) {
+        const closed = await opened.next((m) => m.event === 'closed');
+        expect(JSON.parse(closed.data!)).toMatchObject({ context: CONTEXT, reason: 'LOCAL_VALIDATION_OFF', detail: expect.stringContaining('turned off') });
+        await opened.ended;
+      }
+      const refused = await expectProblem(t.request('GET', `/api/v1/contexts/${CONTEXT}/validator/events`, { key: clientKey }), 403, 'FORBIDDEN');
+      expect(refused.detail).toContain('Local validation is off');
+      await ok(t.request('PUT', `/api/v1/contexts/${CONTEXT}/settings`, { body: { localValidation: true } }));
+      const again = await feed();
+      expect((await again.next((m) => m.event === 'published')).event).toBe('published');
+      // Turning it on again (or setting what is set) ends nothing.
+      await ok(t.request('PUT', `/api/v1/contexts/${CONTEXT}/settings`, { body: { localValidation: true } }));
+      await publish(175);
+      expect((await again.next((m) => m.event === 'published', DELIVERY_BOUND_MS)).event).toBe('published');
+      again.close();
+    });
+
+    it('ends with a closed event when its key is revoked, and only the feeds of that key', async () => {
+      const created = await ok(t.request('POST', '/api/v1/api-keys', { body: { name: 'to revoke', role: 'client' } }), 201);
+      const doomed = await feed({}, created.key);
+      const kept = await feed();
+      for (const opened of [doomed, kept]) await opened.next((m) => m.event === 'published');
+      await ok(t.request('DELETE', `/api/v1/api-keys/${created.id}`), 204);
+      const closed = await doomed.next((m) => m.event === 'closed');
+      expect(JSON.parse(closed.data!)).toMatchObject({ context: CONTEXT, reason: 'KEY_CHANGED', detail: expect.stringContaining('revoked') });
+      await doomed.ended;
+      await expectProblem(t.request('GET', `/api/v1/contexts/${CONTEXT}/validator/events`, { key: created.key }), 401, 'UNAUTHORIZED');
+      const next = await publish(180);
+      expect((await kept.next((m) => m.event === 'published', DELIVERY_BOUND_MS)).id).toBe(String(next));
+      kept.close();
     });
 
     it('is refused while local validation is off, for a validator key, and past the tenant\'s bound', async () => {

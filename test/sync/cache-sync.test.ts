@@ -60,6 +60,7 @@ describe('change notices', () => {
     ['key', { kind: 'key', tenantId: 'acme', keyId: '4a1f0c4e-8a57-4d7e-9a8e-0f2b8f1c2d3e' }],
     ['tenant', { kind: 'tenant', tenantId: 'acme' }],
     ['samples-purge', { kind: 'samples-purge', tenantId: 'acme', purgedAt: 1_795_000_000_123 }],
+    ['context-settings', { kind: 'context-settings', tenantId: 'acme', context: 'orders' }],
   ])('round-trip a %s notice', (_name, notice) => {
     expect(parseChangeNotice(encodeChangeNotice(notice))).toEqual(notice);
   });
@@ -80,6 +81,7 @@ describe('change notices', () => {
     ['a string version', '{"kind":"ruleset","tenant":"acme","context":"c","rulesetVersion":"2"}'],
     ['a numeric key id', '{"kind":"key","tenant":"acme","keyId":5}'],
     ['a purge without its time', '{"kind":"samples-purge","tenant":"acme"}'],
+    ['a settings notice without a context', '{"kind":"context-settings","tenant":"acme"}'],
     ['a purge time as a string', '{"kind":"samples-purge","tenant":"acme","purgedAt":"2026-11-27T19:00:00Z"}'],
   ])('ignores a payload with %s', (_name, text) => {
     expect(parseChangeNotice(text)).toBeNull();

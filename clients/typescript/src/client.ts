@@ -76,6 +76,8 @@ export class RulesClient {
    */
   readonly api: Client<paths>;
   readonly baseUrl: string;
+  /** The tenant every request is sent for (X-Tenant-Id). */
+  readonly tenantId: string;
   readonly #options: RulesClientOptions;
   readonly #send: Sender;
   readonly #headers: Record<string, string>;
@@ -83,6 +85,7 @@ export class RulesClient {
   constructor(options: RulesClientOptions) {
     this.#options = options;
     this.baseUrl = options.baseUrl.replace(/\/+$/, '');
+    this.tenantId = options.tenantId;
     this.#headers = { ...options.headers, 'x-api-key': options.apiKey, 'x-tenant-id': options.tenantId };
     this.#send = retryingSender(options.fetch ?? ((input, init) => globalThis.fetch(input, init)), options.retry);
     const defaultTimeoutMs = options.timeoutMs ?? DEFAULT_TIMEOUT_MS;

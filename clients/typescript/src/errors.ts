@@ -44,15 +44,28 @@ export class RulesApiError extends Error {
 }
 
 /**
+ * Why a local validator could not load or follow a module:
+ * - NOT_LOADED: no verified module yet (thrown by validate without `fallback: 'remote'`);
+ * - SIGNATURE_INVALID: a module whose signature does not verify against the key given was refused;
+ * - MODULE_REFUSED: a module that verifies but is not the one asked for was refused: another
+ *   tenant's or context's, or a ruleset version older than the one running (versions only grow,
+ *   a rollback is a new version, so an older one is a replay);
+ * - NOT_SERVED: the context is no longer served for local evaluation (its admin turned it off;
+ *   the change feed ended saying so); the validator keeps the version it runs;
+ * - LOAD_FAILED: a module could not be fetched or imported.
+ */
+export type LocalValidatorErrorCode = 'NOT_LOADED' | 'SIGNATURE_INVALID' | 'MODULE_REFUSED' | 'NOT_SERVED' | 'LOAD_FAILED';
+
+/**
  * Thrown by a local validator that has no verified module to run (none
- * loaded yet, or every one offered failed verification) and was not asked
- * to fall back to remote validation.
+ * loaded yet, or every one offered was refused) and was not asked to fall
+ * back to remote validation; and given to `onError` for every failure of
+ * loading or following.
  */
 export class LocalValidatorError extends Error {
   override readonly name = 'LocalValidatorError';
   constructor(
-    /** NOT_LOADED: no module yet; SIGNATURE_INVALID: a module was refused; LOAD_FAILED: it could not be fetched or imported. */
-    readonly code: 'NOT_LOADED' | 'SIGNATURE_INVALID' | 'LOAD_FAILED',
+    readonly code: LocalValidatorErrorCode,
     message: string,
     options?: { cause?: unknown },
   ) {

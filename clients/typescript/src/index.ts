@@ -14,7 +14,7 @@ export {
   type TransactionValidationRequest,
   type TransactionValidationResult,
 } from './client.ts';
-export { RulesApiError, LocalValidatorError, type Problem, type ProblemCode, type FieldError } from './errors.ts';
+export { RulesApiError, LocalValidatorError, type LocalValidatorErrorCode, type Problem, type ProblemCode, type FieldError } from './errors.ts';
 export type { RetryOptions } from './retry.ts';
 export { LocalValidator, type LocalValidatorOptions, type LocalValidatorUpdate, type LocalValidateOptions } from './local/local-validator.ts';
 export type { SampleOutcomesOptions, SampledOutcome } from './local/sampler.ts';

@@ -218,7 +218,7 @@ export interface paths {
         get: operations["getContextSettings"];
         /**
          * Set a context's settings
-         * @description With `{ "localValidation": true }`, client keys may fetch the context's signed validator module and follow its change feed, and clients may send samples of it; `false` stops serving it (feeds already open end at their next change). Audited as `context.settings`.
+         * @description With `{ "localValidation": true }`, client keys may fetch the context's signed validator module and follow its change feed, and clients may send samples of it; `false` stops serving it: feeds already open, on every instance, end with a `closed` event saying why. Audited as `context.settings`.
          */
         put: operations["setContextSettings"];
         post?: never;
@@ -257,7 +257,7 @@ export interface paths {
         };
         /**
          * Follow a context's live validator (Server-Sent Events)
-         * @description A held `text/event-stream`: first a `published` event with the live state, then one on every publish, rollback, import or archive that changes the live ruleset, made on any instance, within about a second. Each event's `id` is the ruleset version and its data `{ "context", "version", "etag" }` (the module's ETag). A heartbeat comment comes every SSE_HEARTBEAT_MS. With `Last-Event-ID` (the last id received), the live state is sent only when it is newer. Needs local validation on.
+         * @description A held `text/event-stream`: first a `published` event with the live state, then one on every publish, rollback, import or archive that changes the live ruleset, made on any instance, within about a second. Each event's `id` is the ruleset version and its data `{ "context", "version", "etag" }` (the module's ETag). A heartbeat comment comes every SSE_HEARTBEAT_MS. With `Last-Event-ID` (the last id received), the live state is sent only when it is newer. Needs local validation on; when an admin turns it off, or the key is revoked, the feed ends with a `closed` event (data `{ "context", "reason", "detail" }`; reason `LOCAL_VALIDATION_OFF` or `KEY_CHANGED`).
          */
         get: operations["followContextValidator"];
         put?: never;
@@ -4511,7 +4511,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The database is unavailable, or the instance is overloaded and refuses management operations for now (validations are still answered); retry after Retry-After seconds. */
+            /** @description This instance is closing: its feeds have ended (SERVICE_UNAVAILABLE); reconnect, to another instance. */
             503: {
                 headers: {
                     /** @description Whole seconds to wait. */
