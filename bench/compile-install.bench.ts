@@ -13,12 +13,14 @@
  *
  * - compile on main: `compileValidator` run at once (what the slices add up to);
  * - build on a thread: `buildValidator` (timed here on this thread: the thread's work);
- * - receive + install on main: structuredClone of the build plus `installValidator`;
+ * - receive + install on main: structuredClone of the build plus `installValidator`
+ *   (the clone is one task; the install runs in slices, a part a turn of the
+ *   event loop: their count and the longest slice are printed too);
  *
  * and the ratio of the first to the last. `--rules=N` changes the size.
  */
 import { generateRuleset } from './suites/generated-ruleset.ts';
-import { buildValidator, compileValidator, installValidator, runAtOnce } from '../src/validators/compile-validator.ts';
+import { buildValidator, compileValidator, installValidator, runAtOnce, type InstallFigures } from '../src/validators/compile-validator.ts';
 import { median, textTable } from './tools/report-table.ts';
 
 const ROUNDS = 5;
@@ -36,6 +38,9 @@ async function timed(work: () => unknown): Promise<number> {
 const compileMs: number[] = [];
 const buildMs: number[] = [];
 const installMs: number[] = [];
+const cloneMs: number[] = [];
+let figures: InstallFigures | undefined;
+const longestSliceMs: number[] = [];
 for (let round = 0; round < ROUNDS; round++) {
   compileMs.push(await timed(async () => {
     const outcome = await compileValidator(ruleset(), {}, runAtOnce);
@@ -46,8 +51,15 @@ for (let round = 0; round < ROUNDS; round++) {
   buildMs.push(await timed(async () => {
     build = await buildValidator(live, {});
   }));
-  installMs.push(await timed(() => {
-    const outcome = installValidator(live, structuredClone(build));
+  installMs.push(await timed(async () => {
+    let received!: typeof build;
+    cloneMs.push(await timed(() => {
+      received = structuredClone(build);
+    }));
+    const outcome = await installValidator(live, received, (installed) => {
+      figures = installed;
+      longestSliceMs.push(installed.longestSliceMs);
+    });
     if (outcome.validator === undefined) throw new Error('does not install');
   }));
 }
@@ -55,6 +67,12 @@ for (let round = 0; round < ROUNDS; round++) {
 const compile = median(compileMs);
 const install = median(installMs);
 console.log(textTable({
-  header: ['rules', 'compile on main (ms)', 'build on a thread (ms)', 'receive + install on main (ms)', 'main-thread ratio'],
-  rows: [[String(count), compile.toFixed(0), median(buildMs).toFixed(0), install.toFixed(1), `${(compile / install).toFixed(1)}x`]],
+  header: [
+    'rules', 'compile on main (ms)', 'build on a thread (ms)', 'receive + install on main (ms)', 'main-thread ratio',
+    'clone (ms)', 'install slices', 'parts', 'longest slice (ms)',
+  ],
+  rows: [[
+    String(count), compile.toFixed(0), median(buildMs).toFixed(0), install.toFixed(1), `${(compile / install).toFixed(1)}x`,
+    median(cloneMs).toFixed(1), String(figures?.slices), String(figures?.parts), median(longestSliceMs).toFixed(1),
+  ]],
 }));

@@ -14,7 +14,7 @@ import { MAX_RULESET_TEXT_LENGTH, resolveLimits } from './limits.ts';
 import { planRule, ruleTextLength, type RulePlan } from './rule-plan.ts';
 import { composeParts, generateRulesetSteps, PART_LIMITS, type GenerateOptions, type PlainPartsFrame, type RefOrigin } from './ruleset-source.ts';
 import { runtime, type Runtime } from './runtime.ts';
-import { runSteps, type Steps } from './steps.ts';
+import { runSteps, TURN, type Steps, type TurnSteps } from './steps.ts';
 import { MAX_CONTEXT_PATTERN_WEIGHT, PatternWeights } from './regex/pattern-size.ts';
 
 type Factory = (rt: Runtime, refs: Readonly<Record<string, unknown>>) => ValidatorFn;
@@ -178,7 +178,7 @@ function footprintOf(plans: readonly RulePlan[]): CompiledRuleset['footprint'] {
 /**
  * The generated code of a compiled validator as plain data, read back from
  * V8 when asked for: what another thread needs to instantiate the very
- * same validator without compiling the rules again (`instantiateGenerated`),
+ * same validator without compiling the rules again (`instantiateGeneratedSteps`),
  * given the refs rebuilt from `origins`.
  */
 export interface GeneratedValidator {
@@ -252,7 +252,11 @@ interface InstantiatedPart {
 
 /** One part's factory evaluated, instantiated over `refs`, and called once so that V8 compiles it now. */
 function instantiatePart(source: string, refs: Readonly<Record<string, unknown>>): InstantiatedPart {
-  const factory = evaluate<PartFactory>(source);
+  return partOf(evaluate<PartFactory>(source), refs);
+}
+
+/** A part's evaluated factory instantiated over `refs`, and its function called once so that V8 compiles it now. */
+function partOf(factory: PartFactory, refs: Readonly<Record<string, unknown>>): InstantiatedPart {
   const fn = factory(runtime, refs);
   fn({}, Date.now(), []);
   return { factory, fn };
@@ -269,15 +273,32 @@ function combine(combinerSource: string, parts: readonly InstantiatedPart[]): Va
  * `generated()`), over refs rebuilt from its origins: the same functions
  * `instantiateSteps` makes, with no rule parsed or planned again. The
  * source reads back as the compiling thread's did.
+ *
+ * Two steps a part, each ending with `TURN`: a part (at most PART_LIMITS
+ * of rules) is evaluated in a turn of the event loop of its own, then
+ * instantiated and called once in another, so that a ruleset of thousands
+ * of rules never holds the installing thread for more than half a part.
+ * A ruleset in one piece is one step. Nothing is shared until the last step
+ * returns the validator, so the caller switches to it at once.
+ *
+ * @example
+ * const { validate } = runSteps(instantiateGeneratedSteps(build.code, refs));
  */
-export function instantiateGenerated(
+export function* instantiateGeneratedSteps(
   code: GeneratedCode, refs: Readonly<Record<string, unknown>>,
-): { validate: ValidatorFn; source: () => string } {
+): TurnSteps<{ validate: ValidatorFn; source: () => string }> {
   if (code.kind === 'whole') {
     const factory = evaluate<Factory>(code.source);
     return { validate: factory(runtime, refs), source: () => sourceOf(factory) };
   }
-  const parts = code.partSources.map((source) => instantiatePart(source, refs));
+  const parts: InstantiatedPart[] = [];
+  for (const source of code.partSources) {
+    // Parsing a part and compiling its function on the first call cost about as much each: a turn apiece.
+    const factory = evaluate<PartFactory>(source);
+    yield TURN;
+    parts.push(partOf(factory, refs));
+    yield TURN;
+  }
   const { frame } = code;
   return {
     validate: combine(code.combinerSource, parts),

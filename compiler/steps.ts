@@ -10,11 +10,22 @@
 /** Steps that end with a `T`. */
 export type Steps<T> = Generator<void, T, void>;
 
+/**
+ * What a step yields to ask for a turn of the event loop before the next,
+ * however little time its slice took: installing a large validator yields
+ * it after each part (compile-ruleset.ts `instantiateGeneratedSteps`), so
+ * that each part is instantiated in a turn of its own.
+ */
+export const TURN = 'turn';
+
+/** Steps of which some end their slice (`TURN`). */
+export type TurnSteps<T> = Generator<typeof TURN | void, T, void>;
+
 /** How a caller runs steps: at once (`runSteps`) or spread over time. */
 export type StepRunner = <T>(steps: Steps<T>) => Promise<T>;
 
 /** Runs steps to the end at once. */
-export function runSteps<T>(steps: Steps<T>): T {
+export function runSteps<T>(steps: Generator<unknown, T, void>): T {
   for (;;) {
     const step = steps.next();
     if (step.done) return step.value;

@@ -202,7 +202,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
     maxBytes: config.validatorCacheMb * 1024 * 1024,
     limits: { maxExpressionLength: config.maxExpressionLength, maxTableRows: config.maxTableRows },
     observer: notingUses(metrics.validatorCache, contextUsage),
-    compiler: async (ruleset, limits, priority) => installValidator(ruleset, await compileLane.compile(ruleset, limits, priority)),
+    compiler: async (ruleset, limits, priority) => installValidator(ruleset, await compileLane.compile(ruleset, limits, priority), metrics.installs),
   });
   metrics.watchValidatorCache(() => validators.size, () => validators.bytes);
   const samples = new SampleRecorder({

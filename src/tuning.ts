@@ -47,6 +47,10 @@ export const TUNING = tunables({
     value: 10, unit: 'ms', min: 1,
     why: 'longest run of compile work between two turns of the event loop, so requests wait at most about one slice behind a compile',
   },
+  installSliceMs: {
+    value: 2, unit: 'ms', min: 1,
+    why: 'longest run of an install\'s work (rebuilding refs, reading a ruleset\'s rows) between two turns of the event loop; each part of a large validator gets a turn of its own whatever this is',
+  },
   maxExpectedValueDepth: {
     value: 32, unit: 'levels', min: 1,
     why: 'deeper expected values could not be serialized back without risk; schemas have the same bound',

@@ -8,7 +8,7 @@
  * source, DFA tables or an RE2 source), and a schema as Ajv's standalone
  * code, CommonJS, generated on an Ajv configured like the service's, with
  * the runners of its patterns. The thread that installs the validator
- * evaluates that code once (`rebuildRefs`): no rule, schema or pattern is
+ * evaluates that code once (`rebuildRefsSteps`): no rule, schema or pattern is
  * parsed or compiled there.
  *
  * What schema code may `require` is a fixed list: Ajv's runtime helpers,
@@ -20,6 +20,7 @@ import { compilePattern, runnerMatcher, type PatternMatcher, type PatternRunner 
 import { schemaFailures } from '../schema/index.ts';
 import { PatternTable } from '../standalone/pattern-table.ts';
 import { PATTERNS_MODULE, SchemaCodeWriter } from '../standalone/schema-module.ts';
+import type { Steps } from '../steps.ts';
 
 /** One ref as plain data, by the name generated code reads it under. */
 export type PortableRef =
@@ -66,12 +67,15 @@ function runnerOf(pattern: string): PatternRunner {
 
 /**
  * The refs generated code reads, rebuilt from their plain data (run where
- * the validator is installed).
+ * the validator is installed), one ref a step: a ruleset of thousands of
+ * rules has as many schema validators and matchers, each evaluated or
+ * built here, and the installing thread gives its event loop turns in
+ * between (src/validators/time-slices.ts).
  *
  * @example
- * const validate = instantiateGenerated(layout, rebuildRefs(refs)).validate;
+ * const validate = runSteps(instantiateGeneratedSteps(layout, runSteps(rebuildRefsSteps(refs)))).validate;
  */
-export function rebuildRefs({ refs, schemaPatterns }: PortableRefs): Readonly<Record<string, unknown>> {
+export function* rebuildRefsSteps({ refs, schemaPatterns }: PortableRefs): Steps<Readonly<Record<string, unknown>>> {
   const rebuilt: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
   let patternEngine: PatternEngine | undefined;
   for (const ref of refs) {
@@ -87,11 +91,16 @@ export function rebuildRefs({ refs, schemaPatterns }: PortableRefs): Readonly<Re
         rebuilt[ref.name] = schemaFailures;
         break;
     }
+    yield;
   }
   return Object.freeze(rebuilt);
 }
 
 const requirePackage = createRequire(import.meta.url);
+// Each package once: Node's require resolves the name again on every call
+// (file system checks), which a ruleset of thousands of schemas would pay
+// thousands of times per install.
+const requiredPackages = new Map<string, unknown>();
 /** What Ajv's standalone code requires: its runtime helpers and ajv-formats' formats. */
 const ALLOWED_PACKAGES = /^(?:ajv\/dist\/runtime\/[a-z0-9_]+|ajv-formats\/dist\/formats)$/i;
 
@@ -112,7 +121,12 @@ function evaluateSchemaCode(code: string, patternEngine: PatternEngine): unknown
   const require = (name: string): unknown => {
     if (name === PATTERNS_MODULE) return { patternEngine };
     if (!ALLOWED_PACKAGES.test(name)) throw new Error(`schema code may not require ${JSON.stringify(name)}`);
-    return requirePackage(name);
+    let required = requiredPackages.get(name);
+    if (required === undefined) {
+      required = requirePackage(name);
+      requiredPackages.set(name, required);
+    }
+    return required;
   };
   const module = { exports: {} as unknown };
   // Ajv's code for a schema the policy accepted, generated on a compile thread, by design.

@@ -15,6 +15,7 @@ import type { OverloadStats } from '../overload/overload-monitor.ts';
 import type { RateLimitObserver, RateLimitScope, RateLimitStoreStatus } from '../rate-limit/register-rate-limit.ts';
 import type { ManagementPoolObserver } from '../pool/management-pool.ts';
 import type { SamplerStats } from '../sampling/sample-recorder.ts';
+import type { InstallObserver } from '../validators/compile-validator.ts';
 import type { ValidatorCacheObserver } from '../validators/validator-cache.ts';
 import { LatencyHistogram, type HistogramSeries } from './latency-histogram.ts';
 import { processMetrics } from './process-metrics.ts';
@@ -60,6 +61,8 @@ export class ServiceMetrics {
   readonly rateLimit: RateLimitObserver;
   /** Handed to the management pool. */
   readonly pool: ManagementPoolObserver;
+  /** Told of each validator installed from a compile thread's build. */
+  readonly installs: InstallObserver;
 
   readonly #tenantLabels: boolean;
   readonly #requestDuration: LatencyHistogram;
@@ -272,6 +275,7 @@ export class ServiceMetrics {
     });
 
     this.pool = this.#poolMetrics(registers);
+    this.installs = installMetrics(registers);
 
     this.validatorCache = options.tenantLabels
       ? {
@@ -476,4 +480,33 @@ export class ServiceMetrics {
     counter.reset();
     for (let i = 0; i < OPERATIONS.length; i++) counter.inc({ operation: OPERATIONS[i] }, this.#failureCounts[i]);
   }
+}
+
+/**
+ * How installs of compiled validators share the event loop: the parts
+ * installed and the turns they took (a large build takes at least a turn
+ * per part), and the longest slice of each install.
+ */
+function installMetrics(registers: Registry[]): InstallObserver {
+  const parts = new Counter({
+    name: 'rules_validator_install_parts_total',
+    help: 'Parts of generated code instantiated by validator installs (a ruleset in one piece is one part; a large one has a part per 128 rules or so).',
+    registers,
+  });
+  const slices = new Counter({
+    name: 'rules_validator_install_slices_total',
+    help: 'Turns of the event loop validator installs ran in: at least one per part, so that validations are answered between them.',
+    registers,
+  });
+  const longest = new Histogram({
+    name: 'rules_validator_install_longest_slice_seconds',
+    help: 'The longest run of work of each validator install between two turns of the event loop.',
+    buckets: COMPILE_BUCKETS,
+    registers,
+  });
+  return (figures) => {
+    parts.inc(figures.parts);
+    slices.inc(figures.slices);
+    longest.observe(figures.longestSliceMs / 1000);
+  };
 }

@@ -83,7 +83,7 @@ export class CompileLane {
    * when the thread fails (out of memory, the lane closing).
    *
    * @example
-   * const outcome = installValidator(ruleset, await lane.compile(ruleset, limits, 'validation'));
+   * const outcome = await installValidator(ruleset, await lane.compile(ruleset, limits, 'validation'));
    */
   compile(ruleset: LiveRuleset, limits: Partial<CompilerLimits>, priority: CompilePriority): Promise<ValidatorBuild> {
     return new Promise((resolve, reject) => {

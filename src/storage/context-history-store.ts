@@ -77,9 +77,9 @@ export class SqlContextHistoryStore implements ContextHistoryStore {
           const out: RulesetSnapshot[] = [];
           for (const ref of refs) {
             if (ref === 'draft') {
-              out.push({ rulesetVersion: null, rules: (await loadRuleset(trx, tenantId, context, 'draft')).snapshots });
+              out.push({ rulesetVersion: null, rules: (await loadRuleset(trx, tenantId, context, 'draft')).snapshots() });
             } else if (ref === 'live') {
-              const rules = current === null ? [] : (await loadRuleset(trx, tenantId, context, 'live')).snapshots;
+              const rules = current === null ? [] : (await loadRuleset(trx, tenantId, context, 'live')).snapshots();
               out.push({ rulesetVersion: current, rules });
             } else {
               const members = Number.isSafeInteger(ref) && ref >= 1 && ref <= MAX_VERSION ? await membersAt(trx, tenantId, context, ref) : undefined;

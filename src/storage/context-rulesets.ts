@@ -12,6 +12,8 @@ import { sql, type Kysely } from 'kysely';
 import { notifyChange } from '../sync/change-notice.ts';
 import { toRuleDefinition } from '../../compiler/rule-schema.ts';
 import { changedCodes, diffRulesets } from '../rules/ruleset-diff.ts';
+import { TUNING } from '../tuning.ts';
+import { runInSlices } from '../validators/time-slices.ts';
 import { normalizeContent } from './rule-content.ts';
 import type { DatabaseSchema, RulesetAction, RulesetMember } from './schema.ts';
 import type {
@@ -56,14 +58,22 @@ export async function liveRulesetVersion(db: Db, tenantId: string, context: stri
 export interface LoadedRuleset {
   rules: LiveRuleset['rules'];
   members: RulesetMember[];
-  /** The same rules as a POST takes them, by code. */
-  snapshots: RuleSnapshot[];
+  /**
+   * The same rules as a POST takes them, by code; those `which` keeps when
+   * given. Made when asked: a publish of one rule of thousands needs one.
+   */
+  snapshots: (which?: (index: number) => boolean) => RuleSnapshot[];
 }
 
 /**
  * The non-archived rules of a context with, per rule, the content of its
  * live version (`live`) or of its latest version (`draft`: what a context
  * publish would make live). Rules never published are absent from `live`.
+ *
+ * The rows become rules in slices of TUNING.installSliceMs: a context of
+ * thousands of rules took tens of milliseconds at once, on the event loop
+ * that answers every tenant's validations (a publish reads its rules twice,
+ * and every process that follows its change notice once more).
  */
 export async function loadRuleset(
   db: Db,
@@ -83,11 +93,22 @@ export async function loadRuleset(
     .where('r.archived_at', 'is', null)
     .orderBy('r.code')
     .execute();
+  const rules = await runInSlices(mapInSteps(rows, (row) => toRuleDefinition(row.code, row.content as unknown as RuleContent)), TUNING.installSliceMs.value);
   return {
-    rules: rows.map((row) => toRuleDefinition(row.code, row.content as unknown as RuleContent)),
+    rules,
     members: rows.map((row) => ({ ruleId: row.id, version: row.version })),
-    snapshots: rows.map((row) => toSnapshot(context, row.code, row.content)),
+    snapshots: (which) => rows.flatMap((row, i) => (which === undefined || which(i) ? [toSnapshot(context, row.code, row.content)] : [])),
   };
+}
+
+/** `items.map(convert)`, one item a step. */
+function* mapInSteps<T, U>(items: readonly T[], convert: (item: T) => U): Generator<void, U[], void> {
+  const out: U[] = [];
+  for (const item of items) {
+    out.push(convert(item));
+    yield;
+  }
+  return out;
 }
 
 /** A rule version's content as a POST takes it. */
@@ -163,7 +184,7 @@ export async function advanceRuleset(
   const wasLive = new Set(previous.map(memberKey));
   const isLive = new Set(members.map(memberKey));
   const before = await snapshotsOf(trx, tenantId, context, previous.filter((m) => !isLive.has(memberKey(m))));
-  const after = snapshots.filter((_, i) => !wasLive.has(memberKey(members[i])));
+  const after = snapshots((i) => !wasLive.has(memberKey(members[i])));
   const actorKeyName = info.actorKeyId === null ? null : await keyName(trx, tenantId, info.actorKeyId);
   await trx
     .insertInto('ruleset_versions')

@@ -5,18 +5,20 @@
  * The service compiles on a thread of the compile lane (src/pool/compile-lane.ts):
  * there `buildValidator` runs the compiler and sends back the generated
  * code, its refs as plain data (compiler/portable/) and the figures; the
- * main thread's `installValidator` evaluates that code once, and parses
- * no rule. `compileValidator` does both in one place, for a thread that
- * compiles for its own use (the management tasks) and for tools.
+ * main thread's `installValidator` evaluates that code once, a part a
+ * turn of the event loop, and parses no rule. `compileValidator` does both
+ * in one place, for a thread that compiles for its own use (the management
+ * tasks) and for tools.
  */
-import { compileRulesetSteps, instantiateGenerated, type GeneratedCode } from '../../compiler/compile-ruleset.ts';
-import { portableRefs, rebuildRefs, type PortableRefs } from '../../compiler/portable/portable-refs.ts';
+import { compileRulesetSteps, instantiateGeneratedSteps, type GeneratedCode } from '../../compiler/compile-ruleset.ts';
+import { portableRefs, rebuildRefsSteps, type PortableRefs } from '../../compiler/portable/portable-refs.ts';
+import type { TurnSteps } from '../../compiler/steps.ts';
 import type { CompileError, CompilerLimits, ValidatorFn } from '../../compiler/types.ts';
 import type { CompiledValidator } from '../app-deps.ts';
 import type { LiveRuleset } from '../storage/types.ts';
 import { TUNING } from '../tuning.ts';
 import { costProfileOf, rememberCostProfile, rulesetCostProfileSteps, type CostProfile } from './evaluation-cost.ts';
-import { runInSlices } from './time-slices.ts';
+import { runInSlices, runInTurns } from './time-slices.ts';
 
 /** What a compile produced: a validator, or the reasons there is none. */
 export interface CompileOutcome {
@@ -97,20 +99,46 @@ export async function buildValidator(ruleset: LiveRuleset, limits: Partial<Compi
   };
 }
 
+/** How an install shared the event loop, for the metrics. */
+export interface InstallFigures {
+  /** Parts of generated code instantiated: 1 for a ruleset in one piece. */
+  parts: number;
+  /** Turns of the event loop the install ran in. */
+  slices: number;
+  /** Its longest, in ms. */
+  longestSliceMs: number;
+}
+
+/** Told of each install (rules_validator_install_* metrics). */
+export type InstallObserver = (figures: InstallFigures) => void;
+
 /**
- * The validator of a build from another thread: its generated code
- * evaluated once over its rebuilt refs (V8 compiles each part as it is
- * called once), nothing parsed or planned.
+ * The validator of a build from another thread: its refs rebuilt and its
+ * generated code evaluated once (V8 compiles each part as it is called
+ * once), nothing parsed or planned. Large or small, a build is installed
+ * the same way, in slices of TUNING.installSliceMs with a turn of the event
+ * loop of its own for each part (a small build is one slice): installing
+ * a 5,000-rule build at once held the event loop for a few hundred
+ * milliseconds. The validator is returned, and so switched to, only when
+ * every part is ready; until then the one cached keeps answering.
  *
  * @example
- * const { validator } = installValidator(ruleset, await lane.compile(ruleset, limits, 'validation'));
+ * const { validator } = await installValidator(ruleset, await lane.compile(ruleset, limits, 'validation'));
  */
-export function installValidator(ruleset: LiveRuleset, build: ValidatorBuild): CompileOutcome {
+export async function installValidator(ruleset: LiveRuleset, build: ValidatorBuild, observer?: InstallObserver): Promise<CompileOutcome> {
   if (build.generated === undefined) return { errors: build.errors, compileMs: build.compileMs };
   const { code, refs, figures } = build.generated;
-  const { validate, source } = instantiateGenerated(code, rebuildRefs(refs));
+  const installed = await runInTurns(installSteps(code, refs), TUNING.installSliceMs.value);
+  observer?.({ parts: code.kind === 'whole' ? 1 : code.partSources.length, slices: installed.slices, longestSliceMs: installed.longestSliceMs });
+  const { validate, source } = installed.value;
   const validator = validatorOf(ruleset, validate, source, figures);
   return { errors: [], validator, compileMs: build.compileMs };
+}
+
+/** The refs rebuilt, then the parts instantiated, in steps (each part's ending its slice). */
+function* installSteps(code: GeneratedCode, refs: PortableRefs): TurnSteps<{ validate: ValidatorFn; source: () => string }> {
+  const rebuilt = yield* rebuildRefsSteps(refs);
+  return yield* instantiateGeneratedSteps(code, rebuilt);
 }
 
 /** The cached validator of a compiled ruleset. */

@@ -21,6 +21,7 @@
 import type { CompiledValidator, ValidatorService } from '../app-deps.ts';
 import type { BeforeCommit, LiveRuleset } from '../storage/types.ts';
 import { withRuleset } from './compile-validator.ts';
+import { TUNING } from '../tuning.ts';
 import { runInSlices } from './time-slices.ts';
 
 /** Ends a dry run from beforeCommit, carrying the ruleset it would have made live. */
@@ -81,7 +82,7 @@ export async function compileAhead<T extends { live?: CompiledValidator }>(
  */
 export function compileUnlessEarly(validators: ValidatorService, early: CompiledValidator, check?: GoLiveCheck): BeforeCommit<CompiledValidator> {
   return async (next) => {
-    if (await runInSlices(sameRules(early.ruleset, next))) return withRuleset(early, next);
+    if (await runInSlices(sameRules(early.ruleset, next), TUNING.installSliceMs.value)) return withRuleset(early, next);
     const validator = await validators.compile(next);
     await check?.(validator);
     return validator;

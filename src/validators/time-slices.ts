@@ -13,6 +13,7 @@
  * the limits) behind a compile, which itself takes a little longer.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
+import { TURN } from '../../compiler/steps.ts';
 import { TUNING } from '../tuning.ts';
 
 /**
@@ -23,13 +24,39 @@ import { TUNING } from '../tuning.ts';
  * const compiled = await runInSlices(compileRulesetSteps(rules));
  */
 export async function runInSlices<T>(steps: Generator<unknown, T, void>, sliceMs = TUNING.compileSliceMs.value): Promise<T> {
-  let sliceEnds = performance.now() + sliceMs;
+  return (await runInTurns(steps, sliceMs)).value;
+}
+
+/** What `runInTurns` ran: the steps' result, and how it shared the event loop. */
+export interface TurnsTaken<T> {
+  value: T;
+  /** Slices the steps ran in: 1 when they ran in one go. */
+  slices: number;
+  /** The longest of them, in ms: how long the event loop was held at most. */
+  longestSliceMs: number;
+}
+
+/**
+ * `runInSlices`, saying how: a slice also ends after a step that yields
+ * `TURN` (compiler/steps.ts), however short it was, so that such a step's
+ * work always runs in a turn of its own.
+ *
+ * @example
+ * const { value, slices } = await runInTurns(instantiateGeneratedSteps(code, refs), TUNING.installSliceMs.value);
+ */
+export async function runInTurns<T>(steps: Generator<unknown, T, void>, sliceMs: number): Promise<TurnsTaken<T>> {
+  let sliceStarted = performance.now();
+  let slices = 1;
+  let longestSliceMs = 0;
   for (;;) {
     const step = steps.next();
-    if (step.done) return step.value;
-    if (performance.now() >= sliceEnds) {
+    const now = performance.now();
+    if (step.done) return { value: step.value, slices, longestSliceMs: Math.max(longestSliceMs, now - sliceStarted) };
+    if (step.value === TURN || now - sliceStarted >= sliceMs) {
+      longestSliceMs = Math.max(longestSliceMs, now - sliceStarted);
       await nextTurn();
-      sliceEnds = performance.now() + sliceMs;
+      slices++;
+      sliceStarted = performance.now();
     }
   }
 }

@@ -5,7 +5,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { compileRulesetSteps } from '../../compiler/compile-ruleset.ts';
-import { runInSlices } from '../../src/validators/time-slices.ts';
+import { TURN } from '../../compiler/steps.ts';
+import type { RuleDefinition } from '../../compiler/types.ts';
+import { buildValidator, compileValidator, installValidator, runAtOnce, type InstallFigures } from '../../src/validators/compile-validator.ts';
+import { runInSlices, runInTurns } from '../../src/validators/time-slices.ts';
 import { TenantQueue } from '../../src/validators/tenant-queue.ts';
 
 /** Steps that each keep the CPU busy for `ms`. */
@@ -46,6 +49,52 @@ describe('runInSlices', () => {
       throw new Error('broken step');
     }
     await expect(runInSlices(failing())).rejects.toThrow('broken step');
+  });
+});
+
+describe('runInTurns', () => {
+  it('ends a slice after a step that yields TURN, however short, and counts the slices', async () => {
+    function* steps(): Generator<typeof TURN | void, string, void> {
+      yield;
+      yield TURN;
+      yield;
+      yield TURN;
+      return 'done';
+    }
+    // A slice of an hour: only the TURNs end one.
+    const taken = await runInTurns(steps(), 3_600_000);
+    expect(taken).toMatchObject({ value: 'done', slices: 3 });
+    expect(taken.longestSliceMs).toBeGreaterThanOrEqual(0);
+  });
+});
+
+describe('installValidator', () => {
+  // Three parts (128 rules a part), with patterns and schemas among the refs.
+  const rules: RuleDefinition[] = Array.from({ length: 300 }, (_, i) => {
+    if (i % 3 === 0) return { code: `P${i}`, name: `p${i}`, fieldPath: 'code', expression: `matches($value, "^(a|b)*c${i}$")`, message: `no match ${i}` };
+    if (i % 3 === 1) return { code: `S${i}`, name: `s${i}`, fieldPath: 'item', schema: { type: 'object', required: [`k${i}`], properties: { [`k${i}`]: { type: 'integer', maximum: i } } } };
+    return { code: `E${i}`, name: `e${i}`, fieldPath: 'n', expression: `$value != ${i}` };
+  });
+  const ruleset = { tenantId: 'acme', context: 'large', rulesetVersion: 1, rules };
+  const payloads = [{}, { code: 'ab', item: { k1: 'x' }, n: 2 }, { code: 'abc3', item: { k1: 9, k4: 2 }, n: 5 }];
+
+  it('installs a build from another thread a part a turn, into the validator compiling at once makes', async () => {
+    const compiled = await compileValidator(ruleset, {}, runAtOnce);
+    // What crosses threads is a structured clone.
+    const build = structuredClone(await buildValidator(ruleset, {}));
+    let figures: InstallFigures | undefined;
+    const installed = await installValidator(ruleset, build, (reported) => {
+      figures = reported;
+    });
+    expect(figures).toMatchObject({ parts: 3 });
+    expect(figures!.slices).toBeGreaterThanOrEqual(2 * 3 + 1);
+    const now = Date.now();
+    for (const payload of payloads) {
+      // Failure order, paths and messages alike.
+      expect(installed.validator!.validate(payload, now)).toEqual(compiled.validator!.validate(payload, now));
+    }
+    expect(installed.validator!.validate(payloads[1], now).failures.length).toBeGreaterThan(100);
+    expect(installed.validator!.source).toBe(compiled.validator!.source);
   });
 });
 
