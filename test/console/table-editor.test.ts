@@ -50,7 +50,11 @@ async function paste(page: Page, row: number, column: string, text: string): Pro
   }, text);
 }
 
-const tsv = '>= 600\t"auto"\t20000\r\n>= 750\t"auto"\t50000\r\n[700..800)\t-\t30000\r\n';
+/**
+ * Three rows as a spreadsheet copies them: tab-separated, CRLF, a line break at the end. Some spreadsheets quote a cell
+ * that holds quotes (`"""auto"""`), some leave it as it is (`"auto"`): both are the text literal `"auto"`.
+ */
+const tsv = '>= 600\t"auto"\t20000\r\n>= 750\t"""auto"""\t50000\r\n[700..800)\t-\t30000\r\n';
 
 describe('the decision-table grid', () => {
   let ruleId: string;
@@ -141,11 +145,21 @@ describe('the decision-table grid', () => {
       await page.keyboard.press('ArrowDown');
       expect(await page.evaluate('document.activeElement.getAttribute("aria-label")')).toBe('Row 3 product');
 
+      // Under "unique", rows 2 and 3 overlap: said beside row 3 with an input that matches both.
+      await page.getByLabel('hitPolicy', { exact: true }).selectOption('unique');
+      await expect.poll(() => rowFindings(page, 3).textContent())
+        .toMatch(/^Overlap: row 2 and row 3 both match \{"applicant":\{"score":750\},"loan":\{"product":"auto"\}\}: under hit policy unique/);
+      expect(await rowFindings(page, 1).count()).toBe(0);
+      expect(await rowFindings(page, 2).count()).toBe(0);
+      await screenshot(page, 'table-grid-overlap', { of: page.locator('.table-editor') });
+      await page.getByLabel('hitPolicy', { exact: true }).selectOption('first');
+      await expect.poll(() => page.locator('tr.row-warning').count()).toBe(0);
+
       await page.getByLabel('noMatch', { exact: true }).selectOption('pass');
       await expect.poll(() => page.getByRole('list', { name: 'Findings about the table' }).count()).toBe(0);
       await page.getByRole('textbox', { name: 'expression', exact: true }).click();
       await page.keyboard.type('$value <= $row.max');
-      await checkPage(view, 'table-grid');
+      await checkPage(view, 'table-grid-page');
       await screenshot(page, 'table-grid', { of: page.locator('.table-editor') });
 
       await page.getByRole('button', { name: 'Save' }).click();

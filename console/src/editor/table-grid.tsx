@@ -207,36 +207,42 @@ export function TableGrid({ table, onChange, check, checkedRowKeys, saveError, r
       </div>
       <fieldset class="table-columns">
         <legend>Columns</legend>
-        <ul class="column-list" aria-label="Inputs">
-          {table.inputs.map((input, index) => (
-            <li key={index}>
-              <input type="text" class="column-name" spellcheck={false} aria-label={`Input ${index + 1} name`} value={input.name} readOnly={readOnly}
-                onInput={(event) => setInput(index, { name: event.currentTarget.value })} />
-              <select aria-label={`Input ${index + 1} reads`} value={input.source} disabled={readOnly}
-                onChange={(event) => setInput(index, { source: event.currentTarget.value as 'path' | 'expression' })}>
-                <option value="path">path</option>
-                <option value="expression">expression</option>
-              </select>
-              <input type="text" class="column-source" spellcheck={false} aria-label={`Input ${index + 1} ${input.source}`} value={input.text} readOnly={readOnly}
-                placeholder={input.source === 'path' ? 'loan.product' : 'applicant.score / 10'}
-                onInput={(event) => setInput(index, { text: event.currentTarget.value })} />
-              {!readOnly && table.inputs.length > 1 && (
-                <button type="button" class="secondary" aria-label={`Remove input ${input.name || index + 1}`} onClick={() => removeInput(index)}>Remove</button>
-              )}
-            </li>
-          ))}
-        </ul>
-        <ul class="column-list" aria-label="Outputs">
-          {table.outputs.map((output, index) => (
-            <li key={index}>
-              <input type="text" class="column-name" spellcheck={false} aria-label={`Output ${index + 1} name`} value={output} readOnly={readOnly}
-                onInput={(event) => update({ outputs: table.outputs.map((name, at) => (at === index ? event.currentTarget.value : name)) })} />
-              {!readOnly && (
-                <button type="button" class="secondary" aria-label={`Remove output ${output || index + 1}`} onClick={() => removeOutput(index)}>Remove</button>
-              )}
-            </li>
-          ))}
-        </ul>
+        <div class="column-group">
+          <h3 id="rule-table-inputs">Inputs (when)</h3>
+          <ul class="column-list" aria-labelledby="rule-table-inputs">
+            {table.inputs.map((input, index) => (
+              <li key={index}>
+                <input type="text" class="column-name" spellcheck={false} aria-label={`Input ${index + 1} name`} value={input.name} readOnly={readOnly}
+                  onInput={(event) => setInput(index, { name: event.currentTarget.value })} />
+                <select aria-label={`Input ${index + 1} reads`} value={input.source} disabled={readOnly}
+                  onChange={(event) => setInput(index, { source: event.currentTarget.value as 'path' | 'expression' })}>
+                  <option value="path">path</option>
+                  <option value="expression">expression</option>
+                </select>
+                <input type="text" class="column-source" spellcheck={false} aria-label={`Input ${index + 1} ${input.source}`} value={input.text} readOnly={readOnly}
+                  placeholder={input.source === 'path' ? 'loan.product' : 'applicant.score / 10'}
+                  onInput={(event) => setInput(index, { text: event.currentTarget.value })} />
+                {!readOnly && table.inputs.length > 1 && (
+                  <button type="button" class="secondary" aria-label={`Remove input ${input.name || index + 1}`} onClick={() => removeInput(index)}>Remove</button>
+                )}
+              </li>
+            ))}
+          </ul>
+        </div>
+        <div class="column-group">
+          <h3 id="rule-table-outputs">Outputs (then)</h3>
+          <ul class="column-list" aria-labelledby="rule-table-outputs">
+            {table.outputs.map((output, index) => (
+              <li key={index}>
+                <input type="text" class="column-name" spellcheck={false} aria-label={`Output ${index + 1} name`} value={output} readOnly={readOnly}
+                  onInput={(event) => update({ outputs: table.outputs.map((name, at) => (at === index ? event.currentTarget.value : name)) })} />
+                {!readOnly && (
+                  <button type="button" class="secondary" aria-label={`Remove output ${output || index + 1}`} onClick={() => removeOutput(index)}>Remove</button>
+                )}
+              </li>
+            ))}
+          </ul>
+        </div>
         {!readOnly && (
           <div class="toolbar">
             <button type="button" class="secondary" onClick={addInput}>Add input</button>
