@@ -29,6 +29,11 @@ function cell(page: Page, row: number, column: string) {
   return page.getByRole('textbox', { name: `Row ${row} ${column}`, exact: true });
 }
 
+/** The accessible name of the focused control. */
+function focusedName(page: Page): Promise<unknown> {
+  return page.evaluate('document.activeElement.getAttribute("aria-label")');
+}
+
 /** Every row of the grid as its cells' texts. */
 async function gridRows(page: Page): Promise<string[][]> {
   return page.locator('table.table-grid tbody tr').evaluateAll((rows) => rows.map((row) => [...row.querySelectorAll('input')].map((input) => input.value)));
@@ -43,11 +48,12 @@ function rowFindings(page: Page, row: number) {
 async function paste(page: Page, row: number, column: string, text: string): Promise<void> {
   const target = cell(page, row, column);
   await target.focus();
-  await target.evaluate((element, pasted) => {
+  // A string, not a function: it runs in the page, whose globals this file's type-check does not know.
+  await page.evaluate(`(() => {
     const data = new DataTransfer();
-    data.setData('text/plain', pasted);
-    element.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
-  }, text);
+    data.setData('text/plain', ${JSON.stringify(text)});
+    document.activeElement.dispatchEvent(new ClipboardEvent('paste', { clipboardData: data, bubbles: true, cancelable: true }));
+  })()`);
 }
 
 /**
@@ -88,7 +94,7 @@ describe('the decision-table grid', () => {
 
       // "Add row" adds one at the end and puts the focus in its first cell; three rows pasted there fill it and add two.
       await page.getByRole('button', { name: 'Add row', exact: true }).click();
-      await expect.poll(() => page.evaluate('document.activeElement.getAttribute("aria-label")')).toBe('Row 2 score');
+      await expect.poll(() => focusedName(page)).toBe('Row 2 score');
       await paste(page, 2, 'score', tsv);
       await expect.poll(() => gridRows(page)).toEqual([
         ['< 600', '-', '0'], ['>= 600', '"auto"', '20000'], ['>= 750', '"auto"', '50000'], ['[700..800)', '-', '30000'],
@@ -120,11 +126,11 @@ describe('the decision-table grid', () => {
       await expect.poll(() => gridRows(page)).toEqual([
         ['< 600', '-', '0'], ['-', '-', ''], ['>= 600', '"auto"', '20000'], ['>= 750', '"auto"', '50000'], ['[700..800)', '-', '30000'],
       ]);
-      expect(await page.evaluate('document.activeElement.getAttribute("aria-label")')).toBe('Row 2 score');
+      await expect.poll(() => focusedName(page)).toBe('Row 2 score');
       await page.getByRole('button', { name: 'Delete row 2' }).focus();
       await page.keyboard.press('Enter');
       await expect.poll(() => gridRows(page)).toHaveLength(4);
-      expect(await page.evaluate('document.activeElement.getAttribute("aria-label")')).toBe('Delete row 2');
+      await expect.poll(() => focusedName(page)).toBe('Delete row 2');
 
       // The narrower row moved up, with the keyboard: the focus stays on the row it moved; nothing is unreachable any more.
       await page.getByRole('button', { name: 'Move row 3 up' }).focus();
@@ -132,18 +138,18 @@ describe('the decision-table grid', () => {
       await expect.poll(() => gridRows(page)).toEqual([
         ['< 600', '-', '0'], ['>= 750', '"auto"', '50000'], ['>= 600', '"auto"', '20000'], ['[700..800)', '-', '30000'],
       ]);
-      expect(await page.evaluate('document.activeElement.getAttribute("aria-label")')).toBe('Move row 2 up');
+      await expect.poll(() => focusedName(page)).toBe('Move row 2 up');
       await expect.poll(() => page.locator('tr.row-warning').count()).toBe(0);
       await page.keyboard.press('Enter');
       await expect.poll(() => gridRows(page).then((rows) => rows[0])).toEqual(['>= 750', '"auto"', '50000']);
       // At the top, "up" is disabled: the focus is on "down" of the same row, which moves it back.
-      expect(await page.evaluate('document.activeElement.getAttribute("aria-label")')).toBe('Move row 1 down');
+      await expect.poll(() => focusedName(page)).toBe('Move row 1 down');
       await page.keyboard.press('Enter');
       await expect.poll(() => gridRows(page).then((rows) => rows[1])).toEqual(['>= 750', '"auto"', '50000']);
       // Up and down arrows move along a column.
       await cell(page, 2, 'product').focus();
       await page.keyboard.press('ArrowDown');
-      expect(await page.evaluate('document.activeElement.getAttribute("aria-label")')).toBe('Row 3 product');
+      await expect.poll(() => focusedName(page)).toBe('Row 3 product');
 
       // Under "unique", rows 2 and 3 overlap: said beside row 3 with an input that matches both.
       await page.getByLabel('hitPolicy', { exact: true }).selectOption('unique');
@@ -164,7 +170,7 @@ describe('the decision-table grid', () => {
 
       await page.getByRole('button', { name: 'Save' }).click();
       await page.getByRole('heading', { name: 'Rule LIMIT_BY_SCORE' }).waitFor();
-      ruleId = decodeURIComponent(page.url().split('#/rules/')[1]!);
+      ruleId = decodeURIComponent(page.url().split('#/rules/')[1]);
     } finally {
       await view.close();
     }

@@ -78,11 +78,12 @@ function list(value: unknown): unknown[] {
 /** The form of a table read from the API (its `table` field). */
 export function tableToForm(table: unknown): TableForm {
   const source = record(table);
+  const text = (value: unknown): string => (typeof value === 'string' ? value : '');
   const inputs = list(source.inputs).map((entry): TableInputForm => {
     const input = record(entry);
     return typeof input.expression === 'string'
-      ? { name: String(input.name ?? ''), source: 'expression', text: input.expression }
-      : { name: String(input.name ?? ''), source: 'path', text: String(input.path ?? '') };
+      ? { name: text(input.name), source: 'expression', text: input.expression }
+      : { name: text(input.name), source: 'path', text: text(input.path) };
   });
   const outputs = list(source.outputs).map(String);
   const rows = list(source.rows).map((entry) => {
@@ -125,7 +126,7 @@ export function moveRow<T>(rows: readonly T[], index: number, step: -1 | 1): T[]
   const target = index + step;
   if (target < 0 || target >= rows.length) return [...rows];
   const next = [...rows];
-  [next[index], next[target]] = [next[target]!, next[index]!];
+  [next[index], next[target]] = [next[target], next[index]];
   return next;
 }
 
@@ -189,7 +190,7 @@ export function pasteCells(form: TableForm, rowIndex: number, column: number, ce
   cells.forEach((line, offset) => {
     const at = rowIndex + offset;
     while (rows.length <= at) rows.push(newRow(inputs, form.outputs.length));
-    const row = rows[at]!;
+    const row = rows[at];
     line.forEach((value, step) => {
       const target = column + step;
       if (target >= width) return;

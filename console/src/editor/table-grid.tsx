@@ -11,7 +11,7 @@
  * are shown beside the row they name; those about the whole table (gaps,
  * what could not be analyzed) above the grid.
  */
-import { useEffect, useRef } from 'preact/hooks';
+import { useLayoutEffect, useRef } from 'preact/hooks';
 import type { TargetedClipboardEvent, TargetedKeyboardEvent } from 'preact';
 import type { ApiError } from '../api.ts';
 import type { RuleCheckResult } from '../api-types.ts';
@@ -50,7 +50,8 @@ interface FocusTarget { key: number | 'end'; control: string }
 export function TableGrid({ table, onChange, check, checkedRowKeys, saveError, readOnly }: TableGridProps) {
   const root = useRef<HTMLDivElement>(null);
   const pendingFocus = useRef<FocusTarget | undefined>(undefined);
-  useEffect(() => {
+  // In the same task as the render, so a key pressed next lands on the control that took the focus.
+  useLayoutEffect(() => {
     const target = pendingFocus.current;
     if (target === undefined || root.current === null) return;
     pendingFocus.current = undefined;
@@ -115,7 +116,7 @@ export function TableGrid({ table, onChange, check, checkedRowKeys, saveError, r
     event.preventDefault();
     const cells = parseTsv(text);
     const rows = pasteCells(table, rowIndex, column, cells);
-    setRows(rows, { key: rows[rowIndex]!.key, control: `[data-col="${column}"]` });
+    setRows(rows, { key: rows[rowIndex].key, control: `[data-col="${column}"]` });
   };
   // Up and down move along the column, as in a spreadsheet; Tab goes along the row.
   const onKeyDown = (rowIndex: number, column: number) => (event: TargetedKeyboardEvent<HTMLInputElement>): void => {
@@ -135,12 +136,13 @@ export function TableGrid({ table, onChange, check, checkedRowKeys, saveError, r
     setRows([...table.rows, row], { key: row.key, control: '[data-col="0"]' });
   };
   const move = (rowIndex: number, step: -1 | 1): void => {
-    const key = table.rows[rowIndex]!.key;
+    const key = table.rows[rowIndex].key;
     const rows = moveRow(table.rows, rowIndex, step);
-    // At the top (or bottom) now, the button it was pressed on is disabled: the other one takes the focus.
-    const at = rowIndex + step;
-    const control = (step === -1 && at === 0) || (step === 1 && at === rows.length - 1) ? (step === -1 ? '.move-down' : '.move-up') : (step === -1 ? '.move-up' : '.move-down');
-    setRows(rows, { key, control });
+    // At the top (or bottom) now, the button pressed is disabled: the row's other one takes the focus.
+    const atEnd = step === -1 ? rowIndex + step === 0 : rowIndex + step === rows.length - 1;
+    const pressed = step === -1 ? '.move-up' : '.move-down';
+    const other = step === -1 ? '.move-down' : '.move-up';
+    setRows(rows, { key, control: atEnd ? other : pressed });
   };
   const remove = (rowIndex: number): void => {
     const rows = table.rows.filter((_, index) => index !== rowIndex);
@@ -158,7 +160,10 @@ export function TableGrid({ table, onChange, check, checkedRowKeys, saveError, r
     });
   };
   const removeInput = (index: number): void => {
-    update({ inputs: table.inputs.filter((_, at) => at !== index), rows: table.rows.map((row) => ({ ...row, when: row.when.filter((_, at) => at !== index) })) });
+    update({
+      inputs: table.inputs.filter((_, at) => at !== index),
+      rows: table.rows.map((row) => ({ ...row, when: row.when.filter((_, at) => at !== index) })),
+    });
   };
   const addOutput = (): void => {
     update({
