@@ -70,6 +70,11 @@ describe('the decision-table grid', () => {
     try {
       const { page } = view;
       await page.getByRole('heading', { name: 'New rule' }).waitFor();
+      // The saves the page asks for (the live checks go to /rules/check).
+      const saves: string[] = [];
+      page.on('request', (request) => {
+        if (request.method() === 'POST' && new URL(request.url()).pathname === '/api/v1/rules') saves.push(request.url());
+      });
       await page.getByLabel('code', { exact: true }).fill('LIMIT_BY_SCORE');
       await page.getByLabel('name', { exact: true }).fill('Limit by score');
       await page.getByLabel('fieldPath', { exact: true }).fill('loan.amount');
@@ -146,10 +151,16 @@ describe('the decision-table grid', () => {
       await expect.poll(() => focusedName(page)).toBe('Move row 1 down');
       await page.keyboard.press('Enter');
       await expect.poll(() => gridRows(page).then((rows) => rows[1])).toEqual(['>= 750', '"auto"', '50000']);
-      // Up and down arrows move along a column.
+      // The arrows up and down move along a column.
       await cell(page, 2, 'product').focus();
       await page.keyboard.press('ArrowDown');
       await expect.poll(() => focusedName(page)).toBe('Row 3 product');
+      await page.keyboard.press('ArrowUp');
+      await expect.poll(() => focusedName(page)).toBe('Row 2 product');
+      // Enter too, as in a spreadsheet: it does not save the rule.
+      await page.keyboard.press('Enter');
+      await expect.poll(() => focusedName(page)).toBe('Row 3 product');
+      expect(saves).toEqual([]);
 
       // Under "unique", rows 2 and 3 overlap: said beside row 3 with an input that matches both.
       await page.getByLabel('hitPolicy', { exact: true }).selectOption('unique');
@@ -170,6 +181,7 @@ describe('the decision-table grid', () => {
 
       await page.getByRole('button', { name: 'Save' }).click();
       await page.getByRole('heading', { name: 'Rule LIMIT_BY_SCORE' }).waitFor();
+      expect(saves).toHaveLength(1);
       ruleId = decodeURIComponent(page.url().split('#/rules/')[1]);
     } finally {
       await view.close();

@@ -118,12 +118,12 @@ export function TableGrid({ table, onChange, check, checkedRowKeys, saveError, r
     const rows = pasteCells(table, rowIndex, column, cells);
     setRows(rows, { key: rows[rowIndex].key, control: `[data-col="${column}"]` });
   };
-  // Up and down move along the column, as in a spreadsheet; Tab goes along the row.
+  // Up and down (and Enter, rather than submitting the rule) move along the column, as in a spreadsheet; Tab goes along the row.
   const onKeyDown = (rowIndex: number, column: number) => (event: TargetedKeyboardEvent<HTMLInputElement>): void => {
-    if (event.key !== 'ArrowUp' && event.key !== 'ArrowDown') return;
+    if (event.key !== 'ArrowUp' && event.key !== 'ArrowDown' && event.key !== 'Enter') return;
+    event.preventDefault();
     const target = table.rows[rowIndex + (event.key === 'ArrowUp' ? -1 : 1)];
     if (target === undefined) return;
-    event.preventDefault();
     root.current?.querySelector<HTMLElement>(`tr[data-row-key="${target.key}"] [data-col="${column}"]`)?.focus();
   };
 
@@ -184,7 +184,7 @@ export function TableGrid({ table, onChange, check, checkedRowKeys, saveError, r
       <p class="hint" id="rule-table-hint">
         Each row tests the inputs with one cell each (<code>-</code> any, <code>"auto"</code>, <code>&gt;= 700</code>, <code>[600..700)</code>,
         {' '}<code>in ["US", "CA"]</code>, <code>not(…)</code>) and gives its outputs, <code>$row.</code><i>name</i> in the expression.
-        Paste rows from a spreadsheet into a cell; ↑ and ↓ move along a column.
+        Paste rows from a spreadsheet into a cell; ↑, ↓ and Enter move along a column.
       </p>
       <div class="table-settings">
         <div class="field">
