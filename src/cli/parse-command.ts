@@ -38,8 +38,8 @@ export type Command =
   | { kind: 'impact'; tenantId: string; context: string; target: ImpactTarget; limit: number }
   /** A rule's decision-table rows as CSV; `out` absent: print them. */
   | { kind: 'table-export'; tenantId: string; ruleId: string; out?: string }
-  /** The rule's rows replaced by those of the CSV file. */
-  | { kind: 'table-import'; tenantId: string; ruleId: string; file: string };
+  /** The rule's rows replaced by those of the CSV file; `version`: the rule's version the file was made from (--version). */
+  | { kind: 'table-import'; tenantId: string; ruleId: string; file: string; version?: number };
 
 /** The commands on a rule's decision table as CSV. */
 export type TableCommand = Extract<Command, { kind: 'table-export' | 'table-import' }>;
@@ -121,6 +121,10 @@ export function parseCommandLine(argv: readonly string[], env: Record<string, st
   for (const [flag, kind] of Object.entries(fileFlags)) {
     if (values[flag as keyof typeof fileFlags] !== undefined && command.kind !== kind) throw new UsageError(`--${flag} applies only to "${kind}"`);
   }
+  if (values.version !== undefined) {
+    if (command.kind !== 'table-import') throw new UsageError('--version applies only to "table import"');
+    return { command: { ...command, version: integer('--version', values.version, 1) }, json, remote };
+  }
   if (command.kind === 'export') return { command: { ...command, draft: values.draft === true, out: values.out }, json, remote };
   if (command.kind === 'import') {
     const flags = { dryRun: values['dry-run'] === true, prune: values.prune === true, publish: values.publish === true, force: values.force === true };
@@ -187,6 +191,7 @@ function parseOptions(argv: readonly string[]) {
       force: { type: 'boolean' },
       target: { type: 'string' },
       limit: { type: 'string' },
+      version: { type: 'string' },
       url: { type: 'string' },
       key: { type: 'string' },
       'key-stdin': { type: 'boolean' },
@@ -283,7 +288,7 @@ function tableCommand(action: string | undefined, rest: readonly string[]): Draf
     return { kind: 'table-export', tenantId: tenantOf(rest[0]), ruleId: rest[1], out: rest[2] };
   }
   if (action === 'import') {
-    expectCount('table import <tenant> <rule-id> FILE', rest, 3);
+    expectCount('table import <tenant> <rule-id> FILE [--version N]', rest, 3);
     return { kind: 'table-import', tenantId: tenantOf(rest[0]), ruleId: rest[1], file: rest[2] };
   }
   throw new UsageError(`unknown table command "${action ?? ''}" (export, import)`);
