@@ -11,7 +11,8 @@
  * are shown beside the row they name; those about the whole table (gaps,
  * what could not be analyzed) above the grid.
  */
-import { useLayoutEffect, useRef } from 'preact/hooks';
+import { memo } from 'preact/compat';
+import { useLayoutEffect, useMemo, useRef } from 'preact/hooks';
 import type { TargetedClipboardEvent, TargetedKeyboardEvent } from 'preact';
 import type { ApiError } from '../api.ts';
 import type { RuleCheckResult } from '../api-types.ts';
@@ -60,7 +61,10 @@ export function TableGrid({ table, onChange, check, checkedRowKeys, saveError, r
   });
 
   const inputCount = table.inputs.length;
-  const columnNames = [...table.inputs.map((input) => input.name), ...table.outputs];
+  const names = [...table.inputs.map((input) => input.name), ...table.outputs];
+  // The same array while the names stay: rows are redrawn only when something of theirs changes (a table may have thousands).
+  const columnsKey = JSON.stringify(names);
+  const columnNames = useMemo(() => names, [columnsKey]);
   const update = (patch: Partial<TableForm>): void => onChange({ ...table, ...patch });
   const setRows = (rows: TableRowForm[], focus?: FocusTarget): void => {
     pendingFocus.current = focus;
@@ -110,7 +114,7 @@ export function TableGrid({ table, onChange, check, checkedRowKeys, saveError, r
     if (!known.some((finding) => finding.text === text)) add(error.path, { severity: 'error', label: 'Error', text }, table.rows.map((row) => row.key));
   }
 
-  const onPaste = (rowIndex: number, column: number) => (event: TargetedClipboardEvent<HTMLInputElement>): void => {
+  const onPaste = (rowIndex: number, column: number, event: TargetedClipboardEvent<HTMLInputElement>): void => {
     const text = event.clipboardData?.getData('text/plain') ?? '';
     if (!/[\t\n]/.test(text.replace(/\r?\n$/, ''))) return;
     event.preventDefault();
@@ -119,7 +123,7 @@ export function TableGrid({ table, onChange, check, checkedRowKeys, saveError, r
     setRows(rows, { key: rows[rowIndex].key, control: `[data-col="${column}"]` });
   };
   // Up and down (and Enter, rather than submitting the rule) move along the column, as in a spreadsheet; Tab goes along the row.
-  const onKeyDown = (rowIndex: number, column: number) => (event: TargetedKeyboardEvent<HTMLInputElement>): void => {
+  const onKeyDown = (rowIndex: number, column: number, event: TargetedKeyboardEvent<HTMLInputElement>): void => {
     if (event.key !== 'ArrowUp' && event.key !== 'ArrowDown' && event.key !== 'Enter') return;
     event.preventDefault();
     const target = table.rows[rowIndex + (event.key === 'ArrowUp' ? -1 : 1)];
@@ -149,6 +153,20 @@ export function TableGrid({ table, onChange, check, checkedRowKeys, saveError, r
     const next = rows[rowIndex] ?? rows[rowIndex - 1];
     setRows(rows, next === undefined ? { key: 'end', control: '.add-row' } : { key: next.key, control: '.delete-row' });
   };
+
+  // The rows' handlers, the same functions at every render (a row redrawn for a new handler would defeat GridRow's memo),
+  // each calling the latest render's own.
+  const handlers: RowActions = { setCell, onPaste, onKeyDown, addBelow, move, remove };
+  const latestHandlers = useRef(handlers);
+  latestHandlers.current = handlers;
+  const rowActions = useMemo<RowActions>(() => ({
+    setCell: (...args) => latestHandlers.current.setCell(...args),
+    onPaste: (...args) => latestHandlers.current.onPaste(...args),
+    onKeyDown: (...args) => latestHandlers.current.onKeyDown(...args),
+    addBelow: (...args) => latestHandlers.current.addBelow(...args),
+    move: (...args) => latestHandlers.current.move(...args),
+    remove: (...args) => latestHandlers.current.remove(...args),
+  }), []);
 
   const setInput = (index: number, patch: Partial<TableForm['inputs'][number]>): void => {
     update({ inputs: table.inputs.map((input, at) => (at === index ? { ...input, ...patch } : input)) });
@@ -287,50 +305,11 @@ export function TableGrid({ table, onChange, check, checkedRowKeys, saveError, r
           </thead>
           <tbody>
             {table.rows.map((row, rowIndex) => {
-              const findings = rowFindings.get(row.key) ?? [];
-              const findingsId = `table-row-${row.key}-findings`;
-              const rowClass = findings.some((finding) => finding.severity === 'error') ? 'row-error' : findings.length > 0 ? 'row-warning' : '';
-              const label = `row ${rowIndex + 1}`;
+              const findings = rowFindings.get(row.key) ?? NO_FINDINGS;
               return (
-                <tr key={row.key} data-row-key={row.key} class={rowClass}>
-                  <th scope="row">{rowIndex + 1}</th>
-                  {[...row.when, ...row.then].map((value, column) => {
-                    const cellFindings = findings.filter((finding) => finding.column === column);
-                    const invalid = cellFindings.some((finding) => finding.severity === 'error');
-                    const name = columnNames[column] === '' ? `column ${column + 1}` : columnNames[column];
-                    return (
-                      <td key={column} class={`${column < inputCount ? 'when-cell' : 'then-cell'}${invalid ? ' cell-error' : cellFindings.length > 0 ? ' cell-warning' : ''}`}>
-                        <input type="text" spellcheck={false} data-col={column} aria-label={`Row ${rowIndex + 1} ${name}`} value={value} readOnly={readOnly}
-                          aria-invalid={invalid ? 'true' : undefined}
-                          aria-describedby={cellFindings.length > 0 ? cellFindings.map((finding) => `${findingsId}-${findings.indexOf(finding)}`).join(' ') : undefined}
-                          onInput={(event) => setCell(rowIndex, column, event.currentTarget.value)}
-                          onPaste={readOnly ? undefined : onPaste(rowIndex, column)} onKeyDown={onKeyDown(rowIndex, column)} />
-                      </td>
-                    );
-                  })}
-                  <td class="row-findings">
-                    {findings.length > 0 && (
-                      <ul class="findings" aria-label={`Findings of ${label}`}>
-                        {findings.map((finding, index) => (
-                          <li key={index} id={`${findingsId}-${index}`} class={`finding-${finding.severity}`}>
-                            <strong>{finding.column === undefined ? finding.label : `${finding.label}, row ${rowIndex + 1}, ${columnNames[finding.column] ?? `column ${finding.column + 1}`}`}</strong>: {finding.text}
-                          </li>
-                        ))}
-                      </ul>
-                    )}
-                  </td>
-                  <td class="row-actions">
-                    {!readOnly && (
-                      <>
-                        <button type="button" class="secondary add-below" aria-label={`Add a row below ${label}`} title="Add a row below" onClick={() => addBelow(rowIndex)}>+</button>
-                        <button type="button" class="secondary move-up" aria-label={`Move ${label} up`} title="Move up" disabled={rowIndex === 0} onClick={() => move(rowIndex, -1)}>↑</button>
-                        <button type="button" class="secondary move-down" aria-label={`Move ${label} down`} title="Move down" disabled={rowIndex === table.rows.length - 1}
-                          onClick={() => move(rowIndex, 1)}>↓</button>
-                        <button type="button" class="secondary delete-row" aria-label={`Delete ${label}`} title="Delete" onClick={() => remove(rowIndex)}>✕</button>
-                      </>
-                    )}
-                  </td>
-                </tr>
+                <GridRow key={row.key} row={row} rowIndex={rowIndex} isLast={rowIndex === table.rows.length - 1} columnNames={columnNames}
+                  inputCount={inputCount} findings={findings} findingsKey={findings === NO_FINDINGS ? '' : JSON.stringify(findings)}
+                  readOnly={readOnly} actions={rowActions} />
               );
             })}
           </tbody>
@@ -344,3 +323,78 @@ export function TableGrid({ table, onChange, check, checkedRowKeys, saveError, r
     </div>
   );
 }
+
+const NO_FINDINGS: readonly RowFinding[] = [];
+
+/** What a row of the grid can ask of the grid: the same functions at every render. */
+interface RowActions {
+  setCell(rowIndex: number, column: number, value: string): void;
+  onPaste(rowIndex: number, column: number, event: TargetedClipboardEvent<HTMLInputElement>): void;
+  onKeyDown(rowIndex: number, column: number, event: TargetedKeyboardEvent<HTMLInputElement>): void;
+  addBelow(rowIndex: number): void;
+  move(rowIndex: number, step: -1 | 1): void;
+  remove(rowIndex: number): void;
+}
+
+interface GridRowProps {
+  row: TableRowForm;
+  rowIndex: number;
+  isLast: boolean;
+  columnNames: readonly string[];
+  inputCount: number;
+  findings: readonly RowFinding[];
+  /** The findings as text: equal findings, recomputed at each render, do not redraw the row. */
+  findingsKey: string;
+  readOnly: boolean;
+  actions: RowActions;
+}
+
+/** One row: its number, a text input per cell, its findings and its buttons. Redrawn only when one of its props changes. */
+const GridRow = memo(function GridRow({ row, rowIndex, isLast, columnNames, inputCount, findings, readOnly, actions }: GridRowProps) {
+  const findingsId = `table-row-${row.key}-findings`;
+  const rowClass = findings.some((finding) => finding.severity === 'error') ? 'row-error' : findings.length > 0 ? 'row-warning' : '';
+  const label = `row ${rowIndex + 1}`;
+  return (
+    <tr data-row-key={row.key} class={rowClass}>
+      <th scope="row">{rowIndex + 1}</th>
+      {[...row.when, ...row.then].map((value, column) => {
+        const cellFindings = findings.filter((finding) => finding.column === column);
+        const invalid = cellFindings.some((finding) => finding.severity === 'error');
+        const name = columnNames[column] === '' ? `column ${column + 1}` : columnNames[column];
+        return (
+          <td key={column} class={`${column < inputCount ? 'when-cell' : 'then-cell'}${invalid ? ' cell-error' : cellFindings.length > 0 ? ' cell-warning' : ''}`}>
+            <input type="text" spellcheck={false} data-col={column} aria-label={`Row ${rowIndex + 1} ${name}`} value={value} readOnly={readOnly}
+              aria-invalid={invalid ? 'true' : undefined}
+              aria-describedby={cellFindings.length > 0 ? cellFindings.map((finding) => `${findingsId}-${findings.indexOf(finding)}`).join(' ') : undefined}
+              onInput={(event) => actions.setCell(rowIndex, column, event.currentTarget.value)}
+              onPaste={readOnly ? undefined : (event) => actions.onPaste(rowIndex, column, event)}
+              onKeyDown={(event) => actions.onKeyDown(rowIndex, column, event)} />
+          </td>
+        );
+      })}
+      <td class="row-findings">
+        {findings.length > 0 && (
+          <ul class="findings" aria-label={`Findings of ${label}`}>
+            {findings.map((finding, index) => (
+              <li key={index} id={`${findingsId}-${index}`} class={`finding-${finding.severity}`}>
+                <strong>{finding.column === undefined ? finding.label : `${finding.label}, row ${rowIndex + 1}, ${columnNames[finding.column] ?? `column ${finding.column + 1}`}`}</strong>: {finding.text}
+              </li>
+            ))}
+          </ul>
+        )}
+      </td>
+      <td class="row-actions">
+        {!readOnly && (
+          <>
+            <button type="button" class="secondary add-below" aria-label={`Add a row below ${label}`} title="Add a row below" onClick={() => actions.addBelow(rowIndex)}>+</button>
+            <button type="button" class="secondary move-up" aria-label={`Move ${label} up`} title="Move up" disabled={rowIndex === 0} onClick={() => actions.move(rowIndex, -1)}>↑</button>
+            <button type="button" class="secondary move-down" aria-label={`Move ${label} down`} title="Move down" disabled={isLast} onClick={() => actions.move(rowIndex, 1)}>↓</button>
+            <button type="button" class="secondary delete-row" aria-label={`Delete ${label}`} title="Delete" onClick={() => actions.remove(rowIndex)}>✕</button>
+          </>
+        )}
+      </td>
+    </tr>
+  );
+}, (before, after) => before.row === after.row && before.rowIndex === after.rowIndex && before.isLast === after.isLast
+  && before.columnNames === after.columnNames && before.inputCount === after.inputCount && before.findingsKey === after.findingsKey
+  && before.readOnly === after.readOnly && before.actions === after.actions);
