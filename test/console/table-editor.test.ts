@@ -232,4 +232,22 @@ describe('the decision-table grid', () => {
       { when: ['< 600', '-'], then: [100] }, { when: ['>= 750', '"auto"'], then: [50000] }, { when: ['>= 600', '"auto"'], then: [20000] },
     ]);
   });
+
+  it('shows an archived table rule read-only: its cells can be read, no row can be added, moved or deleted', async () => {
+    expect((await t.request('DELETE', `/api/v1/rules/${ruleId}`)).status).toBe(204);
+    const view = await openSignedIn(browser, t, `#/rules/${encodeURIComponent(ruleId)}`);
+    try {
+      const { page } = view;
+      await page.getByRole('heading', { name: 'Rule LIMIT_BY_SCORE' }).waitFor();
+      expect(await gridRows(page)).toEqual([['< 600', '-', '100'], ['>= 750', '"auto"', '50000'], ['>= 600', '"auto"', '20000']]);
+      expect(await cell(page, 1, 'score').getAttribute('readonly')).not.toBeNull();
+      expect(await page.getByLabel('hitPolicy', { exact: true }).isDisabled()).toBe(true);
+      for (const name of ['Add row', 'Delete row 1', 'Move row 2 up', 'Add input', 'Add output']) {
+        expect(await page.getByRole('button', { name, exact: true }).count(), name).toBe(0);
+      }
+      await checkPage(view, 'table-grid-archived');
+    } finally {
+      await view.close();
+    }
+  });
 });
