@@ -245,6 +245,7 @@ describe('the decision-table grid', () => {
       for (const name of ['Add row', 'Delete row 1', 'Move row 2 up', 'Add input', 'Add output']) {
         expect(await page.getByRole('button', { name, exact: true }).count(), name).toBe(0);
       }
+      expect(await page.getByRole('columnheader', { name: 'Actions' }).count()).toBe(0);
       await checkPage(view, 'table-grid-archived');
     } finally {
       await view.close();

@@ -286,13 +286,13 @@ export function TableGrid({ table, onChange, check, checkedRowKeys, saveError, r
           <colgroup><col class="row-number" /></colgroup>
           <colgroup span={inputCount} class="when-columns" />
           <colgroup span={Math.max(table.outputs.length, 1)} class="then-columns" />
-          <colgroup><col /><col /></colgroup>
+          <colgroup span={readOnly ? 1 : 2} />
           <thead>
             <tr>
               <td />
               <th scope="colgroup" colSpan={inputCount} class="when-head">When (inputs)</th>
               {table.outputs.length > 0 && <th scope="colgroup" colSpan={table.outputs.length} class="then-head">Then (outputs)</th>}
-              <td colSpan={2} />
+              <td colSpan={readOnly ? 1 : 2} />
             </tr>
             <tr>
               <th scope="col">Row</th>
@@ -300,7 +300,7 @@ export function TableGrid({ table, onChange, check, checkedRowKeys, saveError, r
                 <th scope="col" key={column} class={column < inputCount ? 'when-col' : 'then-col'}>{name === '' ? `(column ${column + 1})` : name}</th>
               ))}
               <th scope="col">Findings</th>
-              <th scope="col">Actions</th>
+              {!readOnly && <th scope="col">Actions</th>}
             </tr>
           </thead>
           <tbody>
@@ -383,16 +383,14 @@ const GridRow = memo(function GridRow({ row, rowIndex, isLast, columnNames, inpu
           </ul>
         )}
       </td>
-      <td class="row-actions">
-        {!readOnly && (
-          <>
-            <button type="button" class="secondary add-below" aria-label={`Add a row below ${label}`} title="Add a row below" onClick={() => actions.addBelow(rowIndex)}>+</button>
-            <button type="button" class="secondary move-up" aria-label={`Move ${label} up`} title="Move up" disabled={rowIndex === 0} onClick={() => actions.move(rowIndex, -1)}>↑</button>
-            <button type="button" class="secondary move-down" aria-label={`Move ${label} down`} title="Move down" disabled={isLast} onClick={() => actions.move(rowIndex, 1)}>↓</button>
-            <button type="button" class="secondary delete-row" aria-label={`Delete ${label}`} title="Delete" onClick={() => actions.remove(rowIndex)}>✕</button>
-          </>
-        )}
-      </td>
+      {!readOnly && (
+        <td class="row-actions">
+          <button type="button" class="secondary add-below" aria-label={`Add a row below ${label}`} title="Add a row below" onClick={() => actions.addBelow(rowIndex)}>+</button>
+          <button type="button" class="secondary move-up" aria-label={`Move ${label} up`} title="Move up" disabled={rowIndex === 0} onClick={() => actions.move(rowIndex, -1)}>↑</button>
+          <button type="button" class="secondary move-down" aria-label={`Move ${label} down`} title="Move down" disabled={isLast} onClick={() => actions.move(rowIndex, 1)}>↓</button>
+          <button type="button" class="secondary delete-row" aria-label={`Delete ${label}`} title="Delete" onClick={() => actions.remove(rowIndex)}>✕</button>
+        </td>
+      )}
     </tr>
   );
 }, (before, after) => before.row === after.row && before.rowIndex === after.rowIndex && before.isLast === after.isLast
