@@ -42,8 +42,8 @@ export type Command =
   | { kind: 'impact'; tenantId: string; context: string; target: ImpactTarget; limit: number }
   /** A rule's decision-table rows as CSV; `out` absent: print them. */
   | { kind: 'table-export'; tenantId: string; ruleId: string; out?: string }
-  /** The rule's rows replaced by those of the CSV file. */
-  | { kind: 'table-import'; tenantId: string; ruleId: string; file: string };
+  /** The rule's rows replaced by those of the CSV file; `version`: the rule's version the file was made from (--version). */
+  | { kind: 'table-import'; tenantId: string; ruleId: string; file: string; version?: number };
 
 /** How long `bench` times each validator, and how many rules it times without. */
 export interface BenchOptions {
@@ -141,6 +141,10 @@ export function parseCommandLine(argv: readonly string[], env: Record<string, st
       throw new UsageError(`--${flag} applies only to ${kinds.map((kind) => `"${kind === 'bench-context' ? 'bench <tenant> <context>' : kind}"`).join(' and ')}`);
     }
   }
+  if (values.version !== undefined) {
+    if (command.kind !== 'table-import') throw new UsageError('--version applies only to "table import"');
+    return { command: { ...command, version: integer('--version', values.version, 1) }, json, remote };
+  }
   if (command.kind === 'bench' || command.kind === 'bench-context') {
     const timeMs = values.time === undefined ? undefined : integer('--time', values.time, BENCH_TIME_MS.min, BENCH_TIME_MS.max);
     const top = values.top === undefined ? DEFAULT_BENCH_TOP : integer('--top', values.top, 1);
@@ -221,6 +225,7 @@ function parseOptions(argv: readonly string[]) {
       time: { type: 'string' },
       top: { type: 'string' },
       samples: { type: 'string' },
+      version: { type: 'string' },
       url: { type: 'string' },
       key: { type: 'string' },
       'key-stdin': { type: 'boolean' },
@@ -322,7 +327,7 @@ function tableCommand(action: string | undefined, rest: readonly string[]): Draf
     return { kind: 'table-export', tenantId: tenantOf(rest[0]), ruleId: rest[1], out: rest[2] };
   }
   if (action === 'import') {
-    expectCount('table import <tenant> <rule-id> FILE', rest, 3);
+    expectCount('table import <tenant> <rule-id> FILE [--version N]', rest, 3);
     return { kind: 'table-import', tenantId: tenantOf(rest[0]), ruleId: rest[1], file: rest[2] };
   }
   throw new UsageError(`unknown table command "${action ?? ''}" (export, import)`);

@@ -18,5 +18,7 @@ export async function runRemoteTableCommand(command: TableCommand, remote: Remot
   // The service bounds the body (MAX_BODY_BYTES, 413) and checks it is UTF-8 as well.
   const csv = await readCsvFile(command.file);
   const body = new TextBody('text/csv; charset=utf-8', csv);
-  return tableImported(await request<Rule & { warnings: RuleWarning[] }>(remote, command.tenantId, 'PUT', path, body));
+  // --version: the service refuses (409 STALE_VERSION) when the rule has moved on since.
+  const target = command.version === undefined ? path : `${path}?version=${command.version}`;
+  return tableImported(await request<Rule & { warnings: RuleWarning[] }>(remote, command.tenantId, 'PUT', target, body));
 }

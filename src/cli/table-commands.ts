@@ -34,11 +34,11 @@ export async function runTableCommand(command: TableCommand, storage: Storage, c
   const { maxExpressionLength, maxTableRows } = config;
   let updated: Rule;
   try {
-    updated = await replaceTableRows(storage.rules, tenantId, stored, { csv, origin: AT_THE_CLI }, {
+    updated = await replaceTableRows(storage.rules, tenantId, stored, { csv, basedOnVersion: command.version, origin: AT_THE_CLI }, {
       maxTableRows, assertCompiles: (code, content) => assertRuleCompiles(code, content, { maxExpressionLength, maxTableRows }),
     });
   } catch (error) {
-    throw importRefusal(command.file, ruleId, error);
+    throw importRefusal(command, error);
   }
   const payloadSchemas = new PayloadSchemas({ store: storage.payloadSchemas, limits: { maxExpressionLength } });
   return tableImported(await withWarnings({ payloadSchemas, maxExpressionLength }, tenantId, updated));
@@ -100,10 +100,13 @@ async function tableRule(storage: Storage, tenantId: string, ruleId: string): Pr
 }
 
 /** Why the file's rows were not saved, each problem by its place (`line 3`, `table.rows[1].when[0]`). */
-function importRefusal(file: string, ruleId: string, error: unknown): unknown {
+function importRefusal({ file, ruleId, version }: Extract<TableCommand, { kind: 'table-import' }>, error: unknown): unknown {
   if (error instanceof TableCsvInvalidError) return new CommandError(`${file} was not imported, the CSV is invalid:\n${describeErrors(error.errors)}`);
   if (error instanceof RuleInvalidError) return new CommandError(`${file} was not imported, a row does not compile:\n${describeErrors(error.errors)}`);
   if (error instanceof RuleArchivedError) return new CommandError(`rule ${ruleId} is archived: restore it before changing its table`);
+  if (error instanceof StaleVersionError && version !== undefined) {
+    return new CommandError(`${file} was not imported: ${error.message} (--version ${version}); export the table again and redo the changes on it`);
+  }
   if (error instanceof StaleVersionError) return new CommandError(`rule ${ruleId} changed while its table was being imported (${error.message}); run the import again`);
   return error;
 }

@@ -51,10 +51,13 @@ Commands:
                                              print (or write to FILE) the rows of the rule's
                                              decision table as CSV: a header of the input then
                                              output names, one line per row
-  table import <tenant> <rule-id> FILE       replace the rule's table rows with the CSV file's (the
+  table import <tenant> <rule-id> FILE [--version N]
+                                             replace the rule's table rows with the CSV file's (the
                                              header as export writes it; inputs, hit policy and
                                              noMatch stay): a new draft version, checked and
-                                             compiled; prints it and the rule's warnings
+                                             compiled; prints it and the rule's warnings. With
+                                             --version, refused unless the rule is still at
+                                             version N (the one the file was exported from)
   signing-key [<tenant>]                     print the public key that signs validator modules
                                              (the tenant only with --url, whose key reads it)
 

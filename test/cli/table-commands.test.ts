@@ -153,6 +153,16 @@ describe('on the database', () => {
     expect((await run('table', 'export', 'acme', limitsId)).stdout).toBe(tableCsv);
   });
 
+  it('--version N imports only while the rule is still at version N', async () => {
+    // The rule is at version 3 (the imports above); a file made from version 2 is refused and changes nothing.
+    const stale = await run('table', 'import', 'acme', limitsId, await write('stale.csv', tableCsv.replace('1000', '900')), '--version', '2');
+    expect(stale.code).toBe(1);
+    expect(stale.stderr).toContain('stale.csv was not imported: the rule is at version 3, not 2 (--version 2); export the table again');
+    expect((await run('table', 'export', 'acme', limitsId)).stdout).toBe(tableCsv);
+    const current = await runJson('table', 'import', 'acme', limitsId, await write('current.csv', tableCsv), '--version', '3');
+    expect(current).toMatchObject({ version: 3, table });
+  });
+
   it('an unknown rule, a rule without a table or an unknown tenant exit 1, saying so', async () => {
     const unknown = await run('table', 'export', 'acme', '00000000-0000-4000-8000-000000000000');
     expect(unknown.code).toBe(1);
@@ -170,6 +180,8 @@ describe('on the database', () => {
     for (const argv of [
       ['table'], ['table', 'show', 'acme', limitsId], ['table', 'export', 'acme'], ['table', 'export', 'acme', limitsId, 'a', 'b'],
       ['table', 'import', 'acme', limitsId], ['table', 'import', 'Not A Tenant', limitsId, 'f.csv'], ['table', 'export', 'acme', limitsId, '--draft'],
+      ['table', 'export', 'acme', limitsId, '--version', '1'], ['table', 'import', 'acme', limitsId, 'f.csv', '--version', '0'],
+      ['table', 'import', 'acme', limitsId, 'f.csv', '--version', 'latest'],
     ]) {
       const result = await run(...argv);
       expect(result.code, argv.join(' ')).toBe(2);
@@ -180,7 +192,7 @@ describe('on the database', () => {
   it('--help lists both commands', async () => {
     const help = (await run('--help')).stdout;
     expect(help).toContain('table export <tenant> <rule-id> [FILE]');
-    expect(help).toContain('table import <tenant> <rule-id> FILE');
+    expect(help).toContain('table import <tenant> <rule-id> FILE [--version N]');
   });
 });
 
@@ -205,7 +217,12 @@ describe('against a running service (--url)', () => {
       expect((await run('table', 'export', 'acme', limitsId, ...remote)).stdout).toBe(tableCsv);
 
       const edited = await write('remote-edited.csv', 'product,country,maxAmount,note\n"""boat""",-,7000,boats\n-,-,500,any\n');
-      const imported = await run('table', 'import', 'acme', limitsId, edited, ...remote);
+      // --version: the service refuses a file made from an older version (409), and takes it at the current one.
+      const stale = await run('table', 'import', 'acme', limitsId, edited, '--version', '2', ...remote);
+      expect(stale.code).toBe(1);
+      expect(stale.stderr).toBe('error: 409 CONFLICT: the rule is at version 3, not 2\n');
+      expect((await run('table', 'export', 'acme', limitsId, ...remote)).stdout).toBe(tableCsv);
+      const imported = await run('table', 'import', 'acme', limitsId, edited, '--version', '3', ...remote);
       expect(imported.code, imported.stderr).toBe(0);
       expect(imported.stdout).toBe(`Rule LIMITS (${limitsId}): 2 row(s); version 4, status draft.\n`);
 

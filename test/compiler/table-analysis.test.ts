@@ -390,11 +390,11 @@ describe('explain names the table row', () => {
 });
 
 describe('docs/rule-language.md, "Decision tables"', () => {
-  // Until the API takes tables, the section marks its examples `jsonc`, and they are checked here with the compiler:
+  // The section's examples are checked here with the compiler (test/docs/ saves its rules and runs its payloads over HTTP):
   // a rule compiles; a payload gets the result shown with the last rule above it; an analyzed rule gets the warnings shown.
   const markdown = readFileSync(new URL('../../docs/rule-language.md', import.meta.url), 'utf8');
   const start = markdown.indexOf('\n## 16. Decision tables\n');
-  const blocks = fencedBlocks(markdown.slice(start)).filter((b) => b.info.startsWith('jsonc') || b.info === 'text');
+  const blocks = fencedBlocks(markdown.slice(start)).filter((b) => b.info.startsWith('json') || b.info === 'text');
   const ruleOfBlock = (body: string): RuleDefinition => {
     const { context: _context, ...rule } = JSON.parse(body) as RuleDefinition & { context: string };
     return rule;
@@ -402,8 +402,8 @@ describe('docs/rule-language.md, "Decision tables"', () => {
 
   it('has its examples: four hit policies, each kind of warning', () => {
     expect(start).toBeGreaterThan(0);
-    expect(blocks.filter((b) => b.info === 'jsonc payload')).toHaveLength(4);
-    expect(blocks.filter((b) => b.info === 'jsonc analyzed')).toHaveLength(5);
+    expect(blocks.filter((b) => b.info === 'json payload')).toHaveLength(4);
+    expect(blocks.filter((b) => b.info === 'json analyzed')).toHaveLength(5);
   });
 
   it('shows what the compiler does', () => {
@@ -412,20 +412,20 @@ describe('docs/rule-language.md, "Decision tables"', () => {
     const checked: string[] = [];
     for (let i = 0; i < blocks.length; i++) {
       const block = blocks[i];
-      if (block.info === 'jsonc' || block.info === 'jsonc analyzed') {
+      if (block.info === 'json' || block.info === 'json analyzed') {
         rule = ruleOfBlock(block.body);
         expect(compileRuleset([rule]).errors, `line ${block.line}`).toEqual([]);
       }
-      if (block.info === 'jsonc schema') schema = JSON.parse(block.body);
-      if (block.info === 'jsonc payload') {
+      if (block.info === 'json schema') schema = JSON.parse(block.body);
+      if (block.info === 'json payload') {
         if (rule === undefined) throw new Error(`line ${block.line}: a payload without a rule above it`);
         const result = blocks[i + 1];
-        expect(result.info, `line ${block.line}: a payload is followed by its result`).toBe('jsonc result');
+        expect(result.info, `line ${block.line}: a payload is followed by its result`).toBe('json result');
         const answer = compileRuleset([rule]).validate(JSON.parse(block.body), NOW);
         expect(answer, `line ${block.line}`).toEqual(JSON.parse(result.body));
         checked.push('payload');
       }
-      if (block.info === 'jsonc analyzed') {
+      if (block.info === 'json analyzed') {
         const shown = blocks[i + 1];
         expect(shown.info, `line ${block.line}: an analyzed rule is followed by its warnings`).toBe('text');
         const warnings = analyzeRule(ruleOfBlock(block.body), { payloadSchema: schema }).map((w) => `${w.code} ${w.path}: ${w.message}`);

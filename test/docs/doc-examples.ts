@@ -4,6 +4,11 @@
  * (renderers show only its first word, `json`):
  *
  * - ```` ```json ```` a rule, as the body of POST /api/v1/rules: it must save;
+ * - ```` ```json analyzed ```` a rule that must save, followed by the
+ *   ```` ```text ```` block of its warnings (decision tables: those the
+ *   compiler's tests check, test/compiler/table-analysis.test.ts);
+ * - ```` ```json schema ```` the payload schema of the examples after it (the
+ *   same tests use it); only read as JSON here;
  * - ```` ```json refused ```` a rule that must be refused, followed at once by
  *   a ```` ```text ```` block of the errors it gets, one `path: message` a line;
  * - ```` ```json payload ```` a payload, followed at once by a
@@ -119,7 +124,8 @@ export function docExamples(markdown: string): DocExamples {
     }
     if (language !== 'json') continue;
     const value = parseJson(block);
-    if (tag === undefined) {
+    if (tag === 'schema') continue;
+    if (tag === undefined || tag === 'analyzed') {
       const rule = asObject(value, block);
       examples.rules.push({ line: block.line, rule });
       sectionRules.push(rule);
@@ -139,7 +145,7 @@ export function docExamples(markdown: string): DocExamples {
       });
       i++;
     } else {
-      throw new Error(`line ${block.line}: unknown tag "${tag}" (a json block is a rule, "refused", "payload" or "result" after a payload)`);
+      throw new Error(`line ${block.line}: unknown tag "${tag}" (a json block is a rule, "analyzed", "schema", "refused", "payload" or "result" after a payload)`);
     }
   }
   return examples;

@@ -15,8 +15,8 @@ export class RuleChecker {
 
   constructor(
     private readonly call: CheckCall,
-    /** Told of each answer to the latest request. */
-    private readonly onResult: (result: RuleCheckResult) => void,
+    /** Told of each answer to the latest request, with the rule it is about. */
+    private readonly onResult: (result: RuleCheckResult, rule: Record<string, unknown>) => void,
   ) {}
 
   /** The check of `rule`, asked once for the same rule. */
@@ -27,7 +27,7 @@ export class RuleChecker {
     const answer = this.call(rule);
     this.#lastBody = body;
     this.#lastAnswer = answer;
-    answer.then((result) => { if (ticket === this.#latest) this.onResult(result); }, () => { this.#lastBody = ''; });
+    answer.then((result) => { if (ticket === this.#latest) this.onResult(result, rule); }, () => { this.#lastBody = ''; });
     return answer;
   }
 }

@@ -6,6 +6,7 @@
  */
 import type { FieldError } from '../api.ts';
 import type { Rule } from '../api-types.ts';
+import { formToTable, tableToForm, type TableForm } from './table-form.ts';
 
 export const SEVERITIES = ['Error', 'Warning', 'Info'] as const;
 
@@ -28,13 +29,15 @@ export interface RuleForm {
   enabled: boolean;
   /** Comma-separated. */
   tags: string;
+  /** A decision-table rule's table; undefined for a rule of an expression alone. */
+  table: TableForm | undefined;
 }
 
 /** A new rule's form, in `context` when one is given. */
 export function emptyRuleForm(context = ''): RuleForm {
   return {
     context, code: '', name: '', description: '', severity: 'Error', errorCode: '', fieldPath: '', required: false, expression: '',
-    schema: '', when: '', forEach: '', message: '', expectedValue: '', priority: '0', enabled: true, tags: '',
+    schema: '', when: '', forEach: '', message: '', expectedValue: '', priority: '0', enabled: true, tags: '', table: undefined,
   };
 }
 
@@ -58,6 +61,7 @@ export function ruleToForm(rule: Rule): RuleForm {
     priority: String(rule.priority),
     enabled: rule.enabled,
     tags: rule.tags.join(', '),
+    table: rule.table === undefined || rule.table === null ? undefined : tableToForm(rule.table),
   };
 }
 
@@ -89,5 +93,6 @@ export function formToRule(form: RuleForm): RuleBody {
   if (!Number.isInteger(priority)) errors.push({ path: 'priority', message: 'must be a whole number' });
   rule.priority = priority;
   rule.tags = form.tags.split(',').map((tag) => tag.trim()).filter((tag) => tag !== '');
+  if (form.table !== undefined) rule.table = formToTable(form.table, errors);
   return errors.length > 0 ? { ok: false, errors } : { ok: true, rule };
 }

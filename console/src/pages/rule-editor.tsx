@@ -20,6 +20,8 @@ import { CHECK_DELAY_MS, CodeField } from '../editor/code-field.tsx';
 import { ruleStatusText } from '../format.ts';
 import { RuleChecker } from '../editor/rule-checker.ts';
 import { emptyRuleForm, formToRule, ruleToForm, SEVERITIES, type RuleForm } from '../editor/rule-form.ts';
+import { TableGrid } from '../editor/table-grid.tsx';
+import { starterTable } from '../editor/table-form.ts';
 import { TestPanel } from '../editor/test-panel.tsx';
 import { href, navigate } from '../router.ts';
 
@@ -110,6 +112,9 @@ function RuleEditor({ initial, context }: { initial?: LoadedRule; context?: stri
   const [saved, setSaved] = useState<string | undefined>(undefined);
   const [saving, setSaving] = useState(false);
   const [check, setCheck] = useState<RuleCheckResult | undefined>(undefined);
+  // The keys of the table's rows when the shown check was asked: its findings stay with their rows as rows move.
+  const [checkedRowKeys, setCheckedRowKeys] = useState<readonly number[] | undefined>(undefined);
+  const rowKeysOfBody = useRef(new WeakMap<object, readonly number[]>());
   // Raised when the form is replaced by a rule read back, so the code editors take the new text.
   const [revision, setRevision] = useState(0);
   const isNew = rule === undefined;
@@ -120,7 +125,10 @@ function RuleEditor({ initial, context }: { initial?: LoadedRule; context?: stri
   const formRef = useRef(form);
   formRef.current = form;
   const checker = useMemo(
-    () => new RuleChecker((body) => call<RuleCheckResult>('POST', '/rules/check', { body: { rule: body } }), setCheck),
+    () => new RuleChecker((body) => call<RuleCheckResult>('POST', '/rules/check', { body: { rule: body } }), (result, body) => {
+      setCheck(result);
+      setCheckedRowKeys(rowKeysOfBody.current.get(body));
+    }),
     [call],
   );
   /** The form as a rule body, with `field` replaced by `text` (an editor's latest text). */
@@ -131,10 +139,11 @@ function RuleEditor({ initial, context }: { initial?: LoadedRule; context?: stri
     if (next.code.trim() === '') next = { ...next, code: 'NEW_RULE' };
     if (next.name.trim() === '') next = { ...next, name: 'New rule' };
     const body = formToRule(next);
-    if (body.ok) return body.rule;
     // A field the form cannot parse yet (JSON half typed) is left out of the check.
-    const rest = formToRule({ ...next, schema: '', expectedValue: '', priority: '0' });
-    return rest.ok ? rest.rule : {};
+    const rest = body.ok ? body : formToRule({ ...next, schema: '', expectedValue: '', priority: '0' });
+    if (!rest.ok) return {};
+    if (next.table !== undefined) rowKeysOfBody.current.set(rest.rule, next.table.rows.map((row) => row.key));
+    return rest.rule;
   };
   const checkField = (field: string, text: string): Promise<RuleCheckResult> => checker.check(bodyWith(field, text));
 
@@ -285,6 +294,20 @@ function RuleEditor({ initial, context }: { initial?: LoadedRule; context?: stri
       )}
       <form class="rule-form" onSubmit={(event) => { event.preventDefault(); void save(); }} noValidate>
         {(isNew && context === undefined) ? text('context', 'The context the rule belongs to; a new name starts a new context.') : null}
+        {isNew && (
+          <fieldset class="rule-kind">
+            <legend>Kind of rule</legend>
+            <label>
+              <input type="radio" name="rule-kind" value="expression" checked={form.table === undefined} onChange={() => set('table', undefined)} />
+              {' '}Expression
+            </label>
+            <label>
+              <input type="radio" name="rule-kind" value="table" checked={form.table !== undefined}
+                onChange={() => set('table', formRef.current.table ?? starterTable())} />
+              {' '}Decision table
+            </label>
+          </fieldset>
+        )}
         {text('code', isNew ? 'Unique in the context; cannot change later.' : CODE_FIXED_HINT, !isNew)}
         {text('name')}
         {area('description')}
@@ -299,7 +322,13 @@ function RuleEditor({ initial, context }: { initial?: LoadedRule; context?: stri
         {text('forEach', 'An array path: the rule runs once per element ($item, $index).')}
         {flag('required', 'A missing or null value fails.')}
         {code('when', 'The rule runs only when this is true.')}
-        {code('expression', 'Must be exactly true for the payload to pass.')}
+        {form.table !== undefined && (
+          <TableGrid table={form.table} onChange={(next) => set('table', next)} check={check} checkedRowKeys={checkedRowKeys}
+            saveError={saveError} readOnly={archived} />
+        )}
+        {code('expression', form.table === undefined
+          ? 'Must be exactly true for the payload to pass.'
+          : 'Decides pass or fail for the matched row ($row.<output>); without one, a matching row passes.')}
         {area('schema', 'A JSON Schema for the value at fieldPath.', 4)}
         {area('message', 'Failure message; {{ $value }} and {{ $expected }} are filled in.')}
         {text('expectedValue', 'JSON, reported in failures.')}
