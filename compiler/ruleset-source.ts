@@ -28,7 +28,8 @@
  * for long; the ruleset's source is the parts laid out in one factory.
  */
 import { _, CodeWriter, commentOf, join, layout, lit, Scope, type Code, type Name } from './codegen/index.ts';
-import { generateExpression, generateIsTrue, payloadReads, rootsOf, type Env, type FixedNames, type HelperName, type Hoist, type RefOrigin } from './expression/generate.ts';
+import { generateExpression, generateIsTrue, payloadReads, rootsOf, structuralKey, type Env, type FixedNames, type HelperName, type Hoist, type RefOrigin } from './expression/generate.ts';
+import { fusibleLoops, type LoopGroup } from './fuse-loops.ts';
 import { constantValue, isBoolean, type Expr } from './expression/ir.ts';
 import type { TemplatePart } from './expression/template.ts';
 import type { PathSegment } from './paths.ts';
@@ -515,16 +516,140 @@ function* ruleBodies(plans: readonly RulePlan[], d: Declarations, onNow: () => v
   const body = new CodeWriter();
   const shared = new SharedReads(plans, d);
   shared.declare(body);
-  for (const plan of plans) {
+  // The explaining variant traces each rule's own pass: it never fuses.
+  const groups = d.naming.explain === undefined ? fusibleLoops(plans) : [];
+  const fused = new FusedLoops(groups);
+  for (const [index, plan] of plans.entries()) {
+    for (const group of groups) if (group.first === index) fused.emitLoop(body, group, plans, d, onNow, shared);
     body.blank();
     // Only the code, which is restricted to [A-Za-z0-9_.-]: free text such
     // as the name stays inside string literals (the rule's meta line).
     body.line(commentOf`rule ${plan.code}`);
     d.currentRule = plan.code;
-    new RuleEmitter(plan, d, onNow, shared).emit(body);
+    const member = fused.member(index);
+    if (member !== undefined) fused.emitFlush(body, member, d);
+    else new RuleEmitter(plan, d, onNow, shared, fused.precomputed).emit(body);
     yield;
   }
   return body;
+}
+
+/** Where a `forEach` rule's failures go inside a fused loop: its own buffer, and the count of all buffered failures. */
+interface FailureSink {
+  buffer: Name;
+  pending: Name;
+}
+
+/** A `forEach` rule whose elements a fused loop checked: the loop's array and the rule's buffered failures. */
+interface FusedMember {
+  list: Name;
+  sink: FailureSink;
+}
+
+/**
+ * The fused loops of one generated function (fuse-loops.ts): each written
+ * before the block of its first pass, with the sums it computes for the
+ * rules that use them, and each `forEach` rule's failures kept aside for
+ * its own block to add in order.
+ */
+class FusedLoops {
+  readonly #groups: readonly LoopGroup[];
+  readonly #members = new Map<number, FusedMember>();
+  /** The sums computed by the loops, by call node: what the rules' expressions read instead. */
+  readonly precomputed = new Map<Expr, Code>();
+
+  constructor(groups: readonly LoopGroup[]) {
+    this.#groups = groups;
+  }
+
+  member(index: number): FusedMember | undefined {
+    return this.#members.get(index);
+  }
+
+  /**
+   * `const listN = <array>; let totalN; let bufN = null; ...` then one loop:
+   * each sum adds its element's term (stopping once invalid, as its own
+   * loop returns there), then each `forEach` rule checks the element.
+   */
+  emitLoop(w: CodeWriter, group: LoopGroup, plans: readonly RulePlan[], d: Declarations, onNow: () => void, shared: SharedReads): void {
+    const n = d.names;
+    const list = d.scope.name('list');
+    const codes = [...new Set([...group.sums.map((s) => s.rule), ...group.rules])].sort((a, b) => a - b).map((i) => plans[i].code);
+    w.blank();
+    w.line(commentOf`one pass over the array for rules ${codes.join(', ')}; each rule's failures are added at its own place`);
+    w.line(_`const ${list} = ${shared.read(n.payload, group.keys, d)};`);
+    const totals = new Map<string, { name: Name; body: Expr }>();
+    for (const sum of group.sums) {
+      const key = structuralKey(sum.callback.body);
+      let total = totals.get(key);
+      if (total === undefined) {
+        total = { name: d.scope.name('total'), body: sum.callback.body };
+        totals.set(key, total);
+        w.line(_`let ${total.name};`);
+      }
+      this.precomputed.set(sum.call, total.name);
+    }
+    const pending = group.rules.length > 0 ? d.scope.name('pending') : undefined;
+    if (pending !== undefined) w.line(_`let ${pending} = 0;`);
+    const members: { index: number; sink: FailureSink }[] = [];
+    for (const index of group.rules) {
+      const buffer = d.scope.name('buf');
+      w.line(_`let ${buffer} = null;`);
+      const sink = { buffer, pending: pending as Name };
+      members.push({ index, sink });
+      this.#members.set(index, { list, sink });
+    }
+    const temps: Name[] = [];
+    const env: Env = {
+      payload: n.payload,
+      get now() {
+        onNow();
+        return n.now;
+      },
+      value: lit(undefined),
+      item: lit(undefined),
+      index: lit(undefined),
+      expected: lit(undefined),
+      params: [n.item],
+      temp: () => {
+        const t = d.scope.name('t');
+        temps.push(t);
+        return t;
+      },
+      shared: (keys) => shared.find(keys),
+    };
+    const loop = new CodeWriter();
+    for (const { name, body } of totals.values()) {
+      loop.line(_`if (${name} === ${name}) ${name} = ${d.helper('add')}(${name}, ${generateExpression(body, env, d, n)});`);
+    }
+    for (const { index, sink } of members) {
+      d.currentRule = plans[index].code;
+      new RuleEmitter(plans[index], d, onNow, shared).fusedElement(loop, d.scope.name('rule'), sink);
+    }
+    w.block(_`if (${d.helper('isArray')}(${list}))`, () => {
+      for (const { name } of totals.values()) w.line(_`${name} = 0;`);
+      w.block(_`for (let ${n.index} = 0; ${n.index} < ${list}.length; ${n.index}++)`, () => {
+        w.line(_`const ${n.item} = ${list}[${n.index}];`);
+        if (temps.length > 0) w.line(_`let ${join(temps)};`);
+        w.embed(loop);
+      });
+    });
+  }
+
+  /** A fused `forEach` rule's block: counted when its array is one, and its kept failures added here, in order. */
+  emitFlush(w: CodeWriter, member: FusedMember, d: Declarations): void {
+    const n = d.names;
+    const { buffer } = member.sink;
+    w.braces(() => {
+      w.block(_`if (${d.helper('isArray')}(${member.list}))`, () => {
+        w.line(_`${n.evaluated}++;`);
+        w.block(_`if (${buffer} !== null)`, () => {
+          w.line(_`for (let ${n.i} = 0; ${n.i} < ${buffer}.length; ${n.i}++) ${n.failures}.push(${buffer}[${n.i}]);`);
+          w.line(_`if (${n.failures}.length > ${MAX_FAILURES_PER_VALIDATION}) ${d.helper('tooManyFailures')}();`);
+        });
+      });
+    });
+  }
 }
 
 /**
@@ -626,14 +751,20 @@ class RuleEmitter {
   readonly #shared: SharedReads;
   /** `$row` and `$rowIndex` where the code being written has them (a table rule's matched row). */
   #row: { row: Code; index: Code } | undefined;
+  /** What ends one element's checks early: `continue` in the rule's own loop, `break label` in a fused one. */
+  #skip: Code = _`continue`;
+  /** Where failures go instead of `failures`, inside a fused loop. */
+  #sink: FailureSink | undefined;
+  readonly #precomputed: ReadonlyMap<Expr, Code> | undefined;
 
-  constructor(plan: RulePlan, d: Declarations, onNow: () => void, shared: SharedReads) {
+  constructor(plan: RulePlan, d: Declarations, onNow: () => void, shared: SharedReads, precomputed?: ReadonlyMap<Expr, Code>) {
     this.#plan = plan;
     this.#d = d;
     this.#n = d.names;
     this.#meta = d.meta(plan);
     this.#onNow = onNow;
     this.#shared = shared;
+    this.#precomputed = precomputed;
   }
 
   /** The environment of the rule's expressions; `value` and `expected` may be overridden for schema failures. */
@@ -664,6 +795,7 @@ class RuleEmitter {
       },
       valuePath: value === this.#n.value ? this.#valuePath : undefined,
       shared: (keys) => shared.find(keys),
+      precomputed: this.#precomputed,
     };
   }
 
@@ -768,18 +900,7 @@ class RuleEmitter {
             w.open(_`do`);
           }
           w.line(_`const ${n.item} = ${n.list}[${n.index}];`);
-          if (field !== undefined && eachAt >= 0) {
-            w.line(_`const ${n.value} = ${this.read(n.item, field.segments.slice(eachAt + 1))};`);
-          }
-          if (plan.when !== undefined) w.line(_`if (!(${this.isTrue(plan.when, this.valueName())})) continue;`);
-          let path: Code;
-          if (field === undefined) path = lit('');
-          else if (eachAt < 0) path = lit(field.text);
-          else {
-            const [before, after] = splitAtEach(field.text);
-            path = _`${`${before}[`} + ${n.index} + ${`]${after}`}`;
-          }
-          this.core(w, path, true);
+          this.element(w);
           if (x !== undefined) {
             w.close();
             w.line(_`while (false);`);
@@ -792,7 +913,44 @@ class RuleEmitter {
     }, 'field-missing');
   }
 
-  /** Missing-field handling, then the checks; `inLoop` skips an element with `continue`. */
+  /** One element's checks, once `item` and `index` are set; `#skip` ends the element early. */
+  element(w: CodeWriter): void {
+    const plan = this.#plan;
+    const n = this.#n;
+    const field = plan.fieldPath;
+    const eachAt = field === undefined ? -1 : field.segments.findIndex((s) => 'each' in s);
+    if (field !== undefined && eachAt >= 0) {
+      w.line(_`const ${n.value} = ${this.read(n.item, field.segments.slice(eachAt + 1))};`);
+    }
+    if (plan.when !== undefined) w.line(_`if (!(${this.isTrue(plan.when, this.valueName())})) ${this.#skip};`);
+    let path: Code;
+    if (field === undefined) path = lit('');
+    else if (eachAt < 0) path = lit(field.text);
+    else {
+      const [before, after] = splitAtEach(field.text);
+      path = _`${`${before}[`} + ${n.index} + ${`]${after}`}`;
+    }
+    this.core(w, path, true);
+  }
+
+  /**
+   * This `forEach` rule's checks of one element inside a fused loop
+   * (fuse-loops.ts), in a labelled block that `break` leaves as `continue`
+   * leaves the rule's own loop; its failures go to `sink.buffer`, which the
+   * rule's own block adds to the failures at its place.
+   */
+  fusedElement(w: CodeWriter, label: Name, sink: FailureSink): void {
+    this.#skip = _`break ${label}`;
+    this.#sink = sink;
+    const inner = new CodeWriter();
+    this.element(inner);
+    w.block(_`${label}:`, () => {
+      if (this.#temps.length > 0) w.line(_`let ${join(this.#temps)};`);
+      w.embed(inner);
+    });
+  }
+
+  /** Missing-field handling, then the checks; `inLoop` skips an element with `#skip`. */
   core(w: CodeWriter, path: Code, inLoop: boolean): void {
     const plan = this.#plan;
     const n = this.#n;
@@ -806,10 +964,10 @@ class RuleEmitter {
       if (plan.required) {
         w.block(_`if (${missing})`, () => {
           this.pushFailure(w, this.message(n.value, this.expectedCode(), true), path, lit(null), this.expectedCode());
-          w.line(_`continue;`);
+          w.line(_`${this.#skip};`);
         });
       } else {
-        w.line(_`if (${missing}) continue;`);
+        w.line(_`if (${missing}) ${this.#skip};`);
       }
       this.checks(w, path);
       return;
@@ -990,6 +1148,13 @@ class RuleEmitter {
   pushFailure(w: CodeWriter, message: Code, path: Code, actual: Code, expected: Code): void {
     const n = this.#n;
     const record = _`${this.#d.helper('failure')}(${this.#meta}, ${message}, ${path}, ${actual}, ${expected})`;
+    const sink = this.#sink;
+    if (sink !== undefined) {
+      // Kept aside until the rule's place; counted with the failures so far, so the bound holds as before.
+      w.line(_`(${sink.buffer} ??= []).push(${record});`);
+      w.line(_`if (${n.failures}.length + ++${sink.pending} > ${MAX_FAILURES_PER_VALIDATION}) ${this.#d.helper('tooManyFailures')}();`);
+      return;
+    }
     // push returns the new length: the bound costs one comparison per failure, nothing on passing rules.
     w.line(_`if (${n.failures}.push(${record}) > ${MAX_FAILURES_PER_VALIDATION}) ${this.#d.helper('tooManyFailures')}();`);
   }

@@ -469,6 +469,33 @@ export function date(x: Json): number | undefined {
 let lastDateText: string | undefined;
 let lastDateValue: number | undefined;
 
+/**
+ * `date(a)` compared with `date(b)`, as a number whose sign is the order:
+ * negative, zero or positive, NaN when either is no date (so `> 0`, `>= 0`
+ * and the others are false then, as comparing `undefined` is). Two dates of
+ * the plain `YYYY-MM-DD` form that name real days order as their text does
+ * (four-digit years, two-digit months and days), so they are compared as
+ * strings, without computing their epoch milliseconds; anything else is
+ * parsed as `date` parses it.
+ */
+export function compareDates(a: Json, b: Json): number {
+  if (isCalendarDay(a) && isCalendarDay(b)) return a < b ? -1 : a > b ? 1 : 0;
+  const x = date(a);
+  const y = date(b);
+  return x === undefined || y === undefined ? NaN : x - y;
+}
+
+/** `YYYY-MM-DD` naming a real day: exactly the 10-character texts `parseDate` accepts. */
+function isCalendarDay(x: Json): x is string {
+  if (typeof x !== 'string' || x.length !== 10 || x.charCodeAt(4) !== HYPHEN || x.charCodeAt(7) !== HYPHEN) return false;
+  const century = twoDigits(x, 0);
+  const yearOfCentury = twoDigits(x, 2);
+  const month = twoDigits(x, 5);
+  const day = twoDigits(x, 8);
+  if (century < 0 || yearOfCentury < 0 || month < 1 || month > 12 || day < 1) return false;
+  return day <= daysInMonth(century * 100 + yearOfCentury, month);
+}
+
 // Character codes of the date-time syntax.
 const ZERO = 48;
 const HYPHEN = 45;
@@ -945,7 +972,7 @@ export const runtime = freeze({
   get, hasOwn, getPrototypeOf, objectPrototype, arrayPrototype, length, eq, ne, lt, le, gt, ge, add, sub, mul, div, mod, pow, neg, pos,
   exists, isEmpty, len, isString, isNumber, isInteger, isBoolean, isArray, isObject,
   sum, avg, min, max, min2, max2, abs, floor, ceil, round, lower, upper, trim,
-  matches, isEmail, isUuid, isUri, isDate, date, daysBetween, age, distinct, between,
+  matches, isEmail, isUuid, isUri, isDate, date, compareDates, daysBetween, age, distinct, between,
   startsWith, endsWith, includes, meta, check, failure, tooManyFailures, text, constant, clock, table,
 });
 
