@@ -27,7 +27,7 @@
  * (compile-ruleset.ts), so that a large context never holds the event loop
  * for long; the ruleset's source is the parts laid out in one factory.
  */
-import { _, CodeWriter, commentOf, join, layout, lit, Scope, type Code, type Name } from './codegen/index.ts';
+import { _, CodeWriter, commentOf, join, layout, lit, Name, Scope, type Code } from './codegen/index.ts';
 import { generateExpression, generateIsTrue, payloadReads, rootsOf, structuralKey, type Env, type FixedNames, type HelperName, type Hoist, type RefOrigin } from './expression/generate.ts';
 import { fusibleLoops, type LoopGroup } from './fuse-loops.ts';
 import { constantValue, isBoolean, type Expr } from './expression/ir.ts';
@@ -179,6 +179,58 @@ class Declarations implements Hoist {
     });
     this.#readerCode.push(w.toCode());
     return name;
+  }
+
+  /** Consts of the function being generated that many reads start from, with the flag saying their prototype is a JSON one. */
+  readonly #plain = new Map<Name, { flag: Name; used: boolean }>();
+
+  /**
+   * Marks `object`, a const of the function being generated (the payload,
+   * a shared read), as one that reads start from: `inlineRead` then reads
+   * its fields through a flag computed once (`declarePlain`), rather than
+   * through the reader, which tests the prototype again at every read.
+   */
+  plain(object: Name): void {
+    if (!this.#plain.has(object)) this.#plain.set(object, { flag: this.scope.name('plain'), used: false });
+  }
+
+  /**
+   * The code `body` writes, after the flag of `object` when that code read
+   * through it: for a loop's `item`, whose flag each element computes anew.
+   */
+  withPlain(w: CodeWriter, object: Name, body: (inner: CodeWriter) => void): void {
+    this.plain(object);
+    const entry = this.#plain.get(object) as { used: boolean };
+    entry.used = false;
+    const inner = new CodeWriter();
+    body(inner);
+    this.declarePlain(w, object);
+    w.embed(inner);
+  }
+
+  /** `const plainN = plainContainer(object);` when some read used the flag. */
+  declarePlain(w: CodeWriter, object: Name): void {
+    const entry = this.#plain.get(object);
+    if (entry?.used === true) w.line(_`const ${entry.flag} = ${this.helper('plainContainer')}(${object});`);
+  }
+
+  /**
+   * The own field `key` of `object`, as `reader(key)` answers. From an
+   * object marked `plain`, written in place: when the object is a JSON
+   * object or array (its flag) and neither JSON prototype has anything
+   * under the name, the value found is its own, as the reader would
+   * conclude; anything else goes to the reader. V8 inlines called readers
+   * only up to a budget per optimized function (a few of the dozens a
+   * ruleset makes), and `getPrototypeOf` at every read cost most of a
+   * passing validation's time; the prototypes' loads it folds into constants.
+   */
+  inlineRead(key: string | number, object: Code): Code {
+    const reader = this.reader(key);
+    const entry = object instanceof Name ? this.#plain.get(object) : undefined;
+    if (entry === undefined) return _`${reader}(${object})`;
+    entry.used = true;
+    const clean = _`${this.helper('objectPrototype')}[${key}] === undefined && ${this.helper('arrayPrototype')}[${key}] === undefined`;
+    return _`(${entry.flag} && ${clean} ? ${object}[${key}] : ${reader}(${object}))`;
   }
 
   constant(value: unknown): Name {
@@ -514,8 +566,8 @@ function partition(plans: readonly RulePlan[], limits: Readonly<PartLimits>): Ru
 /** The blocks of a part's rules, after the payload reads they share; yields after each rule. */
 function* ruleBodies(plans: readonly RulePlan[], d: Declarations, onNow: () => void): Generator<undefined, CodeWriter> {
   const body = new CodeWriter();
+  d.plain(d.names.payload);
   const shared = new SharedReads(plans, d);
-  shared.declare(body);
   // The explaining variant traces each rule's own pass: it never fuses.
   const groups = d.naming.explain === undefined ? fusibleLoops(plans) : [];
   const fused = new FusedLoops(groups);
@@ -531,7 +583,12 @@ function* ruleBodies(plans: readonly RulePlan[], d: Declarations, onNow: () => v
     else new RuleEmitter(plan, d, onNow, shared, fused.precomputed).emit(body);
     yield;
   }
-  return body;
+  // Declared last, when the rules' code says which flags it reads.
+  const head = new CodeWriter();
+  d.declarePlain(head, d.names.payload);
+  shared.declare(head, d);
+  head.embed(body);
+  return head;
 }
 
 /** Where a `forEach` rule's failures go inside a fused loop: its own buffer, and the count of all buffered failures. */
@@ -617,21 +674,25 @@ class FusedLoops {
         return t;
       },
       shared: (keys) => shared.find(keys),
+      readField: (key, object) => d.inlineRead(key, object),
     };
-    const loop = new CodeWriter();
-    for (const { name, body } of totals.values()) {
-      loop.line(_`if (${name} === ${name}) ${name} = ${d.helper('add')}(${name}, ${generateExpression(body, env, d, n)});`);
-    }
-    for (const { index, sink } of members) {
-      d.currentRule = plans[index].code;
-      new RuleEmitter(plans[index], d, onNow, shared).fusedElement(loop, d.scope.name('rule'), sink);
-    }
+    const element = (loop: CodeWriter): void => {
+      for (const { name, body } of totals.values()) {
+        loop.line(_`if (${name} === ${name}) ${name} = ${d.helper('add')}(${name}, ${generateExpression(body, env, d, n)});`);
+      }
+      for (const { index, sink } of members) {
+        d.currentRule = plans[index].code;
+        new RuleEmitter(plans[index], d, onNow, shared).fusedElement(loop, d.scope.name('rule'), sink);
+      }
+    };
+    const elementCode = new CodeWriter();
+    d.withPlain(elementCode, n.item, element);
     w.block(_`if (${d.helper('isArray')}(${list}))`, () => {
       for (const { name } of totals.values()) w.line(_`${name} = 0;`);
       w.block(_`for (let ${n.index} = 0; ${n.index} < ${list}.length; ${n.index}++)`, () => {
         w.line(_`const ${n.item} = ${list}[${n.index}];`);
         if (temps.length > 0) w.line(_`let ${join(temps)};`);
-        w.embed(loop);
+        w.embed(elementCode);
       });
     });
   }
@@ -663,7 +724,7 @@ class FusedLoops {
  */
 class SharedReads {
   readonly #values = new Map<string, Name>();
-  readonly #lines: Code[] = [];
+  readonly #lines: { name: Name; code: Code }[] = [];
 
   constructor(plans: readonly RulePlan[], d: Declarations) {
     const counts = new Map<string, number>();
@@ -680,7 +741,8 @@ class SharedReads {
     shared.sort((a, b) => a.length - b.length);
     for (const keys of shared) {
       const name = d.scope.name('field');
-      this.#lines.push(_`const ${name} = ${this.read(d.names.payload, keys, d)};`);
+      this.#lines.push({ name, code: _`const ${name} = ${this.read(d.names.payload, keys, d)};` });
+      d.plain(name);
       this.#values.set(JSON.stringify(keys), name);
     }
   }
@@ -694,16 +756,20 @@ class SharedReads {
     return undefined;
   }
 
-  /** `keys` read from `payload` through the readers, from the longest shared prefix on. */
+  /** `keys` read from `payload`, from the longest shared prefix on. */
   read(payload: Name, keys: readonly (string | number)[], d: Declarations): Code {
     const found = this.find(keys);
     let code: Code = found?.code ?? payload;
-    for (const key of keys.slice(found?.length ?? 0)) code = _`${d.reader(key)}(${code})`;
+    for (const key of keys.slice(found?.length ?? 0)) code = d.inlineRead(key, code);
     return code;
   }
 
-  declare(w: CodeWriter): void {
-    for (const line of this.#lines) w.line(line);
+  /** The shared reads, each followed by its flag when reads from it use one (`Declarations.plain`). */
+  declare(w: CodeWriter, d: Declarations): void {
+    for (const { name, code } of this.#lines) {
+      w.line(code);
+      d.declarePlain(w, name);
+    }
   }
 }
 
@@ -796,6 +862,7 @@ class RuleEmitter {
       valuePath: value === this.#n.value ? this.#valuePath : undefined,
       shared: (keys) => shared.find(keys),
       precomputed: this.#precomputed,
+      readField: (key, object) => this.#d.inlineRead(key, object),
     };
   }
 
@@ -900,7 +967,7 @@ class RuleEmitter {
             w.open(_`do`);
           }
           w.line(_`const ${n.item} = ${n.list}[${n.index}];`);
-          this.element(w);
+          this.#d.withPlain(w, n.item, (inner) => this.element(inner));
           if (x !== undefined) {
             w.close();
             w.line(_`while (false);`);
@@ -1251,9 +1318,9 @@ class RuleEmitter {
     }
     for (const s of segments.slice(from)) {
       if ('key' in s) {
-        code = s.key === 'length' ? _`${this.#d.helper('length')}(${code})` : _`${this.#d.reader(s.key)}(${code})`;
+        code = s.key === 'length' ? _`${this.#d.helper('length')}(${code})` : this.#d.inlineRead(s.key, code);
       } else if ('index' in s) {
-        code = _`${this.#d.reader(s.index)}(${code})`;
+        code = this.#d.inlineRead(s.index, code);
       }
     }
     return code;

@@ -967,9 +967,20 @@ export function clock(now: Json): number {
   return typeof now === 'number' && isFiniteNumber(now) ? now : dateNow();
 }
 
+/**
+ * An object or array whose prototype is Object.prototype or
+ * Array.prototype, as every JSON value's is: what generated code checks
+ * once per object before reading its fields in place (ruleset-source.ts).
+ */
+export function plainContainer(x: Json): boolean {
+  if (x === null || typeof x !== 'object') return false;
+  const proto: unknown = getPrototypeOf(x);
+  return proto === objectPrototype || proto === arrayPrototype;
+}
+
 /** Everything generated code may use, frozen so that no rule or tenant can swap a helper. */
 export const runtime = freeze({
-  get, hasOwn, getPrototypeOf, objectPrototype, arrayPrototype, length, eq, ne, lt, le, gt, ge, add, sub, mul, div, mod, pow, neg, pos,
+  get, hasOwn, getPrototypeOf, objectPrototype, arrayPrototype, plainContainer, length, eq, ne, lt, le, gt, ge, add, sub, mul, div, mod, pow, neg, pos,
   exists, isEmpty, len, isString, isNumber, isInteger, isBoolean, isArray, isObject,
   sum, avg, min, max, min2, max2, abs, floor, ceil, round, lower, upper, trim,
   matches, isEmail, isUuid, isUri, isDate, date, compareDates, daysBetween, age, distinct, between,

@@ -84,6 +84,12 @@ export interface Env {
    * by node: the name that holds it.
    */
   readonly precomputed?: ReadonlyMap<Expr, Code>;
+  /**
+   * An own-field read written in place rather than as a call of the
+   * hoisted reader (the rule-level code of a validator, see
+   * ruleset-source.ts); undefined in hoisted functions, which call readers.
+   */
+  readonly readField?: (key: string | number, object: Code) => Code;
 }
 
 /** Fixed names that generated functions use besides helpers. */
@@ -244,11 +250,11 @@ class Generator {
         const shared = keys === undefined ? undefined : env.shared?.(keys);
         if (keys !== undefined && shared !== undefined) {
           let code = shared.code;
-          for (const key of keys.slice(shared.length)) code = _`${this.#hoist.reader(key)}(${code})`;
+          for (const key of keys.slice(shared.length)) code = this.read(key, code, env);
           return atom(code);
         }
         const object = this.expr(e.object, env).code;
-        return atom(e.key === 'length' ? _`${this.h('length')}(${object})` : _`${this.#hoist.reader(e.key)}(${object})`);
+        return atom(e.key === 'length' ? _`${this.h('length')}(${object})` : this.read(e.key, object, env));
       }
       case 'unary': {
         if (e.op === '!') return this.outcome(e, env).out;
@@ -274,6 +280,11 @@ class Generator {
       case 'callback':
         return this.callback(e, env);
     }
+  }
+
+  /** The own field `key` of `object`: in place where the environment writes reads so, else through its reader. */
+  read(key: string | number, object: Code, env: Env): Code {
+    return env.readField === undefined ? _`${this.#hoist.reader(key)}(${object})` : env.readField(key, object);
   }
 
   /** `x`, or `(t = x)` then `t`, so that a guarded operand is evaluated once. */
