@@ -83,6 +83,12 @@ export interface GenerateOptions {
    * one factory, never parts: it runs for one request, not for traffic.
    */
   explain?: boolean;
+  /**
+   * Fuse the passes of rules over the same payload array into one loop
+   * (fuse-loops.ts); default true. Off only to compare the two (tests).
+   * The explaining variant never fuses: it traces each rule's own pass.
+   */
+  fuseLoops?: boolean;
 }
 
 /**
@@ -98,8 +104,11 @@ class Naming {
   readonly origins: Record<string, RefOrigin> = Object.create(null) as Record<string, RefOrigin>;
   /** The explaining variant's names, when generating it. */
   readonly explain: Record<(typeof EXPLAIN_NAMES)[number], Name> | undefined;
+  /** Whether rules' passes over one array fuse (GenerateOptions.fuseLoops). */
+  readonly fuseLoops: boolean;
 
   constructor(options: GenerateOptions = {}) {
+    this.fuseLoops = options.fuseLoops !== false && options.explain !== true;
     // Reserve every helper and fixed name first, so counters never hand them out.
     for (const helper of HELPERS) this.helpers.set(helper, this.scope.reserve(helper));
     this.names = Object.fromEntries(FIXED.map((n) => [n, this.scope.reserve(n)])) as Record<(typeof FIXED)[number], Name>;
@@ -568,8 +577,7 @@ function* ruleBodies(plans: readonly RulePlan[], d: Declarations, onNow: () => v
   const body = new CodeWriter();
   d.plain(d.names.payload);
   const shared = new SharedReads(plans, d);
-  // The explaining variant traces each rule's own pass: it never fuses.
-  const groups = d.naming.explain === undefined ? fusibleLoops(plans) : [];
+  const groups = d.naming.fuseLoops ? fusibleLoops(plans) : [];
   const fused = new FusedLoops(groups);
   for (const [index, plan] of plans.entries()) {
     for (const group of groups) if (group.first === index) fused.emitLoop(body, group, plans, d, onNow, shared);

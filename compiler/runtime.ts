@@ -485,16 +485,26 @@ export function compareDates(a: Json, b: Json): number {
   return x === undefined || y === undefined ? NaN : x - y;
 }
 
-/** `YYYY-MM-DD` naming a real day: exactly the 10-character texts `parseDate` accepts. */
+/**
+ * `YYYY-MM-DD` naming a real day: exactly the 10-character texts `parseDate`
+ * accepts. Remembers the last day it accepted, as `date` does: rules
+ * comparing dates often share one of them (`end > start`, `start >= submitted`).
+ */
 function isCalendarDay(x: Json): x is string {
-  if (typeof x !== 'string' || x.length !== 10 || x.charCodeAt(4) !== HYPHEN || x.charCodeAt(7) !== HYPHEN) return false;
+  if (typeof x !== 'string' || x.length !== 10) return false;
+  if (x === lastCalendarDay) return true;
+  if (x.charCodeAt(4) !== HYPHEN || x.charCodeAt(7) !== HYPHEN) return false;
   const century = twoDigits(x, 0);
   const yearOfCentury = twoDigits(x, 2);
   const month = twoDigits(x, 5);
   const day = twoDigits(x, 8);
   if (century < 0 || yearOfCentury < 0 || month < 1 || month > 12 || day < 1) return false;
-  return day <= daysInMonth(century * 100 + yearOfCentury, month);
+  if (day > daysInMonth(century * 100 + yearOfCentury, month)) return false;
+  lastCalendarDay = x;
+  return true;
 }
+
+let lastCalendarDay = '';
 
 // Character codes of the date-time syntax.
 const ZERO = 48;
