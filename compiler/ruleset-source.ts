@@ -578,7 +578,7 @@ function* ruleBodies(plans: readonly RulePlan[], d: Declarations, onNow: () => v
   d.plain(d.names.payload);
   const shared = new SharedReads(plans, d);
   const groups = d.naming.fuseLoops ? fusibleLoops(plans) : [];
-  const fused = new FusedLoops(groups);
+  const fused = new FusedLoops();
   for (const [index, plan] of plans.entries()) {
     for (const group of groups) if (group.first === index) fused.emitLoop(body, group, plans, d, onNow, shared);
     body.blank();
@@ -618,14 +618,9 @@ interface FusedMember {
  * its own block to add in order.
  */
 class FusedLoops {
-  readonly #groups: readonly LoopGroup[];
   readonly #members = new Map<number, FusedMember>();
   /** The sums computed by the loops, by call node: what the rules' expressions read instead. */
   readonly precomputed = new Map<Expr, Code>();
-
-  constructor(groups: readonly LoopGroup[]) {
-    this.#groups = groups;
-  }
 
   member(index: number): FusedMember | undefined {
     return this.#members.get(index);

@@ -24,7 +24,7 @@ const SKU_RE = new RegExp(SKU_PATTERN);
 type Obj = Record<string, any>;
 
 function obj(value: unknown): Obj | undefined {
-  return value !== null && typeof value === 'object' ? (value as Obj) : undefined;
+  return value !== null && typeof value === 'object' ? (value) : undefined;
 }
 
 function digit(text: string, i: number): number {

@@ -64,13 +64,24 @@ const dateText = fc.oneof(
 );
 
 const item = fc.oneof(
-  { weight: 4, arbitrary: fc.record({ qty: fc.oneof(fc.integer({ min: -1, max: 5 }), scalar), price: fc.oneof(fc.double({ min: -2, max: 50, noNaN: true }), scalar), active: fc.oneof(fc.boolean(), scalar) }, { requiredKeys: [] }) },
+  {
+    weight: 4,
+    arbitrary: fc.record({
+      qty: fc.oneof(fc.integer({ min: -1, max: 5 }), scalar),
+      price: fc.oneof(fc.double({ min: -2, max: 50, noNaN: true }), scalar),
+      active: fc.oneof(fc.boolean(), scalar),
+    }, { requiredKeys: [] }),
+  },
   { weight: 1, arbitrary: scalar },
   { weight: 1, arbitrary: fc.constant([1, 2]) },
 );
 
 const listOf = <T>(arb: fc.Arbitrary<T>): fc.Arbitrary<unknown> =>
-  fc.oneof({ weight: 5, arbitrary: fc.array(arb, { maxLength: 6 }) }, { weight: 1, arbitrary: scalar }, { weight: 1, arbitrary: fc.constant({ 0: 1, length: 1 }) });
+  fc.oneof(
+    { weight: 5, arbitrary: fc.array(arb, { maxLength: 6 }) },
+    { weight: 1, arbitrary: scalar },
+    { weight: 1, arbitrary: fc.constant({ 0: 1, length: 1 }) },
+  );
 
 const payloadArb = fc.record({
   limit: fc.oneof(fc.integer({ min: -10, max: 400 }), scalar),
@@ -96,7 +107,10 @@ describe('loop fusion', () => {
   it('finds the passes over one array: the realistic loan\'s total and its three item rules', () => {
     const { plans } = planRuleset([...realisticLoanSuite.rules]);
     const groups = fusibleLoops(plans);
-    expect(groups.map((g) => ({ keys: g.keys, first: plans[g.first].code, rules: g.rules.map((i) => plans[i].code), sums: g.sums.map((s) => plans[s.rule].code) })))
+    const named = groups.map((g) => ({
+      keys: g.keys, first: plans[g.first].code, rules: g.rules.map((i) => plans[i].code), sums: g.sums.map((s) => plans[s.rule].code),
+    }));
+    expect(named)
       .toEqual([{ keys: ['items'], first: 'ITEMS_TOTAL', rules: ['LINE_PRICE', 'LINE_QTY', 'LINE_SKU'], sums: ['ITEMS_TOTAL', 'ITEMS_TOTAL'] }]);
     const { source } = compileRuleset([...realisticLoanSuite.rules]);
     // One loop over the items, and no separate sum function.
@@ -164,7 +178,7 @@ describe('loop fusion', () => {
     expect(tryInstantiate(plans).ok && compileRuleset(RULES).source).toMatch(/one pass over the array/);
     const payload = { limit: 0, items: [{ qty: 0 }, 'x'], end: 'x', order: { tags: [{ name: 'A' }] } };
     const { trace: _trace, ...result } = explained.validate(payload, NOW) as ValidationResult & { trace: unknown };
-    expect(asSent(result as ValidationResult)).toBe(asSent(compileRuleset(RULES).validate(payload, NOW)));
+    expect(asSent(result)).toBe(asSent(compileRuleset(RULES).validate(payload, NOW)));
   });
 });
 
@@ -200,9 +214,9 @@ describe('reads in place', () => {
 describe('compareDates', () => {
   it('orders as comparing date() of both does, whatever the forms', () => {
     fc.assert(fc.property(fc.oneof(dateText, scalar), fc.oneof(dateText, scalar), (a, b) => {
-      const x = date(a as never);
-      const y = date(b as never);
-      const order = compareDates(a as never, b as never);
+      const x = date(a);
+      const y = date(b);
+      const order = compareDates(a, b);
       if (x === undefined || y === undefined) expect(order).toBeNaN();
       else expect(Math.sign(order)).toBe(Math.sign(x - y));
     }), { seed: SEED, numRuns: 3000 });
