@@ -27,8 +27,9 @@
  * (compile-ruleset.ts), so that a large context never holds the event loop
  * for long; the ruleset's source is the parts laid out in one factory.
  */
-import { _, CodeWriter, commentOf, join, layout, lit, Scope, type Code, type Name } from './codegen/index.ts';
-import { generateExpression, generateIsTrue, payloadReads, rootsOf, type Env, type FixedNames, type HelperName, type Hoist, type RefOrigin } from './expression/generate.ts';
+import { _, CodeWriter, commentOf, join, layout, lit, Name, Scope, type Code } from './codegen/index.ts';
+import { generateExpression, generateIsTrue, payloadReads, rootsOf, structuralKey, type Env, type FixedNames, type HelperName, type Hoist, type RefOrigin } from './expression/generate.ts';
+import { fusibleLoops, type LoopGroup } from './fuse-loops.ts';
 import { constantValue, isBoolean, type Expr } from './expression/ir.ts';
 import type { TemplatePart } from './expression/template.ts';
 import type { PathSegment } from './paths.ts';
@@ -82,6 +83,12 @@ export interface GenerateOptions {
    * one factory, never parts: it runs for one request, not for traffic.
    */
   explain?: boolean;
+  /**
+   * Fuse the passes of rules over the same payload array into one loop
+   * (fuse-loops.ts); default true. Off only to compare the two (tests).
+   * The explaining variant never fuses: it traces each rule's own pass.
+   */
+  fuseLoops?: boolean;
 }
 
 /**
@@ -97,8 +104,11 @@ class Naming {
   readonly origins: Record<string, RefOrigin> = Object.create(null) as Record<string, RefOrigin>;
   /** The explaining variant's names, when generating it. */
   readonly explain: Record<(typeof EXPLAIN_NAMES)[number], Name> | undefined;
+  /** Whether rules' passes over one array fuse (GenerateOptions.fuseLoops). */
+  readonly fuseLoops: boolean;
 
   constructor(options: GenerateOptions = {}) {
+    this.fuseLoops = options.fuseLoops !== false && options.explain !== true;
     // Reserve every helper and fixed name first, so counters never hand them out.
     for (const helper of HELPERS) this.helpers.set(helper, this.scope.reserve(helper));
     this.names = Object.fromEntries(FIXED.map((n) => [n, this.scope.reserve(n)])) as Record<(typeof FIXED)[number], Name>;
@@ -178,6 +188,58 @@ class Declarations implements Hoist {
     });
     this.#readerCode.push(w.toCode());
     return name;
+  }
+
+  /** Consts of the function being generated that many reads start from, with the flag saying their prototype is a JSON one. */
+  readonly #plain = new Map<Name, { flag: Name; used: boolean }>();
+
+  /**
+   * Marks `object`, a const of the function being generated (the payload,
+   * a shared read), as one that reads start from: `inlineRead` then reads
+   * its fields through a flag computed once (`declarePlain`), rather than
+   * through the reader, which tests the prototype again at every read.
+   */
+  plain(object: Name): void {
+    if (!this.#plain.has(object)) this.#plain.set(object, { flag: this.scope.name('plain'), used: false });
+  }
+
+  /**
+   * The code `body` writes, after the flag of `object` when that code read
+   * through it: for a loop's `item`, whose flag each element computes anew.
+   */
+  withPlain(w: CodeWriter, object: Name, body: (inner: CodeWriter) => void): void {
+    this.plain(object);
+    const entry = this.#plain.get(object) as { used: boolean };
+    entry.used = false;
+    const inner = new CodeWriter();
+    body(inner);
+    this.declarePlain(w, object);
+    w.embed(inner);
+  }
+
+  /** `const plainN = plainContainer(object);` when some read used the flag. */
+  declarePlain(w: CodeWriter, object: Name): void {
+    const entry = this.#plain.get(object);
+    if (entry?.used === true) w.line(_`const ${entry.flag} = ${this.helper('plainContainer')}(${object});`);
+  }
+
+  /**
+   * The own field `key` of `object`, as `reader(key)` answers. From an
+   * object marked `plain`, written in place: when the object is a JSON
+   * object or array (its flag) and neither JSON prototype has anything
+   * under the name, the value found is its own, as the reader would
+   * conclude; anything else goes to the reader. V8 inlines called readers
+   * only up to a budget per optimized function (a few of the dozens a
+   * ruleset makes), and `getPrototypeOf` at every read cost most of a
+   * passing validation's time; the prototypes' loads it folds into constants.
+   */
+  inlineRead(key: string | number, object: Code): Code {
+    const reader = this.reader(key);
+    const entry = object instanceof Name ? this.#plain.get(object) : undefined;
+    if (entry === undefined) return _`${reader}(${object})`;
+    entry.used = true;
+    const clean = _`${this.helper('objectPrototype')}[${key}] === undefined && ${this.helper('arrayPrototype')}[${key}] === undefined`;
+    return _`(${entry.flag} && ${clean} ? ${object}[${key}] : ${reader}(${object}))`;
   }
 
   constant(value: unknown): Name {
@@ -513,18 +575,145 @@ function partition(plans: readonly RulePlan[], limits: Readonly<PartLimits>): Ru
 /** The blocks of a part's rules, after the payload reads they share; yields after each rule. */
 function* ruleBodies(plans: readonly RulePlan[], d: Declarations, onNow: () => void): Generator<undefined, CodeWriter> {
   const body = new CodeWriter();
+  d.plain(d.names.payload);
   const shared = new SharedReads(plans, d);
-  shared.declare(body);
-  for (const plan of plans) {
+  const groups = d.naming.fuseLoops ? fusibleLoops(plans) : [];
+  const fused = new FusedLoops();
+  for (const [index, plan] of plans.entries()) {
+    for (const group of groups) if (group.first === index) fused.emitLoop(body, group, plans, d, onNow, shared);
     body.blank();
     // Only the code, which is restricted to [A-Za-z0-9_.-]: free text such
     // as the name stays inside string literals (the rule's meta line).
     body.line(commentOf`rule ${plan.code}`);
     d.currentRule = plan.code;
-    new RuleEmitter(plan, d, onNow, shared).emit(body);
+    const member = fused.member(index);
+    if (member !== undefined) fused.emitFlush(body, member, d);
+    else new RuleEmitter(plan, d, onNow, shared, fused.precomputed).emit(body);
     yield;
   }
-  return body;
+  // Declared last, when the rules' code says which flags it reads.
+  const head = new CodeWriter();
+  d.declarePlain(head, d.names.payload);
+  shared.declare(head, d);
+  head.embed(body);
+  return head;
+}
+
+/** Where a `forEach` rule's failures go inside a fused loop: its own buffer, and the count of all buffered failures. */
+interface FailureSink {
+  buffer: Name;
+  pending: Name;
+}
+
+/** A `forEach` rule whose elements a fused loop checked: the loop's array and the rule's buffered failures. */
+interface FusedMember {
+  list: Name;
+  sink: FailureSink;
+}
+
+/**
+ * The fused loops of one generated function (fuse-loops.ts): each written
+ * before the block of its first pass, with the sums it computes for the
+ * rules that use them, and each `forEach` rule's failures kept aside for
+ * its own block to add in order.
+ */
+class FusedLoops {
+  readonly #members = new Map<number, FusedMember>();
+  /** The sums computed by the loops, by call node: what the rules' expressions read instead. */
+  readonly precomputed = new Map<Expr, Code>();
+
+  member(index: number): FusedMember | undefined {
+    return this.#members.get(index);
+  }
+
+  /**
+   * `const listN = <array>; let totalN; let bufN = null; ...` then one loop:
+   * each sum adds its element's term (stopping once invalid, as its own
+   * loop returns there), then each `forEach` rule checks the element.
+   */
+  emitLoop(w: CodeWriter, group: LoopGroup, plans: readonly RulePlan[], d: Declarations, onNow: () => void, shared: SharedReads): void {
+    const n = d.names;
+    const list = d.scope.name('list');
+    const codes = [...new Set([...group.sums.map((s) => s.rule), ...group.rules])].sort((a, b) => a - b).map((i) => plans[i].code);
+    w.blank();
+    w.line(commentOf`one pass over the array for rules ${codes.join(', ')}; each rule's failures are added at its own place`);
+    w.line(_`const ${list} = ${shared.read(n.payload, group.keys, d)};`);
+    const totals = new Map<string, { name: Name; body: Expr }>();
+    for (const sum of group.sums) {
+      const key = structuralKey(sum.callback.body);
+      let total = totals.get(key);
+      if (total === undefined) {
+        total = { name: d.scope.name('total'), body: sum.callback.body };
+        totals.set(key, total);
+        w.line(_`let ${total.name};`);
+      }
+      this.precomputed.set(sum.call, total.name);
+    }
+    const pending = group.rules.length > 0 ? d.scope.name('pending') : undefined;
+    if (pending !== undefined) w.line(_`let ${pending} = 0;`);
+    const members: { index: number; sink: FailureSink }[] = [];
+    for (const index of group.rules) {
+      const buffer = d.scope.name('buf');
+      w.line(_`let ${buffer} = null;`);
+      const sink = { buffer, pending: pending as Name };
+      members.push({ index, sink });
+      this.#members.set(index, { list, sink });
+    }
+    const temps: Name[] = [];
+    const env: Env = {
+      payload: n.payload,
+      get now() {
+        onNow();
+        return n.now;
+      },
+      value: lit(undefined),
+      item: lit(undefined),
+      index: lit(undefined),
+      expected: lit(undefined),
+      params: [n.item],
+      temp: () => {
+        const t = d.scope.name('t');
+        temps.push(t);
+        return t;
+      },
+      shared: (keys) => shared.find(keys),
+      readField: (key, object) => d.inlineRead(key, object),
+    };
+    const element = (loop: CodeWriter): void => {
+      for (const { name, body } of totals.values()) {
+        loop.line(_`if (${name} === ${name}) ${name} = ${d.helper('add')}(${name}, ${generateExpression(body, env, d, n)});`);
+      }
+      for (const { index, sink } of members) {
+        d.currentRule = plans[index].code;
+        new RuleEmitter(plans[index], d, onNow, shared).fusedElement(loop, d.scope.name('rule'), sink);
+      }
+    };
+    const elementCode = new CodeWriter();
+    d.withPlain(elementCode, n.item, element);
+    w.block(_`if (${d.helper('isArray')}(${list}))`, () => {
+      for (const { name } of totals.values()) w.line(_`${name} = 0;`);
+      w.block(_`for (let ${n.index} = 0; ${n.index} < ${list}.length; ${n.index}++)`, () => {
+        w.line(_`const ${n.item} = ${list}[${n.index}];`);
+        if (temps.length > 0) w.line(_`let ${join(temps)};`);
+        w.embed(elementCode);
+      });
+    });
+  }
+
+  /** A fused `forEach` rule's block: counted when its array is one, and its kept failures added here, in order. */
+  emitFlush(w: CodeWriter, member: FusedMember, d: Declarations): void {
+    const n = d.names;
+    const { buffer } = member.sink;
+    w.braces(() => {
+      w.block(_`if (${d.helper('isArray')}(${member.list}))`, () => {
+        w.line(_`${n.evaluated}++;`);
+        w.block(_`if (${buffer} !== null)`, () => {
+          w.line(_`for (let ${n.i} = 0; ${n.i} < ${buffer}.length; ${n.i}++) ${n.failures}.push(${buffer}[${n.i}]);`);
+          w.line(_`if (${n.failures}.length > ${MAX_FAILURES_PER_VALIDATION}) ${d.helper('tooManyFailures')}();`);
+        });
+      });
+    });
+  }
 }
 
 /**
@@ -538,7 +727,7 @@ function* ruleBodies(plans: readonly RulePlan[], d: Declarations, onNow: () => v
  */
 class SharedReads {
   readonly #values = new Map<string, Name>();
-  readonly #lines: Code[] = [];
+  readonly #lines: { name: Name; code: Code }[] = [];
 
   constructor(plans: readonly RulePlan[], d: Declarations) {
     const counts = new Map<string, number>();
@@ -555,7 +744,8 @@ class SharedReads {
     shared.sort((a, b) => a.length - b.length);
     for (const keys of shared) {
       const name = d.scope.name('field');
-      this.#lines.push(_`const ${name} = ${this.read(d.names.payload, keys, d)};`);
+      this.#lines.push({ name, code: _`const ${name} = ${this.read(d.names.payload, keys, d)};` });
+      d.plain(name);
       this.#values.set(JSON.stringify(keys), name);
     }
   }
@@ -569,16 +759,20 @@ class SharedReads {
     return undefined;
   }
 
-  /** `keys` read from `payload` through the readers, from the longest shared prefix on. */
+  /** `keys` read from `payload`, from the longest shared prefix on. */
   read(payload: Name, keys: readonly (string | number)[], d: Declarations): Code {
     const found = this.find(keys);
     let code: Code = found?.code ?? payload;
-    for (const key of keys.slice(found?.length ?? 0)) code = _`${d.reader(key)}(${code})`;
+    for (const key of keys.slice(found?.length ?? 0)) code = d.inlineRead(key, code);
     return code;
   }
 
-  declare(w: CodeWriter): void {
-    for (const line of this.#lines) w.line(line);
+  /** The shared reads, each followed by its flag when reads from it use one (`Declarations.plain`). */
+  declare(w: CodeWriter, d: Declarations): void {
+    for (const { name, code } of this.#lines) {
+      w.line(code);
+      d.declarePlain(w, name);
+    }
   }
 }
 
@@ -626,14 +820,20 @@ class RuleEmitter {
   readonly #shared: SharedReads;
   /** `$row` and `$rowIndex` where the code being written has them (a table rule's matched row). */
   #row: { row: Code; index: Code } | undefined;
+  /** What ends one element's checks early: `continue` in the rule's own loop, `break label` in a fused one. */
+  #skip: Code = _`continue`;
+  /** Where failures go instead of `failures`, inside a fused loop. */
+  #sink: FailureSink | undefined;
+  readonly #precomputed: ReadonlyMap<Expr, Code> | undefined;
 
-  constructor(plan: RulePlan, d: Declarations, onNow: () => void, shared: SharedReads) {
+  constructor(plan: RulePlan, d: Declarations, onNow: () => void, shared: SharedReads, precomputed?: ReadonlyMap<Expr, Code>) {
     this.#plan = plan;
     this.#d = d;
     this.#n = d.names;
     this.#meta = d.meta(plan);
     this.#onNow = onNow;
     this.#shared = shared;
+    this.#precomputed = precomputed;
   }
 
   /** The environment of the rule's expressions; `value` and `expected` may be overridden for schema failures. */
@@ -664,6 +864,8 @@ class RuleEmitter {
       },
       valuePath: value === this.#n.value ? this.#valuePath : undefined,
       shared: (keys) => shared.find(keys),
+      precomputed: this.#precomputed,
+      readField: (key, object) => this.#d.inlineRead(key, object),
     };
   }
 
@@ -768,18 +970,7 @@ class RuleEmitter {
             w.open(_`do`);
           }
           w.line(_`const ${n.item} = ${n.list}[${n.index}];`);
-          if (field !== undefined && eachAt >= 0) {
-            w.line(_`const ${n.value} = ${this.read(n.item, field.segments.slice(eachAt + 1))};`);
-          }
-          if (plan.when !== undefined) w.line(_`if (!(${this.isTrue(plan.when, this.valueName())})) continue;`);
-          let path: Code;
-          if (field === undefined) path = lit('');
-          else if (eachAt < 0) path = lit(field.text);
-          else {
-            const [before, after] = splitAtEach(field.text);
-            path = _`${`${before}[`} + ${n.index} + ${`]${after}`}`;
-          }
-          this.core(w, path, true);
+          this.#d.withPlain(w, n.item, (inner) => this.element(inner));
           if (x !== undefined) {
             w.close();
             w.line(_`while (false);`);
@@ -792,7 +983,44 @@ class RuleEmitter {
     }, 'field-missing');
   }
 
-  /** Missing-field handling, then the checks; `inLoop` skips an element with `continue`. */
+  /** One element's checks, once `item` and `index` are set; `#skip` ends the element early. */
+  element(w: CodeWriter): void {
+    const plan = this.#plan;
+    const n = this.#n;
+    const field = plan.fieldPath;
+    const eachAt = field === undefined ? -1 : field.segments.findIndex((s) => 'each' in s);
+    if (field !== undefined && eachAt >= 0) {
+      w.line(_`const ${n.value} = ${this.read(n.item, field.segments.slice(eachAt + 1))};`);
+    }
+    if (plan.when !== undefined) w.line(_`if (!(${this.isTrue(plan.when, this.valueName())})) ${this.#skip};`);
+    let path: Code;
+    if (field === undefined) path = lit('');
+    else if (eachAt < 0) path = lit(field.text);
+    else {
+      const [before, after] = splitAtEach(field.text);
+      path = _`${`${before}[`} + ${n.index} + ${`]${after}`}`;
+    }
+    this.core(w, path, true);
+  }
+
+  /**
+   * This `forEach` rule's checks of one element inside a fused loop
+   * (fuse-loops.ts), in a labelled block that `break` leaves as `continue`
+   * leaves the rule's own loop; its failures go to `sink.buffer`, which the
+   * rule's own block adds to the failures at its place.
+   */
+  fusedElement(w: CodeWriter, label: Name, sink: FailureSink): void {
+    this.#skip = _`break ${label}`;
+    this.#sink = sink;
+    const inner = new CodeWriter();
+    this.element(inner);
+    w.block(_`${label}:`, () => {
+      if (this.#temps.length > 0) w.line(_`let ${join(this.#temps)};`);
+      w.embed(inner);
+    });
+  }
+
+  /** Missing-field handling, then the checks; `inLoop` skips an element with `#skip`. */
   core(w: CodeWriter, path: Code, inLoop: boolean): void {
     const plan = this.#plan;
     const n = this.#n;
@@ -806,10 +1034,10 @@ class RuleEmitter {
       if (plan.required) {
         w.block(_`if (${missing})`, () => {
           this.pushFailure(w, this.message(n.value, this.expectedCode(), true), path, lit(null), this.expectedCode());
-          w.line(_`continue;`);
+          w.line(_`${this.#skip};`);
         });
       } else {
-        w.line(_`if (${missing}) continue;`);
+        w.line(_`if (${missing}) ${this.#skip};`);
       }
       this.checks(w, path);
       return;
@@ -990,6 +1218,13 @@ class RuleEmitter {
   pushFailure(w: CodeWriter, message: Code, path: Code, actual: Code, expected: Code): void {
     const n = this.#n;
     const record = _`${this.#d.helper('failure')}(${this.#meta}, ${message}, ${path}, ${actual}, ${expected})`;
+    const sink = this.#sink;
+    if (sink !== undefined) {
+      // Kept aside until the rule's place; counted with the failures so far, so the bound holds as before.
+      w.line(_`(${sink.buffer} ??= []).push(${record});`);
+      w.line(_`if (${n.failures}.length + ++${sink.pending} > ${MAX_FAILURES_PER_VALIDATION}) ${this.#d.helper('tooManyFailures')}();`);
+      return;
+    }
     // push returns the new length: the bound costs one comparison per failure, nothing on passing rules.
     w.line(_`if (${n.failures}.push(${record}) > ${MAX_FAILURES_PER_VALIDATION}) ${this.#d.helper('tooManyFailures')}();`);
   }
@@ -1086,9 +1321,9 @@ class RuleEmitter {
     }
     for (const s of segments.slice(from)) {
       if ('key' in s) {
-        code = s.key === 'length' ? _`${this.#d.helper('length')}(${code})` : _`${this.#d.reader(s.key)}(${code})`;
+        code = s.key === 'length' ? _`${this.#d.helper('length')}(${code})` : this.#d.inlineRead(s.key, code);
       } else if ('index' in s) {
-        code = _`${this.#d.reader(s.index)}(${code})`;
+        code = this.#d.inlineRead(s.index, code);
       }
     }
     return code;

@@ -469,6 +469,43 @@ export function date(x: Json): number | undefined {
 let lastDateText: string | undefined;
 let lastDateValue: number | undefined;
 
+/**
+ * `date(a)` compared with `date(b)`, as a number whose sign is the order:
+ * negative, zero or positive, NaN when either is no date (so `> 0`, `>= 0`
+ * and the others are false then, as comparing `undefined` is). Two dates of
+ * the plain `YYYY-MM-DD` form that name real days order as their text does
+ * (four-digit years, two-digit months and days), so they are compared as
+ * strings, without computing their epoch milliseconds; anything else is
+ * parsed as `date` parses it.
+ */
+export function compareDates(a: Json, b: Json): number {
+  if (isCalendarDay(a) && isCalendarDay(b)) return a < b ? -1 : a > b ? 1 : 0;
+  const x = date(a);
+  const y = date(b);
+  return x === undefined || y === undefined ? NaN : x - y;
+}
+
+/**
+ * `YYYY-MM-DD` naming a real day: exactly the 10-character texts `parseDate`
+ * accepts. Remembers the last day it accepted, as `date` does: rules
+ * comparing dates often share one of them (`end > start`, `start >= submitted`).
+ */
+function isCalendarDay(x: Json): x is string {
+  if (typeof x !== 'string' || x.length !== 10) return false;
+  if (x === lastCalendarDay) return true;
+  if (x.charCodeAt(4) !== HYPHEN || x.charCodeAt(7) !== HYPHEN) return false;
+  const century = twoDigits(x, 0);
+  const yearOfCentury = twoDigits(x, 2);
+  const month = twoDigits(x, 5);
+  const day = twoDigits(x, 8);
+  if (century < 0 || yearOfCentury < 0 || month < 1 || month > 12 || day < 1) return false;
+  if (day > daysInMonth(century * 100 + yearOfCentury, month)) return false;
+  lastCalendarDay = x;
+  return true;
+}
+
+let lastCalendarDay = '';
+
 // Character codes of the date-time syntax.
 const ZERO = 48;
 const HYPHEN = 45;
@@ -940,12 +977,23 @@ export function clock(now: Json): number {
   return typeof now === 'number' && isFiniteNumber(now) ? now : dateNow();
 }
 
+/**
+ * An object or array whose prototype is Object.prototype or
+ * Array.prototype, as every JSON value's is: what generated code checks
+ * once per object before reading its fields in place (ruleset-source.ts).
+ */
+export function plainContainer(x: Json): boolean {
+  if (x === null || typeof x !== 'object') return false;
+  const proto: unknown = getPrototypeOf(x);
+  return proto === objectPrototype || proto === arrayPrototype;
+}
+
 /** Everything generated code may use, frozen so that no rule or tenant can swap a helper. */
 export const runtime = freeze({
-  get, hasOwn, getPrototypeOf, objectPrototype, arrayPrototype, length, eq, ne, lt, le, gt, ge, add, sub, mul, div, mod, pow, neg, pos,
+  get, hasOwn, getPrototypeOf, objectPrototype, arrayPrototype, plainContainer, length, eq, ne, lt, le, gt, ge, add, sub, mul, div, mod, pow, neg, pos,
   exists, isEmpty, len, isString, isNumber, isInteger, isBoolean, isArray, isObject,
   sum, avg, min, max, min2, max2, abs, floor, ceil, round, lower, upper, trim,
-  matches, isEmail, isUuid, isUri, isDate, date, daysBetween, age, distinct, between,
+  matches, isEmail, isUuid, isUri, isDate, date, compareDates, daysBetween, age, distinct, between,
   startsWith, endsWith, includes, meta, check, failure, tooManyFailures, text, constant, clock, table,
 });
 

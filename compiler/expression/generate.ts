@@ -79,6 +79,17 @@ export interface Env {
    * the longest such prefix of `keys`, as its code and how many keys it covers.
    */
   readonly shared?: (keys: readonly (string | number)[]) => { code: Code; length: number } | undefined;
+  /**
+   * Calls whose value a fused loop has computed already (compiler/fuse-loops.ts),
+   * by node: the name that holds it.
+   */
+  readonly precomputed?: ReadonlyMap<Expr, Code>;
+  /**
+   * An own-field read written in place rather than as a call of the
+   * hoisted reader (the rule-level code of a validator, see
+   * ruleset-source.ts); undefined in hoisted functions, which call readers.
+   */
+  readonly readField?: (key: string | number, object: Code) => Code;
 }
 
 /** Fixed names that generated functions use besides helpers. */
@@ -131,6 +142,11 @@ function atom(code: Code): Out {
 
 function compound(code: Code): Out {
   return { code, atomic: false };
+}
+
+/** `date(x)`, whose value is epoch milliseconds or undefined. */
+function isDateCall(e: Expr): e is Expr & { kind: 'call' } {
+  return e.kind === 'call' && e.fn === 'date' && e.args.length === 1;
 }
 
 function isPrimitiveLiteral(e: Expr): e is Expr & { kind: 'literal' } {
@@ -234,11 +250,11 @@ class Generator {
         const shared = keys === undefined ? undefined : env.shared?.(keys);
         if (keys !== undefined && shared !== undefined) {
           let code = shared.code;
-          for (const key of keys.slice(shared.length)) code = _`${this.#hoist.reader(key)}(${code})`;
+          for (const key of keys.slice(shared.length)) code = this.read(key, code, env);
           return atom(code);
         }
         const object = this.expr(e.object, env).code;
-        return atom(e.key === 'length' ? _`${this.h('length')}(${object})` : _`${this.#hoist.reader(e.key)}(${object})`);
+        return atom(e.key === 'length' ? _`${this.h('length')}(${object})` : this.read(e.key, object, env));
       }
       case 'unary': {
         if (e.op === '!') return this.outcome(e, env).out;
@@ -264,6 +280,11 @@ class Generator {
       case 'callback':
         return this.callback(e, env);
     }
+  }
+
+  /** The own field `key` of `object`: in place where the environment writes reads so, else through its reader. */
+  read(key: string | number, object: Code, env: Env): Code {
+    return env.readField === undefined ? _`${this.#hoist.reader(key)}(${object})` : env.readField(key, object);
   }
 
   /** `x`, or `(t = x)` then `t`, so that a guarded operand is evaluated once. */
@@ -296,6 +317,10 @@ class Generator {
         const x = this.once(right, env);
         return compound(_`typeof ${x.first} === ${typeof value} && ${lit(value)} ${native} ${x.again}`);
       }
+      if (isDateCall(left) && isDateCall(right)) {
+        // `date(a) > date(b)`: one helper that compares plain ISO days as text (runtime compareDates).
+        return compound(_`${this.h('compareDates')}(${this.expr(left.args[0], env).code}, ${this.expr(right.args[0], env).code}) ${native} 0`);
+      }
       const helper = op === '<' ? 'lt' : op === '<=' ? 'le' : op === '>' ? 'gt' : 'ge';
       return atom(_`${this.h(helper)}(${this.expr(left, env).code}, ${this.expr(right, env).code})`);
     }
@@ -304,6 +329,8 @@ class Generator {
   }
 
   call(e: Expr & { kind: 'call' }, env: Env): Out {
+    const computed = env.precomputed?.get(e);
+    if (computed !== undefined) return atom(computed);
     const [only] = e.args;
     if (e.fn === 'sum' && e.args.length === 1 && only.kind === 'callback' && only.method === 'map') {
       return this.callback(only, env, 'sum');
@@ -496,7 +523,7 @@ export function keysReadFrom(e: Expr, root: RootName): (string | number)[] {
   return keys;
 }
 
-function childrenOf(x: Expr): Expr[] {
+export function childrenOf(x: Expr): Expr[] {
   switch (x.kind) {
     case 'array':
       return x.items;
@@ -523,7 +550,7 @@ function childrenOf(x: Expr): Expr[] {
 }
 
 /** The same text for structurally identical nodes: -0 apart from 0, a pattern by its text. */
-function structuralKey(x: Expr): string {
+export function structuralKey(x: Expr): string {
   return JSON.stringify(x, (name, value: unknown) => {
     if (name === 'matcher') return undefined;
     return typeof value === 'number' && Object.is(value, -0) ? { negativeZero: true } : value;
@@ -531,7 +558,7 @@ function structuralKey(x: Expr): string {
 }
 
 /** The keys of a member chain from the payload, unless it reads a `length` (not a plain field read). */
-function payloadKeys(e: Expr): (string | number)[] | undefined {
+export function payloadKeys(e: Expr): (string | number)[] | undefined {
   const keys: (string | number)[] = [];
   let x = e;
   while (x.kind === 'member') {
@@ -606,7 +633,7 @@ function logicalOperator(op: '&&' | '||' | '??'): Code {
   return op === '&&' ? _`&&` : op === '||' ? _`||` : _`??`;
 }
 
-type Captured = 'payload' | 'now' | 'value' | 'item' | 'index' | 'expected' | 'cell' | 'row' | 'rowIndex' | number;
+export type Captured = 'payload' | 'now' | 'value' | 'item' | 'index' | 'expected' | 'cell' | 'row' | 'rowIndex' | number;
 
 /** A captured value's code in `env`: a root's name, or the parameter of that callback level. */
 function capturedIn(c: Captured, env: Env): Code {
@@ -614,7 +641,7 @@ function capturedIn(c: Captured, env: Env): Code {
 }
 
 /** The outer values a callback's body reads, in a stable order. */
-function capturedBy(e: Expr & { kind: 'callback' }): Captured[] {
+export function capturedBy(e: Expr & { kind: 'callback' }): Captured[] {
   const seen = new Set<Captured>();
   const visit = (x: Expr): void => {
     switch (x.kind) {

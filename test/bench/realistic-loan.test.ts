@@ -8,6 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { compileRuleset } from '../../compiler/index.ts';
 import { validateRealisticLoanByHand } from '../../bench/engines/hand-written-realistic-loan.ts';
+import { validateRealisticLoanLean } from '../../bench/engines/lean-realistic-loan.ts';
 import { realisticLoanPayloads, realisticLoanSuite as suite } from '../../bench/suites/realistic-loan.ts';
 
 describe('realistic-loan suite', () => {
@@ -31,6 +32,16 @@ describe('realistic-loan suite', () => {
       expect(validateRealisticLoanByHand(payload)).toEqual(compiled.validate(payload, suite.now));
     }
     expect(mismatches).toEqual([]);
+  });
+
+  it('the lean validator returns the codes of the rules the compiled one fails, in order, on every payload', () => {
+    const mismatches = suite.payloads.flatMap((payload, index) => {
+      const failed = [...new Set(compiled.validate(payload, suite.now).failures.map((f) => f.ruleCode))];
+      return JSON.stringify(validateRealisticLoanLean(payload)) === JSON.stringify(failed) ? [] : [index];
+    });
+    expect(mismatches).toEqual([]);
+    // It is no validator that passes everything: every rule fails somewhere for it too.
+    expect(new Set(suite.payloads.flatMap((payload) => validateRealisticLoanLean(payload))).size).toBe(20);
   });
 
   it('about 30% of the payloads are invalid, and every rule fails on some of them', () => {
