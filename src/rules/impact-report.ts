@@ -16,7 +16,7 @@
  */
 import { TooManyFailuresError } from '../../compiler/index.ts';
 import type { FailureRecord } from '../../compiler/types.ts';
-import type { CompiledValidator } from '../app-deps.ts';
+import type { CompiledValidator } from '../validators/compiled-validator.ts';
 import { checkPayload, sizeOf, type PayloadSize } from '../http/payload-guard.ts';
 import { costProfileOf, estimateCost, type CostProfile } from '../validators/evaluation-cost.ts';
 import { EvaluationTimeoutError, runWithDeadline, UNGUARDED_COST_LIMIT } from '../validators/evaluation-deadline.ts';

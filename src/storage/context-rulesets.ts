@@ -11,7 +11,7 @@
 import { sql, type Kysely } from 'kysely';
 import { notifyChange } from '../sync/change-notice.ts';
 import { toRuleDefinition } from '../../compiler/rule-schema.ts';
-import { changedCodes, diffRulesets } from '../rules/ruleset-diff.ts';
+import { changedCodes, diffRulesets } from './ruleset-diff.ts';
 import { normalizeContent } from './rule-content.ts';
 import type { DatabaseSchema, RulesetAction, RulesetMember } from './schema.ts';
 import type {

@@ -12,7 +12,7 @@
 import { compileRulesetSteps, instantiateGenerated, type GeneratedCode } from '../../compiler/compile-ruleset.ts';
 import { portableRefs, rebuildRefs, type PortableRefs } from '../../compiler/portable/portable-refs.ts';
 import type { CompileError, CompilerLimits, ValidatorFn } from '../../compiler/types.ts';
-import type { CompiledValidator } from '../app-deps.ts';
+import type { CompiledValidator } from './compiled-validator.ts';
 import type { LiveRuleset } from '../storage/types.ts';
 import { TUNING } from '../tuning.ts';
 import type { CostProfile } from '../../compiler/index.ts';

@@ -18,7 +18,7 @@
  * and its result is the answer. The price: one more short transaction
  * per operation.
  */
-import type { CompiledValidator, ValidatorService } from '../app-deps.ts';
+import type { CompiledValidator, ValidatorService } from './compiled-validator.ts';
 import type { BeforeCommit, LiveRuleset } from '../storage/types.ts';
 import { withRuleset } from './compile-validator.ts';
 import { runInSlices } from './time-slices.ts';

@@ -11,7 +11,7 @@
  * (src/http/payload-guard.ts), on every request.
  */
 import { rulesetCostProfile, type CostProfile } from '../../compiler/index.ts';
-import type { CompiledValidator } from '../app-deps.ts';
+import type { CompiledValidator } from './compiled-validator.ts';
 
 export type { CostProfile } from '../../compiler/index.ts';
 
