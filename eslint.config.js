@@ -45,6 +45,17 @@ export default tseslint.config(
     },
   },
   {
+    // The service reads rules only through the compiler: parsing rule text (acorn) is the compiler's job, and its
+    // passes over the IR give the service what it needs (the cost profile: compiler/analysis/cost-pass.ts).
+    files: ['src/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: [{ name: 'acorn', message: 'src/ does not parse rules: ask the compiler (compiler/index.ts) for what its passes over the IR know.' }],
+        patterns: [{ group: ['acorn/*', 'acorn-*'], message: 'src/ does not parse rules: ask the compiler.' }],
+      }],
+    },
+  },
+  {
     // Migrations take Kysely<any>, as kysely advises: they must not depend on the schema as the code now types it.
     files: ['migrations/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

@@ -27,7 +27,7 @@ import { buildApp } from '../src/app.ts';
 import { loadConfig } from '../src/config.ts';
 import { ruleContentProblems } from '../src/rules/check-rule-content.ts';
 import { contentWarnings } from '../src/rules/rule-warnings.ts';
-import { toRuleContent } from '../src/routes/schemas/rule-body.ts';
+import { toRuleContent } from '../src/rules/rule-body.ts';
 import { bootstrapTenants } from '../src/startup/bootstrap.ts';
 import { createStorage } from '../src/storage/create-storage.ts';
 

@@ -28,7 +28,7 @@ import { pathToFileURL } from 'node:url';
 import type { Kysely } from 'kysely';
 import type { RuleDefinition } from '../compiler/types.ts';
 import type { RuleContentInput } from '../compiler/rule-schema.ts';
-import { toRuleContent } from '../src/routes/schemas/rule-body.ts';
+import { toRuleContent } from '../src/rules/rule-body.ts';
 import { runMigrations } from '../src/storage/migrate-to-latest.ts';
 import { openDatabase } from '../src/storage/open-database.ts';
 import { normalizeContent } from '../src/storage/rule-content.ts';

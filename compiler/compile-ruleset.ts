@@ -14,6 +14,7 @@ import { MAX_RULESET_TEXT_LENGTH, resolveLimits } from './limits.ts';
 import { planRule, ruleTextLength, type RulePlan } from './rule-plan.ts';
 import { composeParts, generateRulesetSteps, PART_LIMITS, type GenerateOptions, type PlainPartsFrame, type RefOrigin } from './ruleset-source.ts';
 import { runtime, type Runtime } from './runtime.ts';
+import { costProfileOf, type CostProfile } from './analysis/cost-pass.ts';
 import { runSteps, TURN, type Steps, type TurnSteps } from './steps.ts';
 import { MAX_CONTEXT_PATTERN_WEIGHT, PatternWeights } from './regex/pattern-size.ts';
 
@@ -104,6 +105,17 @@ function patternBudgetError(plan: RulePlan, total: number): CompileError {
 }
 
 /**
+ * The cost profile of the rules that compile (analysis/cost-pass.ts),
+ * without generating code: what `compileRuleset` returns as `costProfile`.
+ *
+ * @example
+ * rulesetCostProfile([{ code: 'A', name: 'a', expression: 'a.every(x => a.some(y => y == x))' }]); // [0, 0, 0, 2]
+ */
+export function rulesetCostProfile(rules: RuleDefinition[], options?: CompileOptions): CostProfile {
+  return costProfileOf(planRuleset(rules, options).plans.map((plan) => plan.cost));
+}
+
+/**
  * Compiles a ruleset into one validator. Disabled rules are ignored; rules
  * that do not compile are listed in `errors` and left out.
  *
@@ -162,6 +174,7 @@ export function* compileRulesetSteps(rules: RuleDefinition[], options?: CompileO
     ruleCount: plans.length,
     footprint: footprintOf(plans),
     errors,
+    costProfile: costProfileOf(plans.map((plan) => plan.cost)),
   };
 }
 

@@ -20,6 +20,7 @@ import { compileSchema, type SchemaValidator } from './schema/index.ts';
 import { jsonOf } from './json-value.ts';
 import { planTable, type TablePlan } from './table/plan-table.ts';
 import type { TableRootName } from './expression/ir.ts';
+import { ruleCost, type RuleCost } from './analysis/cost-pass.ts';
 
 /** A parsed path with the text it was written as (reported paths keep the author's spelling). */
 export interface PlannedPath {
@@ -61,6 +62,8 @@ export interface RulePlan {
    * (`$value <= $row.maxAmount`).
    */
   expectedRowOutput?: string;
+  /** What the rule can cost per payload, for the evaluation deadline (analysis/cost-pass.ts). */
+  cost: RuleCost;
 }
 
 /** What the expression and message of a rule with a table may name besides the language's own names. */
@@ -218,29 +221,27 @@ export function planRule(
   for (const e of table?.expressionCells ?? []) patternsIn(e, patterns);
   for (const input of table?.inputs ?? []) if (input.expression !== undefined) patternsIn(input.expression, patterns);
   for (const part of message ?? []) if (part.kind !== 'text') patternsIn(part.expr, patterns);
-  return {
-    ok: true,
-    plan: {
-      code: rule.code,
-      name: rule.name,
-      severity: rule.severity ?? 'Error',
-      errorCode: rule.errorCode ?? rule.code,
-      priority: rule.priority ?? 0,
-      required,
-      fieldPath,
-      forEach,
-      expression,
-      when,
-      message,
-      schema,
-      givenExpected,
-      expected,
-      textLength: textLength ?? ruleTextLength(rule),
-      patterns,
-      table,
-      expectedRowOutput,
-    },
+  const plan: Omit<RulePlan, 'cost'> = {
+    code: rule.code,
+    name: rule.name,
+    severity: rule.severity ?? 'Error',
+    errorCode: rule.errorCode ?? rule.code,
+    priority: rule.priority ?? 0,
+    required,
+    fieldPath,
+    forEach,
+    expression,
+    when,
+    message,
+    schema,
+    givenExpected,
+    expected,
+    textLength: textLength ?? ruleTextLength(rule),
+    patterns,
+    table,
+    expectedRowOutput,
   };
+  return { ok: true, plan: { ...plan, cost: ruleCost(rule, plan) } };
 }
 
 /**

@@ -3,7 +3,7 @@
  * does a bounded piece (a rule planned, a rule generated, a part
  * instantiated) and the caller decides when the next runs. The service
  * runs them a slice of time at a time, so that a large compile shares the
- * event loop (src/validators/time-slices.ts); tools and tests run them at
+ * event loop (src/time-slices.ts); tools and tests run them at
  * once.
  */
 

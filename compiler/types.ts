@@ -2,6 +2,7 @@
  * Public types of the rule compiler. The compiler is pure: rules in,
  * JavaScript out. Nothing here performs I/O or imports from `src/`.
  */
+import type { CostProfile } from './analysis/cost-pass.ts';
 import type { GeneratedValidator } from './compile-ruleset.ts';
 
 // A rule's content and what the compiler takes of it are derived from one
@@ -112,6 +113,12 @@ export interface CompiledRuleset {
   footprint: { textLength: number; patternWeight: number };
   /** Per-rule compile errors; rules with errors are left out of `validate`. */
   errors: CompileError[];
+  /**
+   * What the validator can cost per payload, by degree (analysis/cost-pass.ts):
+   * the rules of weight `costProfile[d]` take at most that many times n^d
+   * steps on a payload of size n. The service sets an evaluation deadline by it.
+   */
+  costProfile: CostProfile;
   /** The generated code as plain data, read back when called, for another thread to instantiate (compile-ruleset.ts). */
   generated(): GeneratedValidator;
 }

@@ -5,63 +5,54 @@
  * reads " is not an e-mail address". A placeholder that tests `$value`
  * itself (`{{ $value ?? 'nothing' }}`, `{{ $value ? $value : 'no e-mail' }}`)
  * says what it shows for a missing field and is left alone.
+ *
+ * A pass over the placeholder's IR; where it points is the span lower.ts
+ * put on the `$value` node (expression/source-span.ts).
  */
-import type * as acorn from 'acorn';
+import type { Expr } from '../expression/ir.ts';
+import { irChildren } from '../expression/ir-walk.ts';
+import { spanOf, type SourceSpan } from '../expression/source-span.ts';
 
 /**
- * The first `$value` in a placeholder's expression that shows as nothing
- * for a missing field, or undefined when the expression reads no `$value`
- * or decides itself what to show without one.
+ * Where the first `$value` of a placeholder's IR shows as nothing for a
+ * missing field, or undefined when the expression reads no `$value` or
+ * decides itself what to show without one.
  *
  * @example
- * bareValueIn(parseExpression('$value')); // the Identifier node
- * bareValueIn(parseExpression("$value ?? 'nothing'")); // undefined
+ * bareValueIn(lowered('$value')); // { start: 0, end: 6, line: 1, column: 1 }
+ * bareValueIn(lowered("$value ?? 'nothing'")); // undefined
  */
-export function bareValueIn(expression: acorn.Node): acorn.Node | undefined {
-  let first: acorn.Node | undefined;
+export function bareValueIn(expression: Expr): SourceSpan | undefined {
+  let first: SourceSpan | undefined;
   // Iterative: expressions are bounded in depth, but no walk here needs to trust that.
-  const stack: acorn.Node[] = [expression];
+  const stack: Expr[] = [expression];
   while (stack.length > 0) {
     const node = stack.pop()!;
     if (testsValue(node)) return undefined;
-    if (isValue(node) && (first === undefined || node.start < first.start)) first = node;
-    for (const child of childNodes(node)) stack.push(child);
+    const span = isValue(node) ? spanOf(node) : undefined;
+    if (span !== undefined && (first === undefined || span.start < first.start)) first = span;
+    for (const child of irChildren(node)) stack.push(child);
   }
   return first;
 }
 
 /** `$value ?? x`, `$value || x`, `cond($value) ? a : b`: the expression chooses what to show for a missing value. */
-function testsValue(node: acorn.Node): boolean {
-  if (node.type === 'LogicalExpression') {
-    const logical = node as acorn.LogicalExpression;
-    return (logical.operator === '??' || logical.operator === '||') && readsValue(logical.left);
-  }
-  if (node.type === 'ConditionalExpression') return readsValue((node as acorn.ConditionalExpression).test);
+function testsValue(node: Expr): boolean {
+  if (node.kind === 'logical') return (node.op === '??' || node.op === '||') && readsValue(node.left);
+  if (node.kind === 'conditional') return readsValue(node.test);
   return false;
 }
 
-function readsValue(expression: acorn.Node): boolean {
-  const stack: acorn.Node[] = [expression];
+function readsValue(expression: Expr): boolean {
+  const stack: Expr[] = [expression];
   while (stack.length > 0) {
     const node = stack.pop()!;
     if (isValue(node)) return true;
-    for (const child of childNodes(node)) stack.push(child);
+    for (const child of irChildren(node)) stack.push(child);
   }
   return false;
 }
 
-function isValue(node: acorn.Node): boolean {
-  return node.type === 'Identifier' && (node as acorn.Identifier).name === '$value';
-}
-
-/** The nodes directly under `node` (of any kind: acorn nodes are plain objects with a `type`). */
-function childNodes(node: acorn.Node): acorn.Node[] {
-  const children: acorn.Node[] = [];
-  for (const [key, value] of Object.entries(node)) {
-    if (key === 'loc') continue;
-    for (const item of Array.isArray(value) ? value : [value]) {
-      if (item !== null && typeof item === 'object' && typeof (item as { type?: unknown }).type === 'string') children.push(item as acorn.Node);
-    }
-  }
-  return children;
+function isValue(node: Expr): boolean {
+  return node.kind === 'root' && node.name === 'value';
 }

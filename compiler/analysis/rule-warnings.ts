@@ -10,6 +10,8 @@
  */
 import type * as acorn from 'acorn';
 import { identity, shiftedBy } from '../expression/errors.ts';
+import type { TableRootName } from '../expression/ir.ts';
+import { compileExpression } from '../expression/compile-expression.ts';
 import { positionOf } from '../expression/parse.ts';
 import { resolveLimits } from '../limits.ts';
 import { formatPath, isPathError, parsePath, type PathSegment } from '../paths.ts';
@@ -83,7 +85,7 @@ export function analyzeRule(rule: RuleDefinition, options?: AnalyzeOptions): Rul
     const messageScope = rule.schema === undefined ? scope : { ...scope, value: { types: FIELD_VALUE, depends: true } };
     for (const placeholder of placeholders(rule.message)) {
       const analysis = analyzeExpression({ path: 'message', source: placeholder.source, map: shiftedBy(placeholder.origin) }, messageScope, sink, limits);
-      if (analysis !== undefined && rule.required === true) reportMissingValue(analysis, sink);
+      if (analysis !== undefined && rule.required === true) reportMissingValue(placeholder, rule.table !== undefined, sink, limits);
     }
   }
   scope.evidence.report(sink);
@@ -167,8 +169,14 @@ function ruleScope(
   return scope;
 }
 
+/** A message placeholder's text and where it starts in the message. */
+interface Placeholder {
+  source: string;
+  origin: { line: number; column: number };
+}
+
 /** `{{ ... }}` placeholders of a template, where each one's text starts in the field. */
-function* placeholders(template: string): Generator<{ source: string; origin: { line: number; column: number } }> {
+function* placeholders(template: string): Generator<Placeholder> {
   let pos = 0;
   for (;;) {
     const open = template.indexOf('{{', pos);
@@ -180,16 +188,28 @@ function* placeholders(template: string): Generator<{ source: string; origin: { 
   }
 }
 
-/** MISSING_VALUE_MESSAGE for a placeholder of a required rule's message that shows `$value` as is (missing-value-message.ts). */
-function reportMissingValue(analysis: ExpressionAnalysis, sink: WarningSink): void {
-  const value = bareValueIn(analysis.node);
+/** The names the message of a rule with a table may read (as rule-plan.ts compiles it). */
+const ROW_NAMES: ReadonlySet<TableRootName> = new Set(['row', 'rowIndex']);
+
+/**
+ * MISSING_VALUE_MESSAGE for a placeholder of a required rule's message that
+ * shows `$value` as is (missing-value-message.ts, over the placeholder's IR
+ * as the compiler lowers it).
+ */
+function reportMissingValue(placeholder: Placeholder, hasTable: boolean, sink: WarningSink, limits: CompilerLimits): void {
+  const compiled = compileExpression(placeholder.source, limits, {
+    compilePattern: (pattern) => compilePattern(pattern, limits),
+    map: shiftedBy(placeholder.origin),
+    ...(hasTable ? { tableNames: ROW_NAMES } : {}),
+  }, 'placeholder');
+  const value = compiled.ok ? bareValueIn(compiled.expr) : undefined;
   if (value === undefined) return;
   sink.add(
     'MISSING_VALUE_MESSAGE',
     'message',
     '`$value` shows as nothing when the field is missing, which is when this required rule fails: say what is missing ' +
       "without it, or say what to show then (`{{ $value ?? 'nothing' }}`)",
-    analysis.position(value),
+    { line: value.line, column: value.column },
   );
 }
 

@@ -46,7 +46,7 @@ export function compileExpression(
 ): ExpressionResult {
   // Only unshifted results are shareable: positions of placeholders depend on where they sit.
   const tableNames = options.tableNames === undefined ? '' : [...options.tableNames].sort().join(',');
-  const key = options.map === identity
+  const key = options.map === identity && options.offset === undefined
     ? `${limits.maxExpressionLength}:${limits.maxNestingDepth}:${limits.maxCallbackDepth}:${limits.maxPatternLength}:${what}:${tableNames}:${source}`
     : undefined;
   if (key !== undefined) {

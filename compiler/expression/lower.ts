@@ -16,6 +16,7 @@ import { CALLBACK_METHODS, DOLLAR_NAMES, FUNCTIONS, TABLE_NAMES, VALUE_METHODS, 
 import { ExpressionFailure, type Position, type PositionMap } from './errors.ts';
 import type { BinaryOp, CallbackMethod, Expr, TableRootName } from './ir.ts';
 import { INFIX_OPERATORS, suggestFunction, suggestMethod } from '../language/index.ts';
+import { withSpan } from './source-span.ts';
 
 /** What `compilePattern` of compiler/regex returns, as the checker needs it. */
 export type PatternResult =
@@ -34,6 +35,8 @@ export interface LowerOptions {
    * with a table. Anywhere else they are refused.
    */
   tableNames?: ReadonlySet<TableRootName>;
+  /** Where `source` starts inside its field (a placeholder inside its message), for the offsets of the IR's spans; 0 if absent. */
+  offset?: number;
 }
 
 const PLAIN_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -105,7 +108,13 @@ class Lowering {
     }
     const result = this.node(node, depth);
     this.#chain--;
-    return result;
+    return this.located(result, node);
+  }
+
+  /** The IR node with the span of the acorn node it was lowered from (source-span.ts). */
+  located(result: Expr, node: acorn.Node): Expr {
+    const offset = this.#options.offset ?? 0;
+    return withSpan(result, { start: offset + node.start, end: offset + node.end, ...this.position(node) });
   }
 
   node(node: acorn.Node, depth: number): Expr {

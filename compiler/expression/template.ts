@@ -78,6 +78,7 @@ function compileUncached(
     const compiled = compileExpression(source, limits, {
       ...options,
       map: shiftedBy(positionOf(template, open + 2)),
+      offset: open + 2,
     }, 'placeholder');
     if (!compiled.ok) {
       const error = compiled.error;

@@ -70,7 +70,7 @@ function runnerOf(pattern: string): PatternRunner {
  * the validator is installed), one ref a step: a ruleset of thousands of
  * rules has as many schema validators and matchers, each evaluated or
  * built here, and the installing thread gives its event loop turns in
- * between (src/validators/time-slices.ts).
+ * between (src/time-slices.ts).
  *
  * @example
  * const validate = runSteps(instantiateGeneratedSteps(layout, runSteps(rebuildRefsSteps(refs)))).validate;

@@ -6,7 +6,11 @@
  * (the OpenAPI document); Fastify does not serialize a Buffer.
  */
 import type { FastifyReply } from 'fastify';
-import type { AnswerJson } from '../pool/answer-json.ts';
+
+/** An answer as JSON text in UTF-8, ready to send. */
+export interface AnswerJson {
+  json: Uint8Array;
+}
 
 /** Fastify's Content-Type for what it serializes as JSON. */
 const JSON_CONTENT_TYPE = 'application/json; charset=utf-8';

@@ -9,7 +9,7 @@ import { createHash } from 'node:crypto';
 import { buildStandaloneModule, StandaloneModuleCache } from '../../compiler/standalone/index.ts';
 import type { LiveRuleset } from '../storage/types.ts';
 import type { ModuleSigner } from '../signing/module-signer.ts';
-import { runInSlices } from '../validators/time-slices.ts';
+import { runInSlices } from '../time-slices.ts';
 
 /** One built module, ready to send. */
 export interface SignedModule {

@@ -9,7 +9,10 @@
  * thread without a copy (their ArrayBuffer is transferred).
  */
 import fastJsonStringify, { type Schema } from 'fast-json-stringify';
+import type { AnswerJson } from '../http/json-answer.ts';
 import { SHARED_SCHEMAS_BY_ID, type SharedSchemaId } from '../routes/schemas/shared-schemas.ts';
+
+export type { AnswerJson } from '../http/json-answer.ts';
 
 /** What a task's answer is written as: the route's response schema, and the fields it adds before the task's output. */
 export interface AnswerForm {
@@ -18,10 +21,6 @@ export interface AnswerForm {
   lead: Record<string, unknown>;
 }
 
-/** An answer as JSON text in UTF-8, ready to send. */
-export interface AnswerJson {
-  json: Uint8Array;
-}
 
 // One serializer per schema and thread, compiled when first needed.
 const serializers = new Map<SharedSchemaId, (value: unknown) => string>();

@@ -13,7 +13,7 @@ import { ProblemError, type ProblemSpec } from '../errors.ts';
 import { domainProblem } from '../http/problem-mapping.ts';
 import type { RuleProblem } from '../rules/check-rule-content.ts';
 import type { ImpactReport } from '../rules/impact-report.ts';
-import type { RulesetDiff } from '../rules/ruleset-diff.ts';
+import type { RulesetDiff } from '../storage/ruleset-diff.ts';
 import type { ValidatorBuild } from '../validators/compile-validator.ts';
 import { answerJson, type AnswerForm, type AnswerJson } from './answer-json.ts';
 import type { TaskProgress } from './task-progress.ts';

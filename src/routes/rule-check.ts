@@ -21,7 +21,7 @@ import { OPERATIONS } from '../pool/operations.ts';
 import type { RuleProblem } from '../rules/check-rule-content.ts';
 import { warningsFor } from '../rules/rule-warnings.ts';
 import { tenantOf } from './schemas/route-helpers.ts';
-import { toRuleContent, type TestRuleBody } from './schemas/rule-body.ts';
+import { toRuleContent, type TestRuleBody } from '../rules/rule-body.ts';
 import { checkedRuleSchema, ruleCheckBodySchema } from './schemas/rule-check-schemas.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
 

@@ -15,7 +15,7 @@ import { registerMergePatchBodyParser } from '../http/json-body-parser.ts';
 import { operation } from '../openapi/operation.ts';
 import { RuleArchivedError, StaleVersionError } from '../storage/types.ts';
 import { idParamsSchema, isUuid, originOf, tenantOf } from './schemas/route-helpers.ts';
-import { immutableFieldErrors, overNestedPatchFields, patchedContent, removedRequiredFields, type PatchRuleBody } from './schemas/rule-body.ts';
+import { immutableFieldErrors, overNestedPatchFields, patchedContent, removedRequiredFields, type PatchRuleBody } from '../rules/rule-body.ts';
 import { patchRuleBodySchema } from './schemas/rule-schemas.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
 import { ruleReviewer } from '../pool/rule-review.ts';

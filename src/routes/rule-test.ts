@@ -17,7 +17,7 @@ import type { LiveRuleset } from '../storage/types.ts';
 import { ruleReviewer } from '../pool/rule-review.ts';
 import type { RuleWarning } from '../rules/rule-warnings.ts';
 import { tenantOf } from './schemas/route-helpers.ts';
-import { toRuleContent, type TestRuleBody } from './schemas/rule-body.ts';
+import { toRuleContent, type TestRuleBody } from '../rules/rule-body.ts';
 import { ruleTestBodySchema } from './schemas/rule-test-schemas.ts';
 import { operation } from '../openapi/operation.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';

@@ -20,7 +20,7 @@ import { storedTestsGate } from '../rules/stored-tests.ts';
 import { forceQuerySchema } from './schemas/context-test-schemas.ts';
 import { operation } from '../openapi/operation.ts';
 import { idParamsSchema, isUuid, originOf, tenantOf, pageSizeOf } from './schemas/route-helpers.ts';
-import { immutableFieldErrors, toRuleContent, type CreateRuleBody, type UpdateRuleBody } from './schemas/rule-body.ts';
+import { immutableFieldErrors, toRuleContent, type CreateRuleBody, type UpdateRuleBody } from '../rules/rule-body.ts';
 import { createRuleBodySchema, listRulesQuerySchema, updateRuleBodySchema } from './schemas/rule-schemas.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
 import { publishBodySchema } from './schemas/history-schemas.ts';

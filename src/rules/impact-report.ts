@@ -16,11 +16,11 @@
  */
 import { TooManyFailuresError } from '../../compiler/index.ts';
 import type { FailureRecord } from '../../compiler/types.ts';
-import type { CompiledValidator } from '../app-deps.ts';
+import type { CompiledValidator } from '../validators/compiled-validator.ts';
 import { checkPayload, sizeOf, type PayloadSize } from '../http/payload-guard.ts';
 import { costProfileOf, estimateCost, type CostProfile } from '../validators/evaluation-cost.ts';
 import { EvaluationTimeoutError, runWithDeadline, UNGUARDED_COST_LIMIT } from '../validators/evaluation-deadline.ts';
-import { runInSlices } from '../validators/time-slices.ts';
+import { runInSlices } from '../time-slices.ts';
 
 /** What one ruleset answered for one payload: whether it passed, and the codes of the rules that failed, each once. */
 export interface Verdict {
@@ -111,7 +111,7 @@ export function replayImpact(samples: Iterable<ReplaySample>, rulesets: ImpactRu
 /**
  * A replay fed samples a page at a time, newest first, one sample a step,
  * so the caller can read the next page meanwhile and give the event loop a
- * turn between slices (validators/time-slices.ts `runInSlices`).
+ * turn between slices (time-slices.ts `runInSlices`).
  *
  * @example
  * const replay = new ImpactReplay({ live, target }, limits, Date.now());

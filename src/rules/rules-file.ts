@@ -9,7 +9,7 @@
 import { PayloadSchema, resolveLimits, type RuleWarning } from '../../compiler/index.ts';
 import type { RuleContentInput } from '../../compiler/rule-schema.ts';
 import type { FieldError } from '../domain-errors.ts';
-import { toRuleContent } from '../routes/schemas/rule-body.ts';
+import { toRuleContent } from './rule-body.ts';
 import type { ImportPlan, RuleSnapshot, StoredTest } from '../storage/types.ts';
 import { ruleContentErrors } from './check-rule-content.ts';
 import { payloadSchemaProblems } from './payload-schemas.ts';

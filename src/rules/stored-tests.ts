@@ -6,7 +6,7 @@
  * and the answer-size limit, its payload checked by the payload guard.
  */
 import type { ExplainResult, TraceEntry } from '../../compiler/explain-ruleset.ts';
-import type { CompiledValidator } from '../app-deps.ts';
+import type { CompiledValidator } from '../validators/compiled-validator.ts';
 import { TestsFailedError, type FieldError } from '../domain-errors.ts';
 import { checkPayload, sizeOf, type PayloadSize } from '../http/payload-guard.ts';
 import type { ChangeInfo, ContextTestStore, StoredTest } from '../storage/types.ts';

@@ -11,9 +11,9 @@
 import { sql, type Kysely } from 'kysely';
 import { notifyChange } from '../sync/change-notice.ts';
 import { toRuleDefinition } from '../../compiler/rule-schema.ts';
-import { changedCodes, diffRulesets } from '../rules/ruleset-diff.ts';
+import { changedCodes, diffRulesets } from './ruleset-diff.ts';
 import { TUNING } from '../tuning.ts';
-import { runInSlices } from '../validators/time-slices.ts';
+import { runInSlices } from '../time-slices.ts';
 import { normalizeContent } from './rule-content.ts';
 import type { DatabaseSchema, RulesetAction, RulesetMember } from './schema.ts';
 import type {

@@ -3,7 +3,7 @@
  * sync tells sibling workers, and local evaluation its change feed, of the
  * validators this process makes live.
  */
-import type { CompiledValidator, ValidatorService } from '../app-deps.ts';
+import type { CompiledValidator, ValidatorService } from './compiled-validator.ts';
 
 /**
  * The validator service, calling `installed` after every validator this

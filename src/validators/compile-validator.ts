@@ -14,11 +14,12 @@ import { compileRulesetSteps, instantiateGeneratedSteps, type GeneratedCode } fr
 import { portableRefs, rebuildRefsSteps, type PortableRefs } from '../../compiler/portable/portable-refs.ts';
 import type { TurnSteps } from '../../compiler/steps.ts';
 import type { CompileError, CompilerLimits, ValidatorFn } from '../../compiler/types.ts';
-import type { CompiledValidator } from '../app-deps.ts';
+import type { CompiledValidator } from './compiled-validator.ts';
 import type { LiveRuleset } from '../storage/types.ts';
 import { TUNING } from '../tuning.ts';
-import { costProfileOf, rememberCostProfile, rulesetCostProfileSteps, type CostProfile } from './evaluation-cost.ts';
-import { runInSlices, runInTurns } from './time-slices.ts';
+import type { CostProfile } from '../../compiler/index.ts';
+import { costProfileOf, rememberCostProfile } from './evaluation-cost.ts';
+import { runInSlices, runInTurns } from '../time-slices.ts';
 
 /** What a compile produced: a validator, or the reasons there is none. */
 export interface CompileOutcome {
@@ -50,9 +51,8 @@ export async function compileValidator(
 ): Promise<CompileOutcome> {
   const compiled = await run(compileRulesetSteps(ruleset.rules, { limits }));
   if (compiled.errors.length > 0) return { errors: compiled.errors, compileMs: compiled.compileMs };
-  // Worked out here, on publish, so that no request pays for it.
-  const profile = await run(rulesetCostProfileSteps(ruleset.rules));
-  const figures = { ruleCount: compiled.ruleCount, footprint: compiled.footprint, compileMs: compiled.compileMs, costProfile: profile };
+  // The compiler worked the cost profile out with the plans, so that no request pays for it.
+  const figures = { ruleCount: compiled.ruleCount, footprint: compiled.footprint, compileMs: compiled.compileMs, costProfile: compiled.costProfile };
   const validator = validatorOf(ruleset, compiled.validate, () => compiled.source, figures);
   return { errors: [], validator, compileMs: compiled.compileMs };
 }
@@ -86,7 +86,6 @@ interface ValidatorFigures {
 export async function buildValidator(ruleset: LiveRuleset, limits: Partial<CompilerLimits>): Promise<ValidatorBuild> {
   const compiled = await runAtOnce(compileRulesetSteps(ruleset.rules, { limits }));
   if (compiled.errors.length > 0) return { errors: compiled.errors, compileMs: compiled.compileMs };
-  const costProfile = await runAtOnce(rulesetCostProfileSteps(ruleset.rules));
   const { layout, origins } = compiled.generated();
   return {
     errors: [],
@@ -94,7 +93,7 @@ export async function buildValidator(ruleset: LiveRuleset, limits: Partial<Compi
     generated: {
       code: layout,
       refs: portableRefs(origins),
-      figures: { ruleCount: compiled.ruleCount, footprint: compiled.footprint, compileMs: compiled.compileMs, costProfile },
+      figures: { ruleCount: compiled.ruleCount, footprint: compiled.footprint, compileMs: compiled.compileMs, costProfile: compiled.costProfile },
     },
   };
 }

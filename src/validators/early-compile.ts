@@ -18,11 +18,11 @@
  * and its result is the answer. The price: one more short transaction
  * per operation.
  */
-import type { CompiledValidator, ValidatorService } from '../app-deps.ts';
+import type { CompiledValidator, ValidatorService } from './compiled-validator.ts';
 import type { BeforeCommit, LiveRuleset } from '../storage/types.ts';
 import { withRuleset } from './compile-validator.ts';
 import { TUNING } from '../tuning.ts';
-import { runInSlices } from './time-slices.ts';
+import { runInSlices } from '../time-slices.ts';
 
 /** Ends a dry run from beforeCommit, carrying the ruleset it would have made live. */
 class DryRunEnded extends Error {

@@ -19,7 +19,7 @@
  *   context that does not exist costs one query per TTL.
  */
 import type { CompilerLimits } from '../../compiler/types.ts';
-import type { CompiledValidator, ValidatorService } from '../app-deps.ts';
+import type { CompiledValidator, ValidatorService } from './compiled-validator.ts';
 import { RulesetInvalidError, RulesetOverLimitError, type FieldError } from '../domain-errors.ts';
 import type { LiveRuleset, RuleStore } from '../storage/types.ts';
 import { TUNING } from '../tuning.ts';

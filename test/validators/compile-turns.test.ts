@@ -8,7 +8,7 @@ import { compileRulesetSteps } from '../../compiler/compile-ruleset.ts';
 import { TURN } from '../../compiler/steps.ts';
 import type { RuleDefinition } from '../../compiler/types.ts';
 import { buildValidator, compileValidator, installValidator, runAtOnce, type InstallFigures } from '../../src/validators/compile-validator.ts';
-import { runInSlices, runInTurns } from '../../src/validators/time-slices.ts';
+import { runInSlices, runInTurns } from '../../src/time-slices.ts';
 import { TenantQueue } from '../../src/validators/tenant-queue.ts';
 
 /** Steps that each keep the CPU busy for `ms`. */

@@ -1,13 +1,24 @@
 /**
- * A decision table's weight in the evaluation-cost model
- * (src/validators/evaluation-cost.ts): what a search of it costs by the
+ * A decision table's weight in the cost model (compiler/analysis/cost-pass.ts,
+ * behind src/validators/evaluation-cost.ts): what a search of it costs by the
  * strategy the compiler picks, so a 10,000-row table of indexed columns
  * weighs about as much as a short expression, and one scanned row by row
  * (or with expression cells) weighs in proportion to its rows.
  */
 import { describe, expect, it } from 'vitest';
-import type { TableDefinition } from '../../compiler/types.ts';
-import { ruleWeight, rulesetCostProfile, tableWeight } from '../../src/validators/evaluation-cost.ts';
+import { DEFAULT_LIMITS, rulesetCostProfile, type RuleDefinition, type TableDefinition } from '../../compiler/index.ts';
+import { planRule } from '../../compiler/rule-plan.ts';
+
+function ruleWeight(rule: RuleDefinition): number {
+  const planned = planRule(rule, DEFAULT_LIMITS);
+  if (!planned.ok) throw new Error(planned.errors[0].message);
+  return planned.plan.cost.weight;
+}
+
+/** The weight of a rule with only the table: one search of it. */
+function tableWeight(t: TableDefinition, expression?: string): number {
+  return ruleWeight({ code: 'T', name: 'T', fieldPath: 'amount', table: t, ...(expression === undefined ? {} : { expression }) });
+}
 
 const inputs = [{ name: 'product', path: 'product' }, { name: 'score', path: 'score' }];
 

@@ -7,7 +7,7 @@
  * else meanwhile, so the compile runs at once rather than in slices.
  */
 import { explainRuleset } from '../../../compiler/explain-ruleset.ts';
-import type { CompiledValidator } from '../../app-deps.ts';
+import type { CompiledValidator } from '../../validators/compiled-validator.ts';
 import type { CompileError, CompilerLimits } from '../../../compiler/types.ts';
 import { PROBLEMS, ProblemError, type ProblemSpec } from '../../errors.ts';
 import { describeCompileError } from '../../rules/check-rule-content.ts';

@@ -3,7 +3,7 @@
  * rulesets of up to MAX_RULES_PER_CONTEXT rules each, matched by code and
  * compared field by field.
  */
-import { diffRulesets, type RulesetDiff } from '../../rules/ruleset-diff.ts';
+import { diffRulesets, type RulesetDiff } from '../../storage/ruleset-diff.ts';
 import type { RuleSnapshot } from '../../storage/types.ts';
 
 export interface DiffInput {

@@ -33,7 +33,7 @@ const codeList = (description: string) => ({
   examples: [['AMOUNT_LIMIT']],
 }) as const;
 
-/** One changed row of a decision table (src/rules/table-row-diff.ts), after the properties given. */
+/** One changed row of a decision table (src/storage/table-row-diff.ts), after the properties given. */
 function tableRowChangeSchema<const P extends object>(before: P) {
   return {
     type: 'object',

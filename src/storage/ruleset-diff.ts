@@ -9,8 +9,8 @@
  * use it, on rules storage read.
  */
 import { RULE_CONTENT_FIELDS } from '../../compiler/rule-schema.ts';
-import { contentEquals } from '../storage/rule-content.ts';
-import type { RuleSnapshot, RulesetChanges } from '../storage/types.ts';
+import { contentEquals } from './rule-content.ts';
+import type { RuleSnapshot, RulesetChanges } from './types.ts';
 import { diffTableRows, type TableRowChange } from './table-row-diff.ts';
 
 /** How one field of a rule changed. */

@@ -13,8 +13,8 @@
  * the limits) behind a compile, which itself takes a little longer.
  */
 import { setImmediate as nextTurn } from 'node:timers/promises';
-import { TURN } from '../../compiler/steps.ts';
-import { TUNING } from '../tuning.ts';
+import { TURN } from '../compiler/steps.ts';
+import { TUNING } from './tuning.ts';
 
 /**
  * Runs `steps` to the end, yielding to the event loop (after I/O callbacks)

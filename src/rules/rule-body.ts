@@ -10,13 +10,13 @@ import {
   RULE_CONTENT_FIELDS,
   type RuleContent,
   type RuleContentInput,
-} from '../../../compiler/rule-schema.ts';
-import { DEFAULT_LIMITS } from '../../../compiler/limits.ts';
-import type { FieldError } from '../../domain-errors.ts';
-import { checkPayload } from '../../http/payload-guard.ts';
-import { applyMergePatch } from '../../rules/merge-patch.ts';
-import { TUNING } from '../../tuning.ts';
-import type { createRuleBodySchema, patchRuleBodySchema, testRuleSchema, updateRuleBodySchema } from './rule-schemas.ts';
+} from '../../compiler/rule-schema.ts';
+import { DEFAULT_LIMITS } from '../../compiler/limits.ts';
+import type { FieldError } from '../domain-errors.ts';
+import { checkPayload } from '../http/payload-guard.ts';
+import { applyMergePatch } from './merge-patch.ts';
+import { TUNING } from '../tuning.ts';
+import type { createRuleBodySchema, patchRuleBodySchema, testRuleSchema, updateRuleBodySchema } from '../routes/schemas/rule-schemas.ts';
 
 /** POST /rules. */
 export type CreateRuleBody = FromSchema<typeof createRuleBodySchema>;
