@@ -22,7 +22,10 @@
  * is an answer). Nothing is pinned to a core: the service's worker threads
  * need every core there is, as in production.
  *
- * `-- --quick` shortens every phase (same sizes); figures go to stdout;
+ * `-- --quick` shortens every phase (same sizes); `-- --cpu-prof` writes the
+ * first service's CPU profiles to `<tmpdir>/rules-bench-isolation-profiles/`
+ * and prints each phase's span on the monotonic clock, for
+ * `bench/tools/main-thread-tasks.ts --phase=FROM-TO`; figures go to stdout;
  * `npm run bench` puts them in the results files. Exit code 1 when a target
  * is missed.
  */
@@ -74,6 +77,8 @@ export interface IsolationBenchOptions {
    */
   only?: OperationName | 'all';
   print?: boolean;
+  /** Write the first service's CPU profiles (node --cpu-prof) to this folder and print each phase's span. */
+  profileDir?: string;
   /** A PostgreSQL server to make the run's database on; default process.env.DATABASE_URL (unset: PGlite). */
   databaseUrl?: string;
   /** Default process.env.REDIS_URL (unset: counters in memory). */
@@ -136,14 +141,14 @@ export function newTenantKeys(): TenantKeys {
  * validator key; on the first start (`publishQuiet`), B's loan context too.
  */
 export async function startIsolationService(options: {
-  keys: TenantKeys; databaseUrl?: string; redisUrl?: string; workers?: number; publishQuiet: boolean;
+  keys: TenantKeys; databaseUrl?: string; redisUrl?: string; workers?: number; publishQuiet: boolean; nodeFlags?: string[];
 }): Promise<IsolationService> {
   const { keys } = options;
   const redis: Record<string, string> = options.redisUrl === undefined || options.redisUrl === ''
     ? {}
     : { REDIS_URL: options.redisUrl, REDIS_KEY_PREFIX: `bench-isolation-${randomBytes(4).toString('hex')}:` };
   const service = await startService({
-    databaseUrl: options.databaseUrl, workers: options.workers, tenantId: NOISY, adminKey: keys.noisy,
+    databaseUrl: options.databaseUrl, workers: options.workers, tenantId: NOISY, adminKey: keys.noisy, nodeFlags: options.nodeFlags,
     env: { RULES_BOOTSTRAP_TENANTS: `${NOISY}:${keys.noisy},${QUIET}:${keys.quiet}`, ...redis },
   });
   try {
@@ -277,7 +282,7 @@ function onlyFromArgs(args: readonly string[]): IsolationBenchOptions['only'] {
 
 /** One service start: the idle phase, then each planned phase. */
 async function runPhases(
-  service: IsolationService, tenant: NoisyTenant, workers: number, timing: { idleMs: number; minMs: number }, log: (line: string) => void,
+  service: IsolationService, tenant: NoisyTenant, workers: number, timing: { idleMs: number; minMs: number; printSpans: boolean }, log: (line: string) => void,
   only: IsolationBenchOptions['only'],
 ): Promise<IsolationRun> {
   await measurePhase(service, { idleMs: SETTLE_MS });
@@ -294,10 +299,15 @@ async function runPhases(
   };
   record('B idle', idle);
   for (const plan of phasePlans(workers, only)) {
+    const from = monotonicUs();
     record(plan.name, await measurePhase(service, () => noisyActivity(tenant, plan.operations, timing.minMs)));
+    if (timing.printSpans) log(`  (span on the monotonic clock: --phase=${from}-${monotonicUs()})`);
   }
   return { workers, idleP99Ms, phases };
 }
+
+/** Now on the clock V8's profiler stamps samples with, in µs. */
+const monotonicUs = (): bigint => process.hrtime.bigint() / 1000n;
 
 function phaseLine(p: PhaseResult): string {
   const q = p.quiet;
@@ -360,7 +370,8 @@ export async function runIsolationBench(options: IsolationBenchOptions = {}): Pr
   const log = options.print === false ? () => {} : (line: string) => console.log(line);
   const quick = options.quick === true;
   const sizes = options.sizes ?? FULL_SIZES;
-  const timing = quick ? { idleMs: 5000, minMs: 3000 } : { idleMs: 10_000, minMs: 8000 };
+  const timing = { ...(quick ? { idleMs: 5000, minMs: 3000 } : { idleMs: 10_000, minMs: 8000 }), printSpans: options.profileDir !== undefined };
+  const nodeFlags = options.profileDir === undefined ? undefined : ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`];
   const serverUrl = options.databaseUrl ?? process.env.DATABASE_URL;
   const db = await benchDatabase('bench-isolation', serverUrl);
   const redisUrl = options.redisUrl ?? process.env.REDIS_URL;
@@ -370,7 +381,7 @@ export async function runIsolationBench(options: IsolationBenchOptions = {}): Pr
   const started = performance.now();
   let tenant: NoisyTenant | undefined;
   try {
-    const first = await startIsolationService({ keys, databaseUrl: db.databaseUrl, redisUrl, publishQuiet: true });
+    const first = await startIsolationService({ keys, databaseUrl: db.databaseUrl, redisUrl, publishQuiet: true, nodeFlags });
     try {
       log(`\nIsolation benchmark: setting up tenant A on ${db.databaseUrl === undefined ? 'PGlite' : 'PostgreSQL'}`);
       tenant = await setUpNoisyTenant(first.noisy, sizes, noisyValidation(first.service), log);
@@ -412,7 +423,9 @@ export async function runIsolationBench(options: IsolationBenchOptions = {}): Pr
 const invokedDirectly = process.argv[1] !== undefined
   && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href;
 if (invokedDirectly) {
-  const result = await runIsolationBench({ quick: process.argv.includes('--quick'), only: onlyFromArgs(process.argv.slice(2)) });
+  const profileDir = process.argv.includes('--cpu-prof') ? path.join(os.tmpdir(), 'rules-bench-isolation-profiles') : undefined;
+  const result = await runIsolationBench({ quick: process.argv.includes('--quick'), only: onlyFromArgs(process.argv.slice(2)), profileDir });
+  if (profileDir !== undefined) console.log(`CPU profiles in ${profileDir} (main thread: CPU.*.0.*.cpuprofile)`);
   // Idle keep-alive sockets of the HTTP client would hold the process a few more seconds.
   process.exit(result.met ? 0 : 1);
 }
