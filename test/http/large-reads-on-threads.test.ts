@@ -58,6 +58,25 @@ describe('large reads parsed on the management threads', () => {
     expect(explained.results[0].trace.map((step) => step.ruleCode).sort()).toEqual(['A', 'B', 'D']);
   });
 
+  it('sends an answer larger than a piece (64 KiB) whole, with its Content-Length and no chunked encoding', async () => {
+    const tests = Array.from({ length: 400 }, (_, i) => ({ name: `case ${i}`, payload: { amount: i }, expect: { isValid: i > 0 && i < 50 && i !== 3 && i !== 7 } }));
+    await ok(t.request('PUT', '/api/v1/contexts/wide/tests', { body: { tests } }));
+    for (const [code, expression] of [['A', 'amount > 0'], ['B', 'amount < 50'], ['C', 'amount != 7'], ['D', 'amount != 3']]) {
+      await ok(t.request('POST', '/api/v1/rules', { body: { context: 'wide', ...rule(code, expression) } }), 201);
+    }
+    const response = await t.request('POST', '/api/v1/contexts/wide/tests/run', { body: { explain: true } });
+    expect(response.status, response.text).toBe(200);
+    expect(response.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    expect(response.headers.get('transfer-encoding')).toBeNull();
+    const bytes = Buffer.byteLength(response.text);
+    // Over one piece (ANSWER_PIECE_BYTES, 64 KiB), within the answer budget.
+    expect(bytes).toBeGreaterThan(64 * 1024);
+    expect(Number(response.headers.get('content-length'))).toBe(bytes);
+    expect(response.body).toMatchObject({ target: 'draft', passed: 400, failed: 0, truncated: false });
+    expect(response.body.results).toHaveLength(400);
+    expect((response.body.results as Array<{ trace: unknown[] }>)[399].trace).toHaveLength(4);
+  });
+
   it('runs a context without stored tests, and refuses one without rules as before', async () => {
     await ok(t.request('POST', '/api/v1/rules', { body: { context: 'untested', ...rule('A', 'amount > 0') } }), 201);
     expect(await run({})).toMatchObject({ target: 'draft' });
