@@ -22,7 +22,10 @@
  * is an answer). Nothing is pinned to a core: the service's worker threads
  * need every core there is, as in production.
  *
- * `-- --quick` shortens every phase (same sizes); figures go to stdout;
+ * `-- --quick` shortens every phase (same sizes); `-- --cpu-prof` writes the
+ * first service's CPU profiles to `<tmpdir>/rules-bench-isolation-profiles/`
+ * and prints each phase's span on the monotonic clock, for
+ * `bench/tools/main-thread-tasks.ts --phase=FROM-TO`; figures go to stdout;
  * `npm run bench` puts them in the results files. Exit code 1 when a target
  * is missed.
  */
@@ -74,6 +77,8 @@ export interface IsolationBenchOptions {
    */
   only?: OperationName | 'all';
   print?: boolean;
+  /** Write the first service's CPU profiles (node --cpu-prof) to this folder and print each phase's span. */
+  profileDir?: string;
   /** A PostgreSQL server to make the run's database on; default process.env.DATABASE_URL (unset: PGlite). */
   databaseUrl?: string;
   /** Default process.env.REDIS_URL (unset: counters in memory). */
@@ -88,6 +93,11 @@ export interface PhaseResult {
   quiet: QuietFigures;
   noisy: OperationFigures[];
   verdict: PhaseVerdict;
+  /**
+   * CPU time the service's main thread had during the phase (ms; NaN with WORKERS > 1, whose
+   * main thread only hands out connections, or off Linux): its own work, however loaded the machine.
+   */
+  mainThreadCpuMs?: number;
 }
 
 export interface IsolationRun {
@@ -136,15 +146,15 @@ export function newTenantKeys(): TenantKeys {
  * validator key; on the first start (`publishQuiet`), B's loan context too.
  */
 export async function startIsolationService(options: {
-  keys: TenantKeys; databaseUrl?: string; redisUrl?: string; workers?: number; publishQuiet: boolean;
+  keys: TenantKeys; databaseUrl?: string; redisUrl?: string; workers?: number; publishQuiet: boolean; nodeFlags?: string[];
 }): Promise<IsolationService> {
   const { keys } = options;
   const redis: Record<string, string> = options.redisUrl === undefined || options.redisUrl === ''
     ? {}
     : { REDIS_URL: options.redisUrl, REDIS_KEY_PREFIX: `bench-isolation-${randomBytes(4).toString('hex')}:` };
   const service = await startService({
-    databaseUrl: options.databaseUrl, workers: options.workers, tenantId: NOISY, adminKey: keys.noisy,
-    env: { RULES_BOOTSTRAP_TENANTS: `${NOISY}:${keys.noisy},${QUIET}:${keys.quiet}`, ...redis },
+    databaseUrl: options.databaseUrl, workers: options.workers, tenantId: NOISY, adminKey: keys.noisy, nodeFlags: options.nodeFlags,
+    env: { RULES_BOOTSTRAP_TENANTS: `${NOISY}:${keys.noisy},${QUIET}:${keys.quiet}`, ...redis, ...budget() },
   });
   try {
     const quietAdmin = { ...service, tenantId: QUIET, adminKey: keys.quiet };
@@ -164,6 +174,16 @@ export async function startIsolationService(options: {
     await service.stop();
     throw error;
   }
+}
+
+/**
+ * OPERATION_TIME_BUDGET_MS from this process's environment, passed on: on a
+ * machine loaded by other work, setting up A's 5,000-rule context (its
+ * stored tests run once) may need more than the default 10 s.
+ */
+function budget(): Record<string, string> {
+  const ms = process.env.OPERATION_TIME_BUDGET_MS;
+  return ms === undefined || ms === '' ? {} : { OPERATION_TIME_BUDGET_MS: ms };
 }
 
 /** One validation of A's own (for its samples), with its validator key; throws unless 200. */
@@ -206,9 +226,11 @@ export async function noisyActivity(tenant: NoisyTenant, operations: readonly Op
  */
 export async function measurePhase(
   service: IsolationService, activity: (() => Promise<ManagementAnswer[]>) | { idleMs: number },
-): Promise<{ durationS: number; quiet: QuietFigures; answers: ManagementAnswer[] }> {
+): Promise<{ durationS: number; quiet: QuietFigures; answers: ManagementAnswer[]; mainThreadCpuMs: number }> {
   const stop = new AbortController();
   const started = performance.now();
+  const mainThreadCpu = (): number => service.service.mainThreadCpuMs?.() ?? Number.NaN;
+  const cpuAtStart = mainThreadCpu();
   const load = runFixedRate({
     ...service.quiet, rate: QUIET_RATE, durationS: 600, connections: QUIET_CONNECTIONS, timeoutS: CALL_TIMEOUT_MS / 1000,
     stop: stop.signal, tally: { header: HEADER_LIMIT },
@@ -227,11 +249,13 @@ export async function measurePhase(
     stop.abort();
   }
   const durationS = (performance.now() - started) / 1000;
+  const mainThreadCpuMs = mainThreadCpu() - cpuAtStart;
   try {
     const figures = await load;
     return {
       durationS,
       answers,
+      mainThreadCpuMs,
       quiet: {
         requests: figures.requests, p50Ms: figures.latencyMs.p50, p90Ms: figures.latencyMs.p90, p99Ms: figures.latencyMs.p99,
         maxMs: figures.latencyMs.max, statuses: figures.statuses ?? {}, uncounted: figures.okWithoutHeader ?? 0,
@@ -243,6 +267,7 @@ export async function measurePhase(
     return {
       durationS,
       answers,
+      mainThreadCpuMs,
       quiet: {
         requests: 0, p50Ms: nan, p90Ms: nan, p99Ms: nan, maxMs: nan, statuses: {}, uncounted: 0, dispatchLagMaxMs: nan,
         error: (error as Error).message.slice(0, 300),
@@ -277,7 +302,7 @@ function onlyFromArgs(args: readonly string[]): IsolationBenchOptions['only'] {
 
 /** One service start: the idle phase, then each planned phase. */
 async function runPhases(
-  service: IsolationService, tenant: NoisyTenant, workers: number, timing: { idleMs: number; minMs: number }, log: (line: string) => void,
+  service: IsolationService, tenant: NoisyTenant, workers: number, timing: { idleMs: number; minMs: number; printSpans: boolean }, log: (line: string) => void,
   only: IsolationBenchOptions['only'],
 ): Promise<IsolationRun> {
   await measurePhase(service, { idleMs: SETTLE_MS });
@@ -288,23 +313,30 @@ async function runPhases(
     const noisy = summariseAnswers(measured.answers);
     const phase: PhaseResult = {
       name, workers, durationS: measured.durationS, quiet: measured.quiet, noisy, verdict: judgePhase({ quiet: measured.quiet, noisy }, idleP99Ms),
+      mainThreadCpuMs: workers > 1 ? Number.NaN : measured.mainThreadCpuMs,
     };
     phases.push(phase);
     log(phaseLine(phase));
   };
   record('B idle', idle);
   for (const plan of phasePlans(workers, only)) {
+    const from = monotonicUs();
     record(plan.name, await measurePhase(service, () => noisyActivity(tenant, plan.operations, timing.minMs)));
+    if (timing.printSpans) log(`  (span on the monotonic clock: --phase=${from}-${monotonicUs()})`);
   }
   return { workers, idleP99Ms, phases };
 }
+
+/** Now on the clock V8's profiler stamps samples with, in µs. */
+const monotonicUs = (): bigint => process.hrtime.bigint() / 1000n;
 
 function phaseLine(p: PhaseResult): string {
   const q = p.quiet;
   const head = `${phaseName(p)} (${fixed(p.durationS, 1)} s): B p50 ${fixed(q.p50Ms, 1)} p99 ${fixed(q.p99Ms, 1)}`
     + ` max ${fixed(q.maxMs, 1)} ms (${fixed(p.verdict.p99Ratio, 1)}x idle p99), ${q.requests} answers ${statusText(q.statuses)}`;
   const misses = p.verdict.misses.length === 0 ? 'met' : `MISSED: ${p.verdict.misses.join('; ')}`;
-  return `${head}${p.noisy.length === 0 ? '' : `; A: ${p.noisy.map(operationText).join('; ')}`} -> ${misses}`;
+  const cpu = p.mainThreadCpuMs === undefined || Number.isNaN(p.mainThreadCpuMs) ? '' : `; service main thread on a core ${int(p.mainThreadCpuMs)} ms`;
+  return `${head}${p.noisy.length === 0 ? '' : `; A: ${p.noisy.map(operationText).join('; ')}`}${cpu} -> ${misses}`;
 }
 
 function statusText(statuses: Record<string, number>): string {
@@ -360,7 +392,8 @@ export async function runIsolationBench(options: IsolationBenchOptions = {}): Pr
   const log = options.print === false ? () => {} : (line: string) => console.log(line);
   const quick = options.quick === true;
   const sizes = options.sizes ?? FULL_SIZES;
-  const timing = quick ? { idleMs: 5000, minMs: 3000 } : { idleMs: 10_000, minMs: 8000 };
+  const timing = { ...(quick ? { idleMs: 5000, minMs: 3000 } : { idleMs: 10_000, minMs: 8000 }), printSpans: options.profileDir !== undefined };
+  const nodeFlags = options.profileDir === undefined ? undefined : ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`];
   const serverUrl = options.databaseUrl ?? process.env.DATABASE_URL;
   const db = await benchDatabase('bench-isolation', serverUrl);
   const redisUrl = options.redisUrl ?? process.env.REDIS_URL;
@@ -370,7 +403,7 @@ export async function runIsolationBench(options: IsolationBenchOptions = {}): Pr
   const started = performance.now();
   let tenant: NoisyTenant | undefined;
   try {
-    const first = await startIsolationService({ keys, databaseUrl: db.databaseUrl, redisUrl, publishQuiet: true });
+    const first = await startIsolationService({ keys, databaseUrl: db.databaseUrl, redisUrl, publishQuiet: true, nodeFlags });
     try {
       log(`\nIsolation benchmark: setting up tenant A on ${db.databaseUrl === undefined ? 'PGlite' : 'PostgreSQL'}`);
       tenant = await setUpNoisyTenant(first.noisy, sizes, noisyValidation(first.service), log);
@@ -412,7 +445,9 @@ export async function runIsolationBench(options: IsolationBenchOptions = {}): Pr
 const invokedDirectly = process.argv[1] !== undefined
   && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href;
 if (invokedDirectly) {
-  const result = await runIsolationBench({ quick: process.argv.includes('--quick'), only: onlyFromArgs(process.argv.slice(2)) });
+  const profileDir = process.argv.includes('--cpu-prof') ? path.join(os.tmpdir(), 'rules-bench-isolation-profiles') : undefined;
+  const result = await runIsolationBench({ quick: process.argv.includes('--quick'), only: onlyFromArgs(process.argv.slice(2)), profileDir });
+  if (profileDir !== undefined) console.log(`CPU profiles in ${profileDir} (main thread: CPU.*.0.*.cpuprofile)`);
   // Idle keep-alive sockets of the HTTP client would hold the process a few more seconds.
   process.exit(result.met ? 0 : 1);
 }

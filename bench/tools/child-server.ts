@@ -37,6 +37,13 @@ export interface ChildServer {
    * it started, from /proc; NaN elsewhere. Clock-tick resolution (10 ms).
    */
   cpuTimeMs(): number;
+  /**
+   * CPU time (ms) the child's main thread (its JavaScript event loop) has
+   * had so far, from /proc's scheduler statistics (nanoseconds); NaN
+   * elsewhere. Unlike wall time, it does not grow while the thread waits
+   * for a core, so it measures the thread's own work on a loaded machine.
+   */
+  mainThreadCpuMs?(): number;
   /** SIGTERM, then SIGKILL after `graceMs`; resolves once the process is gone. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -144,12 +151,22 @@ export async function startChildServer(options: ChildServerOptions): Promise<Chi
     baseUrl,
     childProcessCount: () => childPids(child.pid!).length,
     cpuTimeMs: () => [child.pid!, ...childPids(child.pid!)].reduce((sum, pid) => sum + processCpuMs(pid), 0),
+    mainThreadCpuMs: () => threadCpuMs(child.pid!, child.pid!),
     stop,
   };
 }
 
 /** Clock ticks per second of /proc/<pid>/stat: USER_HZ, 100 on every Linux that Node supports. */
 const USER_HZ = 100;
+
+/** Time on a core of one thread (ms): the first field of its schedstat, in ns; NaN when /proc cannot tell. */
+function threadCpuMs(pid: number, tid: number): number {
+  try {
+    return Number(readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').split(' ')[0]) / 1e6;
+  } catch {
+    return Number.NaN;
+  }
+}
 
 /** utime + stime of one process (ms), NaN when /proc cannot tell. */
 function processCpuMs(pid: number): number {

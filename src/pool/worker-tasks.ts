@@ -1,7 +1,7 @@
 /**
  * The tasks a management thread runs, by kind (a stored-test run, a rule
- * test, an impact replay, a rule check, an import's checks, a diff, a
- * live validator's compile): what each takes and gives
+ * test, an impact replay, a rule check, an import's checks or its dry
+ * run, a diff, a live validator's compile): what each takes and gives
  * (plain data both ways: the main thread reads the database and sends what
  * the task needs; the task sends back what the answer needs), and the one
  * function the worker entry exports. A refusal the task meets (a ruleset
@@ -21,6 +21,7 @@ import { runCompileTask, type CompileInput } from './tasks/compile-task.ts';
 import { runDiffTask, type DiffInput } from './tasks/diff-task.ts';
 import { runImpactTask, type ImpactInput } from './tasks/impact-task.ts';
 import { runImportCheckTask, type ImportCheckInput, type ImportCheckOutput } from './tasks/import-check-task.ts';
+import { runImportDryRunTask, type ImportAnswer, type ImportDryRunInput } from './tasks/import-dry-run-task.ts';
 import { runRuleCheckTask, type RuleCheckInput } from './tasks/rule-check-task.ts';
 import { runRuleReviewTask, type RuleReviewInput, type RuleReviewOutput } from './tasks/rule-review-task.ts';
 import { runRuleTestTask, type RuleTestInput, type RuleTestOutput } from './tasks/rule-test-task.ts';
@@ -35,6 +36,8 @@ export interface TaskKinds {
   /** A decision-table rule's compile check and warnings (rule-review.ts). */
   ruleReview: { input: RuleReviewInput; output: RuleReviewOutput };
   importCheck: { input: ImportCheckInput; output: ImportCheckOutput };
+  /** An import's dry run whole: the checks, then the file compared with the context's rules. */
+  importDryRun: { input: ImportDryRunInput; output: ImportAnswer };
   diff: { input: DiffInput; output: RulesetDiff };
   /** A live validator's compile, on the compile lane (compile-lane.ts). */
   compile: { input: CompileInput; output: ValidatorBuild };
@@ -63,6 +66,7 @@ const RUNNERS: { [K in TaskKind]: (input: TaskKinds[K]['input'], progress: TaskP
   ruleCheck: runRuleCheckTask,
   ruleReview: runRuleReviewTask,
   importCheck: runImportCheckTask,
+  importDryRun: runImportDryRunTask,
   diff: runDiffTask,
   compile: runCompileTask,
 };

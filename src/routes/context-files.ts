@@ -10,6 +10,7 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { AppDeps } from '../app-deps.ts';
 import { PROBLEMS, ProblemError } from '../errors.ts';
 import { RawJsonBody, registerRawJsonBodyParser } from '../http/json-body-parser.ts';
+import { sendAnswerJson } from '../http/json-answer.ts';
 import { validatorSkippingBody } from '../http/raw-body-validation.ts';
 import { operation } from '../openapi/operation.ts';
 import { goLiveTestsOnPool } from '../pool/go-live-tests.ts';
@@ -88,6 +89,9 @@ export const contextFilesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
   });
 };
 
+/** A dry run's answer, as the thread writes it. */
+const DRY_RUN_ANSWER = { schema: 'ImportResult', lead: {} } as const;
+
 /** POST /contexts/{context}/import, in a scope whose JSON bodies are kept as their bytes. */
 function registerImportRoute(app: FastifyInstance, deps: AppDeps): void {
   const { storage, validators, config, payloadSchemas, pool } = deps;
@@ -122,23 +126,31 @@ function registerImportRoute(app: FastifyInstance, deps: AppDeps): void {
       body: importBodySchema,
       response: { 200: sharedRef('ImportResult') },
     },
-  }, async (request) => {
+  }, async (request, reply) => {
     const tenantId = tenantOf(request);
     const context = contextOf(request.params);
     return pool.operation(tenantId, OPERATIONS.importCheck, async (run) => {
       // The file read and checked and its rules' warnings worked out, on a management thread, before anything is written.
       // The stored payload schema is read first, as whether the file replaces it is known only once it is read.
       const stored = await storage.payloadSchemas.get(tenantId, context);
-      const checked = await run('importCheck', {
+      const checkInput = {
         body: request.body.bytes,
         limits: { maxExpressionLength: config.maxExpressionLength, maxTableRows: config.maxTableRows, maxPayloadDepth: config.maxPayloadDepth },
         maxRulesPerContext: config.maxRulesPerContext,
         storedPayloadSchema: stored?.schema ?? null,
-      });
+      };
+      if (request.query.dryRun === 'true') {
+        // Compared on the thread too, with the context's rules as the database's JSON text, and answered from there:
+        // the file's thousands of checked rules never come back to the event loop.
+        const base = await storage.rules.importBaseText(tenantId, context);
+        const answer = await run('importDryRun', { ...checkInput, context, base, prune: request.query.prune === 'true' }, undefined, DRY_RUN_ANSWER);
+        return sendAnswerJson(reply, answer);
+      }
+      const checked = await run('importCheck', checkInput);
       if (!checked.ok) throw new ProblemError(PROBLEMS.invalidBody(checked.errors));
       const { plan, warnings } = checked;
       const options = {
-        dryRun: request.query.dryRun === 'true',
+        dryRun: false,
         prune: request.query.prune === 'true',
         publish: request.query.publish === 'true',
         maxRulesPerContext: config.maxRulesPerContext,
@@ -148,14 +160,12 @@ function registerImportRoute(app: FastifyInstance, deps: AppDeps): void {
       const testSource = plan.tests === undefined ? storage.tests : { list: () => Promise.resolve(plan.tests ?? []) };
       // Inside this operation: the import's turn runs its tests too.
       const gate = storedTestsGate(testSource, goLiveTestsOnPool(pool, config, run), request.query.force === 'true');
-      const { result } = options.dryRun
-        ? await storage.rules.importContext(tenantId, context, plan, options, () => undefined, info)
-        : await compileAhead(
-          validators,
-          (compile) => storage.rules.importContext(tenantId, context, plan, options, compile, gate.info(info)),
-          gate.check,
-        );
-      if (!options.dryRun && plan.payloadSchema !== undefined) payloadSchemas.forget(tenantId, context);
+      const { result } = await compileAhead(
+        validators,
+        (compile) => storage.rules.importContext(tenantId, context, plan, options, compile, gate.info(info)),
+        gate.check,
+      );
+      if (plan.payloadSchema !== undefined) payloadSchemas.forget(tenantId, context);
       return { ...result, warnings };
     });
   });

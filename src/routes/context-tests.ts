@@ -118,15 +118,14 @@ export const contextTestsRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
     const target = request.body?.target ?? 'draft';
     // Admitted before anything is read: a tenant past its bound costs no query.
     const answer = await pool.operation(tenantId, OPERATIONS.storedTestRun, async (run) => {
+      // The rules and tests as the database's JSON text: the thread parses them, the event loop never walks them.
       const ruleset = typeof target === 'number'
         ? await rulesetOfVersion(storage, tenantId, context, target)
-        : target === 'draft'
-          ? await storage.rules.draftRuleset(tenantId, context)
-          : await storage.rules.liveRuleset(tenantId, context);
+        : await storage.rules.rulesetText(tenantId, context, target);
       if (ruleset === null) {
         throw new ProblemError(target === 'draft' ? PROBLEMS.contextHasNoRules(context) : PROBLEMS.contextsNotPublished([{ context }]));
       }
-      const tests = await storage.tests.list(tenantId, context);
+      const tests = await storage.tests.listText(tenantId, context);
       // Answered as the thread wrote it: up to OPERATION_ANSWER_MAX_BYTES of results the event loop never walks.
       return run('storedTests', {
         ruleset,

@@ -7,19 +7,11 @@
  */
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
+import { importChanges, importResult } from '../rules/import-changes.ts';
 import { writeAudit } from './audit-log.ts';
 import { advanceRuleset, liveRulesetVersion, lockContext, publishDrafts, type AdvancedRuleset } from './context-rulesets.ts';
-import { contentEquals, normalizeContent } from './rule-content.ts';
 import type { DatabaseSchema } from './schema.ts';
-import {
-  LimitExceededError,
-  type BeforeCommit,
-  type ChangeInfo,
-  type ImportOptions,
-  type ImportPlan,
-  type ImportResult,
-  type RuleContent,
-} from './types.ts';
+import type { BeforeCommit, ChangeInfo, ImportOptions, ImportPlan, ImportResult, RuleContent } from './types.ts';
 
 type Db = Kysely<DatabaseSchema>;
 
@@ -60,36 +52,9 @@ export async function importIntoContext<T>(
   if (!options.dryRun) query = query.modifyEnd(sql`for update of r`);
   const rules: CurrentRule[] = await query.execute();
 
-  const byCode = new Map(rules.map((rule) => [rule.code, rule]));
-  const inFile = new Set(plan.rules.map((rule) => rule.code));
-  const create: ImportPlan['rules'] = [];
-  const update: Array<{ rule: CurrentRule; content: RuleContent }> = [];
-  const unchanged: string[] = [];
-  for (const { code, content } of plan.rules) {
-    const existing = byCode.get(code);
-    const next = normalizeContent(content);
-    if (existing === undefined) create.push({ code, content: next });
-    else if (contentEquals(normalizeContent(existing.content as RuleContent), next)) unchanged.push(code);
-    else update.push({ rule: existing, content: next });
-  }
-  const archive = options.prune ? rules.filter((rule) => !inFile.has(rule.code)) : [];
-
-  // As creating a rule does: a file that adds no rule passes even where a lowered limit is exceeded.
-  const total = rules.length - archive.length + create.length;
-  if (create.length > 0 && total > options.maxRulesPerContext) {
-    throw new LimitExceededError(
-      `importing would leave context "${context}" with ${total} rules, the maximum is ${options.maxRulesPerContext}`,
-    );
-  }
-  const codes = (list: Array<{ code: string }>): string[] => list.map((item) => item.code).sort();
-  const result: ImportResult = {
-    dryRun: options.dryRun,
-    create: codes(create),
-    update: update.map((u) => u.rule.code).sort(),
-    archive: codes(archive),
-    unchanged: unchanged.sort(),
-    rulesetVersion: current,
-  };
+  const changes = importChanges(context, rules, plan, options);
+  const { create, update, archive } = changes;
+  const result = importResult(changes, options.dryRun, current);
   if (options.dryRun) return { result };
 
   const now = new Date();

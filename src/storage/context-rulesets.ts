@@ -111,6 +111,40 @@ function* mapInSteps<T, U>(items: readonly T[], convert: (item: T) => U): Genera
   return out;
 }
 
+/** The rules of a context as loadRuleset reads them, left as the database's JSON text. */
+export interface RulesText {
+  /** `[{ "code": ..., "content": ... }, ...]`, sorted by code: each content as stored. */
+  json: string;
+  count: number;
+  /** Whether every rule's latest version is its live one (so the drafts are what is live). */
+  allLive: boolean;
+}
+
+/**
+ * The rules loadRuleset would read, as one JSON text the database writes:
+ * a management thread parses it (src/pool/tasks/stored-rules.ts), so the
+ * event loop never parses or walks thousands of rules.
+ */
+export async function loadRulesText(db: Db, tenantId: string, context: string, mode: 'live' | 'draft'): Promise<RulesText> {
+  const versionColumn = mode === 'live' ? 'r.published_version' : 'r.version';
+  const row = await db
+    .selectFrom('rules as r')
+    .innerJoin('rule_versions as v', (join) =>
+      join.onRef('v.tenant_id', '=', 'r.tenant_id').onRef('v.rule_id', '=', 'r.id').onRef('v.version', '=', versionColumn),
+    )
+    .select([
+      // The same order as loadRuleset's: by code, in the column's collation.
+      sql<string>`coalesce(json_agg(json_build_object('code', r.code, 'content', v.content) order by r.code)::text, '[]')`.as('json'),
+      sql<number>`count(*)::int`.as('count'),
+      sql<boolean>`coalesce(bool_and(r.published_version is not null and r.published_version = r.version), true)`.as('allLive'),
+    ])
+    .where('r.tenant_id', '=', tenantId)
+    .where('r.context', '=', context)
+    .where('r.archived_at', 'is', null)
+    .executeTakeFirstOrThrow();
+  return { json: row.json, count: Number(row.count), allLive: row.allLive };
+}
+
 /** A rule version's content as a POST takes it. */
 export function toSnapshot(context: string, code: string, content: unknown): RuleSnapshot {
   return { context, code, ...normalizeContent(content as RuleContent) };

@@ -2,7 +2,7 @@
  * The stored test cases of each context (POST /contexts/{context}/tests):
  * one row per context, the list kept whole as JSON.
  */
-import type { Kysely } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 import { guard } from './database-errors.ts';
 import type { DatabaseSchema } from './schema.ts';
 import { writeAudit } from './audit-log.ts';
@@ -25,6 +25,18 @@ export class SqlContextTestStore implements ContextTestStore {
         .where('context', '=', context)
         .executeTakeFirst();
       return row?.tests ?? [];
+    });
+  }
+
+  listText(tenantId: string, context: string): Promise<string> {
+    return guard(async () => {
+      const row = await this.#db
+        .selectFrom('context_tests')
+        .select(sql<string>`tests::text`.as('tests'))
+        .where('tenant_id', '=', tenantId)
+        .where('context', '=', context)
+        .executeTakeFirst();
+      return row?.tests ?? '[]';
     });
   }
 

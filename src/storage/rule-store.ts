@@ -12,7 +12,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import { advanceRuleset, liveRulesetVersion, loadRuleset, lockContext, markVersionsPublished, publishDrafts, rulesetVersionsOf } from './context-rulesets.ts';
+import { advanceRuleset, liveRulesetVersion, loadRuleset, loadRulesText, lockContext, markVersionsPublished, publishDrafts, rulesetVersionsOf } from './context-rulesets.ts';
 import { writeAudit } from './audit-log.ts';
 import { importIntoContext } from './context-import.ts';
 import { guard } from './database-errors.ts';
@@ -35,6 +35,7 @@ import {
   type ContextRef,
   type ContextSummary,
   type ContextVersion,
+  type ImportBaseText,
   type ImportOptions,
   type ImportPlan,
   type ImportResult,
@@ -46,6 +47,7 @@ import {
   type RuleContent,
   type RuleEditAudit,
   type RuleStore,
+  type RulesetText,
   type RuleVersion,
 } from './types.ts';
 
@@ -504,6 +506,32 @@ export class SqlRuleStore implements RuleStore {
 
   draftRuleset(tenantId: string, context: string): Promise<LiveRuleset | null> {
     return this.#snapshotRuleset(tenantId, context, 'draft');
+  }
+
+  rulesetText(tenantId: string, context: string, mode: 'live' | 'draft'): Promise<RulesetText | null> {
+    return this.#inSnapshot(async (trx) => {
+      const current = await liveRulesetVersion(trx, tenantId, context);
+      if (mode === 'live' && current === null) return null;
+      const rules = await loadRulesText(trx, tenantId, context, mode);
+      if (mode === 'live') return { tenantId, context, rulesetVersion: current!, rulesJson: rules.json };
+      if (rules.count === 0) return null;
+      // As #snapshotRuleset: one more than the live version when anything is a draft.
+      const rulesetVersion = current !== null && rules.allLive ? current : (current ?? 0) + 1;
+      return { tenantId, context, rulesetVersion, rulesJson: rules.json };
+    });
+  }
+
+  importBaseText(tenantId: string, context: string): Promise<ImportBaseText> {
+    // As a dry run's importIntoContext reads them: the version and the rules in one snapshot.
+    return this.#inSnapshot(async (trx) => {
+      const rulesetVersion = await liveRulesetVersion(trx, tenantId, context);
+      return { rulesetVersion, rulesJson: (await loadRulesText(trx, tenantId, context, 'draft')).json };
+    });
+  }
+
+  /** `read` in one repeatable-read transaction, database errors mapped. */
+  #inSnapshot<T>(read: (trx: Kysely<DatabaseSchema>) => Promise<T>): Promise<T> {
+    return guard(() => this.#db.transaction().setIsolationLevel('repeatable read').execute(read));
   }
 
   /**

@@ -336,6 +336,10 @@ export interface RuleStore {
   liveRuleset(tenantId: string, context: string): Promise<LiveRuleset | null>;
   /** The ruleset as it would be after a context publish (drafts applied), for POST /rules/test. Null when the context has no rules. */
   draftRuleset(tenantId: string, context: string): Promise<LiveRuleset | null>;
+  /** liveRuleset or draftRuleset ('live', 'draft'), the rules left as JSON text for a management thread to parse. */
+  rulesetText(tenantId: string, context: string, mode: 'live' | 'draft'): Promise<RulesetText | null>;
+  /** What an import's dry run compares a file with, in one snapshot, the rules as JSON text. */
+  importBaseText(tenantId: string, context: string): Promise<ImportBaseText>;
   /** Current ruleset version per context of the tenant, for the consistency safety net. */
   rulesetVersions(tenantId: string): Promise<Map<string, number>>;
   /** Current ruleset versions of many contexts of any tenants in one query; contexts without one are left out. */
@@ -383,6 +387,8 @@ export interface StoredTest {
 export interface ContextTestStore {
   /** The context's tests, in the order they were stored; [] when it has none. */
   list(tenantId: string, context: string): Promise<StoredTest[]>;
+  /** The same, as the JSON text stored (`[]` when none), for a management thread to parse. */
+  listText(tenantId: string, context: string): Promise<string>;
   /** Replaces the context's tests ([] removes them). */
   replace(tenantId: string, context: string, tests: StoredTest[], origin?: ChangeOrigin): Promise<void>;
 }
@@ -472,6 +478,24 @@ export interface PayloadSchemaStore {
  * What a rules file (docs/api.md, "Rules as files") asks of a context, its
  * rules already checked: each rule's code and content as it would be stored.
  */
+/**
+ * A ruleset whose rules are still the database's JSON text
+ * (`[{ code, content }]`, sorted by code), for a management thread to parse
+ * (src/pool/tasks/stored-rules.ts) instead of the event loop.
+ */
+export interface RulesetText {
+  tenantId: string;
+  context: string;
+  rulesetVersion: number;
+  rulesJson: string;
+}
+
+/** A context's rules as an import's dry run compares them: the live ruleset version, and every non-archived rule's latest content as JSON text. */
+export interface ImportBaseText {
+  rulesetVersion: number | null;
+  rulesJson: string;
+}
+
 export interface ImportPlan {
   rules: Array<{ code: string; content: RuleContent }>;
   /** Absent (undefined): left as it is; null: removed; else the schema to set, already checked. */

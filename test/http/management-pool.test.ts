@@ -110,7 +110,10 @@ describe('the management pool', () => {
 
   it('checks an import\'s file, a rule and a diff on a management thread too', async () => {
     const done = (kind: string) => metricSample(t, `rules_pool_tasks_total{kind="${kind}",outcome="done"}`).catch(() => 0);
-    const before = { importCheck: await done('importCheck'), ruleCheck: await done('ruleCheck'), diff: await done('diff') };
+    const refusedDryRuns = () => metricSample(t, 'rules_pool_tasks_total{kind="importDryRun",outcome="refused"}').catch(() => 0);
+    const before = {
+      importDryRun: await done('importDryRun'), refusedDryRuns: await refusedDryRuns(), ruleCheck: await done('ruleCheck'), diff: await done('diff'),
+    };
     const file = { format: 'rules/v1', rules: [{ code: 'LIMIT', name: 'limit', fieldPath: 'amount', expression: 'amount <=' }] };
     const refused = await expectProblem(t.request('POST', '/api/v1/contexts/files/import?dryRun=true', { body: file }), 400, 'INVALID_BODY');
     expect(refused.errors[0].path).toBe('rules[0].expression');
@@ -119,7 +122,9 @@ describe('the management pool', () => {
     const checked = await ok(t.request('POST', '/api/v1/rules/check', { body: { rule: { code: 'X', name: 'x', fieldPath: 'a', expression: 'a >' } } }));
     expect(checked).toMatchObject({ ok: false, errors: [expect.objectContaining({ path: 'expression' })] });
     expect(await ok(t.request('GET', '/api/v1/contexts/slow/diff?from=live&to=draft'))).toMatchObject({ added: [], removed: [], changed: [] });
-    expect(await done('importCheck')).toBe(before.importCheck + 2);
+    // A dry run is one task, the file's refusal its outcome.
+    expect(await done('importDryRun')).toBe(before.importDryRun + 1);
+    expect(await refusedDryRuns()).toBe(before.refusedDryRuns + 1);
     expect(await done('ruleCheck')).toBe(before.ruleCheck + 1);
     expect(await done('diff')).toBe(before.diff + 1);
   });

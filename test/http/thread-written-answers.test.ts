@@ -1,6 +1,6 @@
 /**
  * Answers a management thread writes as JSON itself (a stored-test run,
- * with or without explain, a diff, an impact report), on the real server
+ * with or without explain, a diff, an impact report, an import's dry run), on the real server
  * and database: the main thread sends those bytes as they are, and they are
  * byte for byte the answers Fastify's serializer wrote from the route's
  * schema before (the snapshots below were taken from that code), with the
@@ -64,5 +64,20 @@ describe('answers written on the management threads', () => {
     // The sample's id is the one thing that differs from run to run.
     const text = jsonText(await t.request('POST', '/api/v1/contexts/loans/impact'));
     expect(text.replace(/"sampleId":"[0-9a-f-]{36}"/, '"sampleId":"<id>"')).toMatchSnapshot();
+  });
+
+  it('answers an import dry run as before, byte for byte: created, updated, unchanged, archived and warned', async () => {
+    const file = {
+      format: 'rules/v1',
+      rules: [
+        { code: 'POSITIVE', name: 'positive', fieldPath: 'amount', expression: 'amount > 0' },
+        { code: 'LIMIT', name: 'limit', fieldPath: 'amount', expression: 'amount <= 5000', priority: 2 },
+        { code: 'ALWAYS', name: 'always', fieldPath: 'amount', expression: '1 > 0' },
+      ],
+    };
+    const kept = await t.request('POST', '/api/v1/contexts/loans/import?dryRun=true', { body: file });
+    expect(jsonText(kept)).toMatchSnapshot();
+    const pruned = await t.request('POST', '/api/v1/contexts/loans/import?dryRun=true&prune=true', { body: { format: 'rules/v1', rules: file.rules.slice(2) } });
+    expect(jsonText(pruned)).toMatchSnapshot();
   });
 });

@@ -8,13 +8,16 @@
  */
 import type { CompilerLimits } from '../../../compiler/types.ts';
 import { runStoredTest, type TestOutcome, type TestRunLimits } from '../../rules/stored-tests.ts';
-import type { LiveRuleset, StoredTest } from '../../storage/types.ts';
+import type { LiveRuleset, RulesetText, StoredTest } from '../../storage/types.ts';
 import { reportItems, type TaskProgress } from '../task-progress.ts';
 import { compileForTask } from './compile-for-task.ts';
+import { rulesetOf, storedTestsOf } from './stored-rules.ts';
 
 export interface StoredTestsInput {
-  ruleset: LiveRuleset;
-  tests: StoredTest[];
+  /** The ruleset, or its rules as the database's JSON text (parsed here: stored-rules.ts). */
+  ruleset: LiveRuleset | RulesetText;
+  /** The tests, or their JSON text as stored. */
+  tests: StoredTest[] | string;
   explain: boolean;
   limits: TestRunLimits;
   compilerLimits: Partial<CompilerLimits>;
@@ -37,7 +40,9 @@ export interface StoredTestsOutput {
  * await runStoredTestsTask({ ruleset, tests, explain: false, limits, compilerLimits, maxResultBytes: 4 << 20 });
  */
 export async function runStoredTestsTask(input: StoredTestsInput, progress?: TaskProgress): Promise<StoredTestsOutput> {
-  const { ruleset, tests, limits } = input;
+  const { limits } = input;
+  const ruleset = rulesetOf(input.ruleset);
+  const tests = storedTestsOf(input.tests);
   const { validator, explain } = await compileForTask(ruleset, input.compilerLimits, { explain: input.explain, context: ruleset.context });
   const now = Date.now();
   const results: TestOutcome[] = [];
