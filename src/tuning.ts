@@ -85,6 +85,10 @@ export const TUNING = tunables({
     value: 1, unit: 's', min: 1,
     why: 'Retry-After of a heavy operation refused while the tenant has its most in flight: most take well under a second',
   },
+  workerThreadNice: {
+    value: 19, unit: 'nice', min: 0, max: 19,
+    why: 'management and compile threads lower their own scheduling priority to the lowest (Linux keeps a nice value per thread), so that when the cores are busy the operating system runs the event loop that answers validations first and the heavy work in what is left',
+  },
   poolIdleTimeoutMs: {
     value: 30_000, unit: 'ms', min: 0,
     why: 'a management thread idle this long ends, so an instance that is not being managed holds no thread nor its heap',

@@ -5,7 +5,14 @@
  * run from the sources, the thread loads tsx first. It imports the compiler
  * and the pure modules the tasks need, never storage: the main thread reads
  * the database and sends plain data.
+ *
+ * The compile lane's threads run this entry too. Every such thread first
+ * gives way to the event loop (thread-priority.ts).
  */
+import { TUNING } from '../tuning.ts';
+import { lowerThreadPriority } from './thread-priority.ts';
 import { runTask } from './worker-tasks.ts';
+
+lowerThreadPriority(TUNING.workerThreadNice.value);
 
 export default runTask;

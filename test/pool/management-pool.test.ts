@@ -6,9 +6,12 @@
  * task still running at its operation's budget is stopped with a refusal
  * saying how far it got. No timings are asserted, only orders and outcomes.
  */
+import { readdirSync, readFileSync } from 'node:fs';
+import { getPriority } from 'node:os';
 import { afterEach, describe, expect, it } from 'vitest';
 import { toRuleDefinition } from '../../compiler/rule-schema.ts';
 import { ProblemError } from '../../src/errors.ts';
+import { TUNING } from '../../src/tuning.ts';
 import { ManagementPool, type ManagementPoolOptions, type TaskRunner } from '../../src/pool/management-pool.ts';
 import type { RuleTestInput } from '../../src/pool/tasks/rule-test-task.ts';
 import type { LiveRuleset } from '../../src/storage/types.ts';
@@ -47,6 +50,23 @@ function pairs(n: number): Record<string, unknown> {
 }
 
 const QUADRATIC = 'a.every(x => a.every(y => y >= 0))';
+
+/** Each thread of this process by its id, with its nice value (Linux keeps one per thread: /proc/self/task/<tid>/stat). */
+function threadNiceValues(): Map<number, number> {
+  const nice = new Map<number, number>();
+  for (const tid of readdirSync('/proc/self/task')) {
+    let stat: string;
+    try {
+      stat = readFileSync(`/proc/self/task/${tid}/stat`, 'utf8');
+    } catch {
+      continue; // the thread ended between the listing and the read
+    }
+    // After the command's name in parentheses: field 3 (state) onwards; nice is field 19.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    nice.set(Number(tid), Number(fields[19 - 3]));
+  }
+  return nice;
+}
 
 async function refusal(promise: Promise<unknown>): Promise<ProblemError> {
   const error = await promise.then(() => undefined, (caught: unknown) => caught);
@@ -107,5 +127,18 @@ describe('ManagementPool', () => {
     expect(threads.running).toBe(0);
     // A new thread takes the next task.
     expect(await threads.operation('acme', OPERATION, (run) => run('ruleTest', ruleTest('a > 1', { a: 2 })))).toMatchObject({ isValid: true });
+  });
+
+  it.runIf(process.platform === 'linux')('runs its threads at the lowest scheduling priority and leaves the event loop\'s as it was', async () => {
+    const mainNice = getPriority();
+    const lowest = TUNING.workerThreadNice.value;
+    expect([...threadNiceValues().values()]).not.toContain(lowest);
+    const threads = startPool();
+    await threads.operation('acme', OPERATION, (run) => run('ruleTest', ruleTest('a > 1', { a: 0 })));
+    const nice = threadNiceValues();
+    expect([...nice.values()]).toContain(lowest);
+    // The event loop (the thread whose id is the process's) answers validations at the priority it had.
+    expect(nice.get(process.pid)).toBe(mainNice);
+    expect(getPriority()).toBe(mainNice);
   });
 });
