@@ -8,6 +8,9 @@
  * - on the realistic-loan suite (`realistic.bench.ts`: 20 rules of the
  *   kind tenants write, 1,000 payloads), the compiled validator takes more
  *   than 2x its hand-written baseline on the passing or the failing set, or
+ * - the 10,000-row decision table's compiled validator takes more than 0.1
+ *   of a row-by-row scan's time, matching row late or missing
+ *   (`runTablesGuardCheck`, tables.bench.ts), or
  * - the service's single-validation throughput falls below 0.6 of the bare
  *   Fastify route's (median of 8 alternating 1.5-second rounds, both servers
  *   in child processes, see `http/http.bench.ts`), or
@@ -27,6 +30,7 @@ import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { runCompilerBench } from './compiler.bench.ts';
 import { runRealisticBench } from './realistic.bench.ts';
+import { runTablesGuardCheck } from './tables.bench.ts';
 import { checkAnswers, pairedThroughput, singleBody, SINGLE_PATH, startHttpPair, type PairedThroughput } from './http/http.bench.ts';
 import { runIsolationCheck, type IsolationCheckFigures } from './isolation/isolation-check.ts';
 import { fixed, int } from './tools/report-table.ts';
@@ -45,6 +49,12 @@ export const guardThresholds = {
   maxEngineRatio: 2,
   /** Compiled over hand-written time on the realistic-loan suite, either set. */
   maxRealisticRatio: 2,
+  /**
+   * The 10,000-row decision table's compiled validator over a row-by-row
+   * scan of it, matching row late or missing: far below 0.01 with the index
+   * lookups (0.0005 measured), near 1 if the generated code scanned the rows again.
+   */
+  maxTableScanRatio: 0.1,
   /** Service over bare-route throughput. */
   minHttpRatio: 0.6,
   /**
@@ -62,6 +72,8 @@ export interface GuardFigures {
   engine: { passing: number; failing: number; rounds: number };
   /** The realistic-loan suite's compiled / hand-written ratios; absent when not measured. */
   realistic?: { passing: number; failing: number; rounds: number };
+  /** The decision table's compiled / row-by-row scan ratios (tables.bench.ts); absent when not measured. */
+  tables?: { late: number; missing: number };
   http: Pick<PairedThroughput, 'ratio' | 'serviceRps' | 'bareRps' | 'serviceCpuUs' | 'bareCpuUs' | 'cpuRatio'> & { roundRatios: number[] };
   /** The isolation check's figures; absent when it did not run (ISOLATION_GUARD_ENABLED). */
   isolation?: IsolationCheckFigures;
@@ -85,19 +97,26 @@ export function judge(figures: GuardFigures, thresholds: Record<keyof typeof gua
   const engineOk = engineWorst <= thresholds.maxEngineRatio;
   const r = figures.realistic;
   const realisticOk = r === undefined || Math.max(r.passing, r.failing) <= thresholds.maxRealisticRatio;
+  const t = figures.tables;
+  const tablesOk = t === undefined || Math.max(t.late, t.missing) <= thresholds.maxTableScanRatio;
   const httpOk = figures.http.ratio >= thresholds.minHttpRatio;
   const h = figures.http;
   const realisticLine = r === undefined ? [] : [
     `realistic: compiled / hand-written = passing ${fixed(r.passing, 2)}, failing ${fixed(r.failing, 2)}`
       + ` (paired median of ${r.rounds} rounds; fails above ${thresholds.maxRealisticRatio}): ${realisticOk ? 'ok' : 'FAILED'}`,
   ];
+  const tablesLine = t === undefined ? [] : [
+    `tables: 10,000-row table, compiled / row-by-row scan = matching row late ${fixed(t.late, 3)}, missing ${fixed(t.missing, 3)}`
+      + ` (medians; fails above ${thresholds.maxTableScanRatio}): ${tablesOk ? 'ok' : 'FAILED'}`,
+  ];
   const isolation = figures.isolation === undefined ? undefined : judgeIsolation(figures.isolation, thresholds);
   return {
-    ok: engineOk && realisticOk && httpOk && (isolation?.ok ?? true),
+    ok: engineOk && realisticOk && tablesOk && httpOk && (isolation?.ok ?? true),
     lines: [
       `engine: compiled / hand-written = passing ${fixed(figures.engine.passing, 2)}, failing ${fixed(figures.engine.failing, 2)}`
         + ` (paired median of ${figures.engine.rounds} rounds; fails above ${thresholds.maxEngineRatio}): ${engineOk ? 'ok' : 'FAILED'}`,
       ...realisticLine,
+      ...tablesLine,
       `http: service / bare route throughput = ${fixed(h.ratio, 2)} (rounds ${h.roundRatios.map((r) => fixed(r, 2)).join(' ')};`
         + ` ${int(h.serviceRps)} vs ${int(h.bareRps)} req/s; CPU per request ${int(h.serviceCpuUs)} vs ${int(h.bareCpuUs)} us,`
         + ` ${fixed(h.cpuRatio, 2)}x; fails below ${thresholds.minHttpRatio}): ${httpOk ? 'ok' : 'FAILED'}`,
@@ -130,7 +149,7 @@ export interface GuardOptions {
    * were still being optimised.
    */
   httpWarmupS?: number;
-  /** Skip the engine benchmarks, compiler and realistic-loan (the smoke test of the machinery uses this). */
+  /** Skip the engine benchmarks, compiler, realistic-loan and tables (the smoke test of the machinery uses this). */
   engine?: boolean;
   /** Run the isolation check; default ISOLATION_GUARD_ENABLED. */
   isolation?: boolean;
@@ -151,6 +170,7 @@ export async function runGuard(options: GuardOptions = {}): Promise<{ figures: G
   starting.catch(() => {});
   let engine: GuardFigures['engine'] = { passing: Number.NaN, failing: Number.NaN, rounds: 0 };
   let realistic: GuardFigures['realistic'];
+  let tables: GuardFigures['tables'];
   try {
     if (options.engine !== false) {
       const compiler = await runCompilerBench({ quick: true, print: false, write: false });
@@ -159,6 +179,8 @@ export async function runGuard(options: GuardOptions = {}): Promise<{ figures: G
       const { ratio } = await runRealisticBench({ quick: true, print: false, ratiosOnly: true });
       realistic = { passing: ratio.passing, failing: ratio.failing, rounds: ratio.rounds };
       log('realistic-loan figures measured');
+      tables = await runTablesGuardCheck();
+      log('decision-table figures measured');
     }
   } catch (error) {
     await starting.then((pair) => pair.stop(), () => {});
@@ -180,6 +202,7 @@ export async function runGuard(options: GuardOptions = {}): Promise<{ figures: G
   const figures: GuardFigures = {
     engine,
     realistic,
+    tables,
     http: {
       ratio: http.ratio, serviceRps: http.serviceRps, bareRps: http.bareRps, serviceCpuUs: http.serviceCpuUs,
       bareCpuUs: http.bareCpuUs, cpuRatio: http.cpuRatio, roundRatios: http.rounds.map((r) => r.ratio),

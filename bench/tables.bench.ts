@@ -201,6 +201,42 @@ function heapUsedAfterGc(): number | null {
   return process.memoryUsage().heapUsed;
 }
 
+/**
+ * The CI guard's short form (guard.ts): the compiled validator's time over
+ * a row-by-row scan's on the 10,000-row table, where the scan is longest
+ * (the matching row late, and no matching row), median of a short
+ * tinybench run each. The indexed code is hundreds of times faster; code
+ * that scanned the rows again would come out near 1.
+ */
+export async function runTablesGuardCheck(): Promise<{ late: number; missing: number }> {
+  const rule = tableRule();
+  const compiled = compileRuleset([rule]);
+  if (compiled.errors.length > 0) throw new Error(compiled.errors[0].message);
+  const validate = compiled.validate;
+  const { scan } = indexesOf(rule);
+  const positions = POSITIONS.filter((p) => p.name === 'late' || p.name === 'missing');
+  const bench = new Bench({ time: 150, warmupTime: 50, throws: true });
+  for (const position of positions) {
+    const payload = position.payload;
+    bench.add(`validator ${position.name}`, () => {
+      for (let i = 0; i < EVALUATIONS_PER_SAMPLE; i++) sink += validate(payload, 0).totalRulesEvaluated;
+    });
+    bench.add(`scan ${position.name}`, () => {
+      for (let i = 0; i < EVALUATIONS_PER_SAMPLE; i++) sink += search(scan, payload);
+    });
+  }
+  await bench.run();
+  const p50 = (name: string): number => {
+    const result = bench.getTask(name)?.result;
+    if (result?.state !== 'completed') throw new Error(`${name}: ${result?.state ?? 'missing'}`);
+    return result.latency.p50;
+  };
+  return {
+    late: p50('validator late') / p50('scan late'),
+    missing: p50('validator missing') / p50('scan missing'),
+  };
+}
+
 export async function runTablesBench(options: { quick?: boolean } = {}): Promise<TablesBenchResult> {
   const quick = options.quick === true;
   const rule = tableRule();

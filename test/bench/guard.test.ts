@@ -60,6 +60,19 @@ describe('guard verdict', () => {
     expect(verdict.lines.filter((line) => line.endsWith('FAILED')).map((line) => line.split(':')[0])).toEqual(ok ? [] : ['realistic']);
   });
 
+  it.each([
+    { name: 'decision table looked up by its index', tables: [0.01, 0.02], ok: true },
+    { name: 'decision table exactly at the bound', tables: [0.1, 0.05], ok: true },
+    { name: 'decision table scanned row by row again', tables: [0.02, 0.9], ok: false },
+    { name: 'decision table unmeasured', tables: [Number.NaN, 0.01], ok: false },
+  ] as const)('$name', ({ tables, ok }) => {
+    const verdict = judge({ ...figures([1.2, 1.3], 0.8), tables: { late: tables[0], missing: tables[1] } });
+    expect(verdict.ok).toBe(ok);
+    const tablesLine = verdict.lines.find((line) => line.startsWith('tables:'))!;
+    expect(tablesLine).toContain(`fails above ${guardThresholds.maxTableScanRatio}`);
+    expect(verdict.lines.filter((line) => line.endsWith('FAILED')).map((line) => line.split(':')[0])).toEqual(ok ? [] : ['tables']);
+  });
+
   it('prints the figures and thresholds whatever the verdict', () => {
     const [engineLine, httpLine] = judge(figures([1.25, 1.5], 0.7)).lines;
     expect(engineLine).toContain('passing 1.25, failing 1.50');
