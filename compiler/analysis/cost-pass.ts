@@ -88,6 +88,8 @@ function ruleDegree(rule: RuleDefinition, plan: Omit<RulePlan, 'cost'>): number 
   for (const part of plan.message ?? []) if (part.kind === 'expr') inner = Math.max(inner, exprDegree(part.expr));
   if (rule.schema !== undefined && JSON.stringify(rule.schema).includes('"uniqueItems"')) inner = Math.max(inner, 2);
   for (const input of plan.table?.inputs ?? []) if (input.expression !== undefined) inner = Math.max(inner, exprDegree(input.expression));
+  // An expression cell runs on the input's value like the rule's expression: a callback in it walks the payload as one would.
+  for (const cell of plan.table?.expressionCells ?? []) inner = Math.max(inner, exprDegree(cell));
   return inner + (plan.forEach === undefined ? 0 : 1);
 }
 

@@ -53,4 +53,17 @@ describe('tableWeight', () => {
     expect(ruleWeight(rule)).toBeGreaterThan(2000);
     expect(rulesetCostProfile([rule])[1]).toBe(ruleWeight(rule));
   });
+
+  it('an expression cell that walks an array inside another walk of it makes the rule quadratic, as in an expression', () => {
+    const cell = '$cell.every(x => $cell.every(y => y >= x || y < x))';
+    const inCell = planRule({
+      code: 'T', name: 'T', fieldPath: 'amount',
+      table: { hitPolicy: 'first', inputs: [{ name: 'items', path: 'items' }], outputs: ['max'], rows: [{ when: [cell], then: [1] }] },
+    }, DEFAULT_LIMITS);
+    const inExpression = planRule({ code: 'E', name: 'E', fieldPath: 'items', expression: cell.replaceAll('$cell', '$value') }, DEFAULT_LIMITS);
+    const linear = planRule({ code: 'L', name: 'L', fieldPath: 'items', expression: '$value.every(y => y >= 0)' }, DEFAULT_LIMITS);
+    if (!inCell.ok || !inExpression.ok || !linear.ok) throw new Error('the rules should compile');
+    expect(inExpression.plan.cost.degree).toBeGreaterThan(linear.plan.cost.degree);
+    expect(inCell.plan.cost.degree).toBe(inExpression.plan.cost.degree);
+  });
 });
