@@ -7,7 +7,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import { importChanges, importResult } from '../rules/import-changes.ts';
+import { importChanges, importResult } from './import-changes.ts';
 import { writeAudit } from './audit-log.ts';
 import { advanceRuleset, liveRulesetVersion, lockContext, publishDrafts, type AdvancedRuleset } from './context-rulesets.ts';
 import type { DatabaseSchema } from './schema.ts';

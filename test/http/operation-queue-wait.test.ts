@@ -67,10 +67,16 @@ describe('an operation that waited its whole budget for a thread', () => {
       await samplesGate.pass();
       return readSamples(...args);
     };
+    // A stored-test run reads its tests as one JSON text (parsed on the thread); other callers read the list.
     const listTests = tests.list.bind(tests);
     tests.list = async (...args) => {
       await testsGate.pass();
       return listTests(...args);
+    };
+    const listTestsText = tests.listText.bind(tests);
+    tests.listText = async (...args) => {
+      await testsGate.pass();
+      return listTestsText(...args);
     };
   });
   afterAll(async () => {

@@ -8,7 +8,7 @@
  */
 import { PROBLEMS, ProblemError } from '../../errors.ts';
 import type { FileWarning } from '../../rules/rules-file.ts';
-import { importChanges, importResult } from '../../rules/import-changes.ts';
+import { importChanges, importResult } from '../../storage/import-changes.ts';
 import type { ImportBaseText, ImportResult } from '../../storage/types.ts';
 import { runImportCheckTask, type ImportCheckInput } from './import-check-task.ts';
 import { storedRulesOf } from './stored-rules.ts';

@@ -7,8 +7,8 @@
  * a dry run on a management thread (pool/tasks/import-dry-run-task.ts), so
  * both answer alike.
  */
-import { contentEquals, normalizeContent } from '../storage/rule-content.ts';
-import { LimitExceededError, type ImportPlan, type ImportResult, type RuleContent } from '../storage/types.ts';
+import { contentEquals, normalizeContent } from './rule-content.ts';
+import { LimitExceededError, type ImportPlan, type ImportResult, type RuleContent } from './types.ts';
 
 /** A non-archived rule of the context with its latest content, as stored. */
 export interface ContextRule {
