@@ -87,7 +87,7 @@ export const TUNING = tunables({
   },
   workerThreadNice: {
     value: 19, unit: 'nice', min: 0, max: 19,
-    why: 'management and compile threads lower their own scheduling priority to the lowest (Linux keeps a nice value per thread), so that when the cores are busy the operating system runs the event loop that answers validations first and the heavy work in what is left',
+    why: 'management threads lower their own scheduling priority to the lowest (Linux keeps a nice value per thread), so that when the cores are busy the operating system runs the event loop that answers validations first and the heavy work in what is left; the compile lane keeps the default, since validations of a cold context wait for its compiles',
   },
   poolIdleTimeoutMs: {
     value: 30_000, unit: 'ms', min: 0,

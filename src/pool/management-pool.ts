@@ -109,13 +109,20 @@ interface Waiting {
   start(): void;
 }
 
+/** What a thread of the management worker is told at its start (its `workerData`). */
+export interface ThreadStart {
+  /** The nice value the thread lowers its scheduling priority to (thread-priority.ts); 0 leaves it. */
+  nice: number;
+}
+
 /**
  * Threads running the management worker's tasks: started when work comes,
  * ended after `idleTimeoutMs` idle, one task at a time each, heap bounded.
  * The management pool and the compile lane (compile-lane.ts) each have theirs.
  */
-export function startThreads(threads: number, workerMemoryMb: number, idleTimeoutMs = TUNING.poolIdleTimeoutMs.value): Piscina {
+export function startThreads(threads: number, workerMemoryMb: number, start: ThreadStart, idleTimeoutMs = TUNING.poolIdleTimeoutMs.value): Piscina {
   return new Piscina({
+    workerData: start,
     filename: WORKER_FILE.href,
     minThreads: 0,
     maxThreads: threads,
@@ -143,7 +150,8 @@ export class ManagementPool {
     this.#budgetMs = options.timeBudgetMs;
     this.#memoryMb = options.workerMemoryMb;
     this.#observer = options.observer;
-    this.#piscina = startThreads(this.#threads, options.workerMemoryMb, options.idleTimeoutMs);
+    // Stored-test runs, impact replays, checks and diffs give way to the event loop on busy cores.
+    this.#piscina = startThreads(this.#threads, options.workerMemoryMb, { nice: TUNING.workerThreadNice.value }, options.idleTimeoutMs);
   }
 
   /** Threads the pool may run at once. */

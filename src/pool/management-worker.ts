@@ -6,13 +6,16 @@
  * and the pure modules the tasks need, never storage: the main thread reads
  * the database and sends plain data.
  *
- * The compile lane's threads run this entry too. Every such thread first
- * gives way to the event loop (thread-priority.ts).
+ * The compile lane's threads run this entry too. A thread first lowers its
+ * scheduling priority as its pool says (`ThreadStart`, thread-priority.ts):
+ * the management pool's give way to the event loop, the compile lane's not.
  */
-import { TUNING } from '../tuning.ts';
+import { workerData } from 'node:worker_threads';
+import type { ThreadStart } from './management-pool.ts';
 import { lowerThreadPriority } from './thread-priority.ts';
 import { runTask } from './worker-tasks.ts';
 
-lowerThreadPriority(TUNING.workerThreadNice.value);
+const start = workerData as ThreadStart | undefined;
+if (start !== undefined && start.nice > 0) lowerThreadPriority(start.nice);
 
 export default runTask;
