@@ -201,6 +201,23 @@ function heapUsedAfterGc(): number | null {
   return process.memoryUsage().heapUsed;
 }
 
+/** The median of a completed task, per evaluation, in nanoseconds (each sample runs EVALUATIONS_PER_SAMPLE). */
+function medianNs(bench: Bench, name: string): number {
+  const result = bench.getTask(name)?.result;
+  if (result?.state !== 'completed') throw new Error(`${name}: ${result?.state ?? 'missing'}`);
+  return (result.latency.p50 * 1e6) / EVALUATIONS_PER_SAMPLE;
+}
+
+/** Adds `${kind} ${position}` tasks: EVALUATIONS_PER_SAMPLE calls of `evaluate` on the position's payload a sample. */
+function addTasks(bench: Bench, kind: string, positions: readonly Position[], evaluate: (payload: Position['payload']) => number): void {
+  for (const position of positions) {
+    const payload = position.payload;
+    bench.add(`${kind} ${position.name}`, () => {
+      for (let i = 0; i < EVALUATIONS_PER_SAMPLE; i++) sink += evaluate(payload);
+    });
+  }
+}
+
 /**
  * The CI guard's short form (guard.ts): the compiled validator's time over
  * a row-by-row scan's on the 10,000-row table, where the scan is longest
@@ -216,21 +233,10 @@ export async function runTablesGuardCheck(): Promise<{ late: number; missing: nu
   const { scan } = indexesOf(rule);
   const positions = POSITIONS.filter((p) => p.name === 'late' || p.name === 'missing');
   const bench = new Bench({ time: 150, warmupTime: 50, throws: true });
-  for (const position of positions) {
-    const payload = position.payload;
-    bench.add(`validator ${position.name}`, () => {
-      for (let i = 0; i < EVALUATIONS_PER_SAMPLE; i++) sink += validate(payload, 0).totalRulesEvaluated;
-    });
-    bench.add(`scan ${position.name}`, () => {
-      for (let i = 0; i < EVALUATIONS_PER_SAMPLE; i++) sink += search(scan, payload);
-    });
-  }
+  addTasks(bench, 'validator', positions, (payload) => validate(payload, 0).totalRulesEvaluated);
+  addTasks(bench, 'scan', positions, (payload) => search(scan, payload));
   await bench.run();
-  const p50 = (name: string): number => {
-    const result = bench.getTask(name)?.result;
-    if (result?.state !== 'completed') throw new Error(`${name}: ${result?.state ?? 'missing'}`);
-    return result.latency.p50;
-  };
+  const p50 = (name: string): number => medianNs(bench, name);
   return {
     late: p50('validator late') / p50('scan late'),
     missing: p50('validator missing') / p50('scan missing'),
@@ -257,24 +263,11 @@ export async function runTablesBench(options: { quick?: boolean } = {}): Promise
   }
 
   const bench = new Bench({ time: quick ? 150 : 800, warmupTime: quick ? 50 : 200, throws: true });
-  for (const position of POSITIONS) {
-    const payload = position.payload;
-    bench.add(`validator ${position.name}`, () => {
-      for (let i = 0; i < EVALUATIONS_PER_SAMPLE; i++) sink += validate(payload, 0).totalRulesEvaluated;
-    });
-    bench.add(`index ${position.name}`, () => {
-      for (let i = 0; i < EVALUATIONS_PER_SAMPLE; i++) sink += search(index, payload);
-    });
-    bench.add(`scan ${position.name}`, () => {
-      for (let i = 0; i < EVALUATIONS_PER_SAMPLE; i++) sink += search(scan, payload);
-    });
-  }
+  addTasks(bench, 'validator', POSITIONS, (payload) => validate(payload, 0).totalRulesEvaluated);
+  addTasks(bench, 'index', POSITIONS, (payload) => search(index, payload));
+  addTasks(bench, 'scan', POSITIONS, (payload) => search(scan, payload));
   await bench.run();
-  const nsOf = (name: string): number => {
-    const result = bench.getTask(name)?.result;
-    if (result?.state !== 'completed') throw new Error(`${name}: ${result?.state ?? 'missing'}`);
-    return (result.latency.p50 * 1e6) / EVALUATIONS_PER_SAMPLE;
-  };
+  const nsOf = (name: string): number => medianNs(bench, name);
   const positions = POSITIONS.map((p) => ({
     position: p.name,
     row: p.row,

@@ -20,7 +20,8 @@
  * Rules only read the payload, and the passes that run earlier have no
  * effect but their failures, so running them earlier changes nothing else.
  */
-import { capturedBy, childrenOf, payloadKeys } from './expression/generate.ts';
+import { capturedBy, payloadKeys } from './expression/generate.ts';
+import { childrenOf } from './expression/ir-walk.ts';
 import type { Expr } from './expression/ir.ts';
 import type { PathSegment } from './paths.ts';
 import type { RulePlan } from './rule-plan.ts';

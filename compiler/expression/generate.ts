@@ -14,6 +14,7 @@
 import { _, CodeWriter, join, lit, Name, type Code, type Scope } from '../codegen/index.ts';
 import type { Runtime, Matcher } from '../runtime.ts';
 import { constantValue, type CallbackMethod, type Expr, type Primitive, type RootName } from './ir.ts';
+import { childrenOf } from './ir-walk.ts';
 import { FUNCTIONS_BY_NAME, VALUE_METHODS_BY_NAME } from '../language/index.ts';
 
 /**
@@ -523,31 +524,6 @@ export function keysReadFrom(e: Expr, root: RootName): (string | number)[] {
   return keys;
 }
 
-export function childrenOf(x: Expr): Expr[] {
-  switch (x.kind) {
-    case 'array':
-      return x.items;
-    case 'member':
-      return [x.object];
-    case 'unary':
-      return [x.argument];
-    case 'binary':
-    case 'logical':
-      return [x.left, x.right];
-    case 'conditional':
-      return [x.test, x.consequent, x.alternate];
-    case 'call':
-      return x.args;
-    case 'matches':
-      return [x.subject];
-    case 'method':
-      return [x.object, ...x.args];
-    case 'callback':
-      return [x.object];
-    default:
-      return [];
-  }
-}
 
 /** The same text for structurally identical nodes: -0 apart from 0, a pattern by its text. */
 export function structuralKey(x: Expr): string {

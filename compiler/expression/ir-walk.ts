@@ -1,8 +1,39 @@
 /**
- * Walking the IR: the nodes directly under a node, callback bodies
- * included, for passes that read every node (compiler/analysis/).
+ * Walking the IR: the nodes directly under a node, for code generation
+ * (which leaves callback bodies to the callback's own scope) and for
+ * passes that read every node (compiler/analysis/).
  */
 import type { Expr } from './ir.ts';
+
+/**
+ * The IR nodes directly under `x`, without a callback's body: what is
+ * evaluated in `x`'s own scope.
+ */
+export function childrenOf(x: Expr): Expr[] {
+  switch (x.kind) {
+    case 'array':
+      return x.items;
+    case 'member':
+      return [x.object];
+    case 'unary':
+      return [x.argument];
+    case 'binary':
+    case 'logical':
+      return [x.left, x.right];
+    case 'conditional':
+      return [x.test, x.consequent, x.alternate];
+    case 'call':
+      return x.args;
+    case 'matches':
+      return [x.subject];
+    case 'method':
+      return [x.object, ...x.args];
+    case 'callback':
+      return [x.object];
+    default:
+      return [];
+  }
+}
 
 /**
  * The IR nodes directly under `e`, a callback's body included.
@@ -11,27 +42,5 @@ import type { Expr } from './ir.ts';
  * irChildren(lowered('a.every(x => x > 0)')); // [a, x > 0]
  */
 export function irChildren(e: Expr): Expr[] {
-  switch (e.kind) {
-    case 'array':
-      return e.items;
-    case 'member':
-      return [e.object];
-    case 'unary':
-      return [e.argument];
-    case 'binary':
-    case 'logical':
-      return [e.left, e.right];
-    case 'conditional':
-      return [e.test, e.consequent, e.alternate];
-    case 'call':
-      return e.args;
-    case 'matches':
-      return [e.subject];
-    case 'method':
-      return [e.object, ...e.args];
-    case 'callback':
-      return [e.object, e.body];
-    default:
-      return [];
-  }
+  return e.kind === 'callback' ? [e.object, e.body] : childrenOf(e);
 }

@@ -12,10 +12,8 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.ts';
-import { loadConfig } from '../../src/config.ts';
 import { createStorage } from '../../src/storage/create-storage.ts';
-import { cliRunner } from '../support/cli.ts';
+import { cliRunner, withService } from '../support/cli.ts';
 import { freshDatabase, type FreshDatabase } from '../support/database.ts';
 
 /** Short tasks: the test checks what is reported, not how fast. */
@@ -51,22 +49,12 @@ async function writeJson(name: string, value: unknown): Promise<string> {
 }
 
 /**
- * Runs `body` with the service up on the test database; the CLI may not
- * open the embedded database meanwhile. The benchmark runs in this process,
+ * The service up for the remote form. The benchmark runs in this process,
  * beside the service: its timing loops hold the event loop, which would
  * make the service shed management requests (MAX_EVENT_LOOP_DELAY_MS 0: never).
  */
-async function withService(body: (url: string) => Promise<void>): Promise<void> {
-  const config = loadConfig({ ...env(), LOG_LEVEL: 'silent', PORT: '0', MAX_EVENT_LOOP_DELAY_MS: '0' });
-  const storage = await createStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  const app = await buildApp({ config, storage });
-  try {
-    await body(await app.listen({ host: '127.0.0.1', port: 0 }));
-  } finally {
-    await app.close();
-    await storage.close();
-  }
-}
+const withBenchService = (body: (url: string) => Promise<void>): Promise<void> =>
+  withService({ ...env(), MAX_EVENT_LOOP_DELAY_MS: '0' }, body);
 
 /** What every report holds, whatever the machine's speed. */
 function expectReport(report: any, payloads: { from: string; count: number }): void {
@@ -218,7 +206,7 @@ describe('bench <tenant> <context>', () => {
   });
 
   it('times a context of a running service with --url, from its export', async () => {
-    await withService(async (url) => {
+    await withBenchService(async (url) => {
       const remote = cliRunner(() => ({ RULES_API_KEY: adminKey }));
       const report = await remote.runJson('bench', 'acme', 'orders', '--url', url, ...QUICK);
       expect(report.source).toEqual({ kind: 'context', tenantId: 'acme', context: 'orders', ruleset: 'live', rulesetVersion: 1 });

@@ -6,10 +6,7 @@
  * database prints it. `tenant create` has no API and refuses --url.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { buildApp } from '../../src/app.ts';
-import { loadConfig } from '../../src/config.ts';
-import { createStorage } from '../../src/storage/create-storage.ts';
-import { cliRunner } from '../support/cli.ts';
+import { cliRunner, withService } from '../support/cli.ts';
 import { freshDatabase, type FreshDatabase } from '../support/database.ts';
 
 let db: FreshDatabase;
@@ -31,18 +28,6 @@ afterAll(async () => {
   await db?.drop();
 });
 
-/** Runs `body` with the service up on the test database; the CLI may not open the embedded database meanwhile. */
-async function withService(body: (url: string) => Promise<void>): Promise<void> {
-  const config = loadConfig({ ...env(), LOG_LEVEL: 'silent', PORT: '0' });
-  const storage = await createStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
-  const app = await buildApp({ config, storage });
-  try {
-    await body(await app.listen({ host: '127.0.0.1', port: 0 }));
-  } finally {
-    await app.close();
-    await storage.close();
-  }
-}
 
 describe('tenant, key and contexts commands with --url', () => {
   it('print what the same commands print on the database, audited as the key', async () => {
@@ -53,7 +38,7 @@ describe('tenant, key and contexts commands with --url', () => {
     };
     let createdId = '';
     let remoteKeys: Array<Record<string, unknown>> = [];
-    await withService(async (url) => {
+    await withService(env(), async (url) => {
       const withKey = ['--url', url, '--key', adminKey];
       // The key from the environment when the command line gives none.
       const fromEnv = cliRunner(() => ({ RULES_API_KEY: adminKey }));

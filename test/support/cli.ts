@@ -7,7 +7,10 @@
  * expect((await run('migrate')).code).toBe(0);
  */
 import { expect } from 'vitest';
+import { buildApp } from '../../src/app.ts';
 import { runCli } from '../../src/cli/run-cli.ts';
+import { loadConfig } from '../../src/config.ts';
+import { createStorage } from '../../src/storage/create-storage.ts';
 
 export interface CliRun {
   code: number;
@@ -34,4 +37,21 @@ export function cliRunner(env: () => Record<string, string>): CliRunner {
     return JSON.parse(result.stdout);
   };
   return { run, runJson };
+}
+
+/**
+ * Runs `body` with the service up, in process, on the database `env`
+ * names, for the CLI's remote commands (--url); the CLI may not open the
+ * embedded database meanwhile.
+ */
+export async function withService(env: Record<string, string>, body: (url: string) => Promise<void>): Promise<void> {
+  const config = loadConfig({ ...env, LOG_LEVEL: 'silent', PORT: '0' });
+  const storage = await createStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
+  const app = await buildApp({ config, storage });
+  try {
+    await body(await app.listen({ host: '127.0.0.1', port: 0 }));
+  } finally {
+    await app.close();
+    await storage.close();
+  }
 }
