@@ -41,6 +41,10 @@ describe('sampling', () => {
     await t.app.internals.samples.flush();
     return t.storage.samples.newest(tenant, context, 1000);
   };
+  const nextMillisecond = async () => {
+    const now = Date.now();
+    while (Date.now() === now) await new Promise((resolve) => setTimeout(resolve, 1));
+  };
   const trail = async (action: string) => (await ok(t.request('GET', `/api/v1/audit?action=${action}`))).items as any[];
 
   beforeAll(async () => {
@@ -142,7 +146,12 @@ describe('sampling', () => {
 
   it('keeps the newest maxSamples per context and drops samples past the retention', async () => {
     await ok(t.request('PUT', SAMPLING, { body: { rate: 1, maxSamples: 3, retentionHours: 24 } }));
-    for (let i = 0; i < 6; i++) await ok(t.request('POST', VALIDATE, { key: validatorKey, body: { context: 'orders', payload: { n: i } } }));
+    // Each in a millisecond of its own: samples of the same millisecond have no order between them
+    // (recorded_at has the clock's resolution, and the id that breaks the tie is random).
+    for (let i = 0; i < 6; i++) {
+      await ok(t.request('POST', VALIDATE, { key: validatorKey, body: { context: 'orders', payload: { n: i } } }));
+      await nextMillisecond();
+    }
     await t.app.internals.samples.flush();
     // Samples older than the retention, in another context of the tenant and in the other tenant (whose retention is the default week).
     const old = new Date(Date.now() - 30 * HOUR);
