@@ -244,6 +244,34 @@ export function len(x: Json): number | undefined {
   return isArrayFn(x) ? x.length : objectKeys(x).length;
 }
 
+/**
+ * `len(x) >= k`, for a whole number k, counting a string's code points only
+ * when its length cannot decide: n UTF-16 units hold between ceil(n / 2)
+ * and n code points. Names and codes checked against a range are mostly
+ * decided by their length, and counting was a tenth of a validation's time
+ * on the realistic-loan benchmark.
+ */
+export function lenAtLeast(x: Json, k: number): boolean {
+  if (typeof x === 'string') {
+    const n = x.length;
+    if (n < k) return false;
+    return n - (n >> 1) >= k || codePoints(x) >= k;
+  }
+  const n = len(x);
+  return n !== undefined && n >= k;
+}
+
+/** `len(x) <= k`, for a whole number k, deciding by a string's length where it can (see lenAtLeast). */
+export function lenAtMost(x: Json, k: number): boolean {
+  if (typeof x === 'string') {
+    const n = x.length;
+    if (n <= k) return true;
+    return n - (n >> 1) <= k && codePoints(x) <= k;
+  }
+  const n = len(x);
+  return n !== undefined && n <= k;
+}
+
 export function isString(x: Json): boolean {
   return typeof x === 'string';
 }
@@ -991,7 +1019,7 @@ export function plainContainer(x: Json): boolean {
 /** Everything generated code may use, frozen so that no rule or tenant can swap a helper. */
 export const runtime = freeze({
   get, hasOwn, getPrototypeOf, objectPrototype, arrayPrototype, plainContainer, length, eq, ne, lt, le, gt, ge, add, sub, mul, div, mod, pow, neg, pos,
-  exists, isEmpty, len, isString, isNumber, isInteger, isBoolean, isArray, isObject,
+  exists, isEmpty, len, lenAtLeast, lenAtMost, isString, isNumber, isInteger, isBoolean, isArray, isObject,
   sum, avg, min, max, min2, max2, abs, floor, ceil, round, lower, upper, trim,
   matches, isEmail, isUuid, isUri, isDate, date, compareDates, daysBetween, age, distinct, between,
   startsWith, endsWith, includes, meta, check, failure, tooManyFailures, text, constant, clock, table,

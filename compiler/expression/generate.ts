@@ -308,6 +308,8 @@ class Generator {
     }
     if (op === '<' || op === '<=' || op === '>' || op === '>=') {
       const native = comparisonOperator(op);
+      const lengthBound = this.lengthBound(op, left, right, env);
+      if (lengthBound !== undefined) return atom(lengthBound);
       if (isComparable(right.kind === 'literal' ? right.value : undefined) && !isPrimitiveLiteral(left)) {
         const value = (right as Expr & { kind: 'literal' }).value;
         const x = this.once(left, env);
@@ -327,6 +329,31 @@ class Generator {
     }
     const helper = ARITHMETIC[op];
     return atom(_`${this.h(helper)}(${this.expr(left, env).code}, ${this.expr(right, env).code})`);
+  }
+
+  /**
+   * `len(x) >= 3`, `10 > len(x)` and the like, as lenAtLeast / lenAtMost
+   * with a whole-number bound: they decide most strings by their length
+   * without counting code points. Not taken when the call's value is
+   * already held in a temporary (reading it again costs nothing).
+   */
+  lengthBound(op: '<' | '<=' | '>' | '>=', left: Expr, right: Expr, env: Env): Code | undefined {
+    const onLeft = isLenCall(left) && right.kind === 'literal' && typeof right.value === 'number';
+    const onRight = isLenCall(right) && left.kind === 'literal' && typeof left.value === 'number';
+    if (!onLeft && !onRight) return undefined;
+    const call = (onLeft ? left : right) as Expr & { kind: 'call' };
+    const bound = ((onLeft ? right : left) as Expr & { kind: 'literal' }).value as number;
+    if (!Number.isFinite(bound) || env.precomputed?.get(call) !== undefined) return undefined;
+    const key = this.#repeated.get(call);
+    if (key !== undefined && this.#available.has(key)) return undefined;
+    // Written with len(x) on the left: `k < len(x)` is `len(x) > k`.
+    const written = onLeft ? op : MIRRORED[op];
+    const atLeast = written === '>=' || written === '>';
+    // len is a whole number: `len > 2.5` is `len >= 3`, `len < 3` is `len <= 2`.
+    const k = written === '>=' ? Math.ceil(bound) : written === '>' ? Math.floor(bound) + 1
+      : written === '<=' ? Math.floor(bound) : Math.ceil(bound) - 1;
+    const subject = this.expr(call.args[0], env).code;
+    return _`${this.h(atLeast ? 'lenAtLeast' : 'lenAtMost')}(${subject}, ${k})`;
   }
 
   call(e: Expr & { kind: 'call' }, env: Env): Out {
@@ -587,6 +614,12 @@ function readsPath(e: Expr, path: NonNullable<Env['valuePath']>): boolean {
 const ARITHMETIC = Object.freeze({
   '+': 'add', '-': 'sub', '*': 'mul', '/': 'div', '%': 'mod', '**': 'pow',
 } as const);
+
+function isLenCall(e: Expr): e is Expr & { kind: 'call' } {
+  return e.kind === 'call' && e.fn === 'len' && e.args.length === 1;
+}
+
+const MIRRORED = Object.freeze({ '<': '>', '<=': '>=', '>': '<', '>=': '<=' } as const);
 
 function isComparable(value: Primitive | undefined): value is number | string {
   return typeof value === 'number' || typeof value === 'string';

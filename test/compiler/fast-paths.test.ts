@@ -147,3 +147,33 @@ describe('$index joined without text()', () => {
     expect(messages([{ code: 'R', name: 'R', expression: 'false', message: '[{{ $index }}|{{ $item }}]' }], {})).toEqual(['[|]']);
   });
 });
+
+describe('len(x) against a number, decided by length where it can', () => {
+  const OPS = ['<', '<=', '>', '>='] as const;
+  // Strings whose code points and UTF-16 units differ: pairs, lone halves, both orders.
+  const strings = fc.array(fc.constantFrom('a', 'Zoë', '😀', '\ud83d', '\ude00', ' ', '\u2028'), { maxLength: 12 }).map((parts) => parts.join(''));
+  const subjects = fc.oneof(strings, fc.constantFrom<unknown>(null, 5, true, [], [1, 2, 3], {}, { a: 1, b: 2 }), fc.jsonValue({ maxDepth: 2 }));
+  const bounds = fc.oneof(fc.integer({ min: -2, max: 26 }), fc.constantFrom(0.5, 2.5, 3.99, -0.5, 1e9));
+
+  it('gives what the general comparison gives, bound on either side, for strings, arrays, objects and the rest', () => {
+    fc.assert(fc.property(subjects, bounds, fc.constantFrom(...OPS), fc.boolean(), (x, k, op, boundFirst) => {
+      const literal = boundFirst ? `${k} ${op} len(x)` : `len(x) ${op} ${k}`;
+      // The bound read from the payload takes the general path (the comparison helpers).
+      const general = boundFirst ? `k ${op} len(x)` : `len(x) ${op} k`;
+      const rules: RuleDefinition[] = [
+        { code: 'FAST', name: 'Fast', expression: literal },
+        { code: 'GENERAL', name: 'General', expression: general },
+      ];
+      const failed = compile(rules).validate({ x, k }, 0).failures.map((f) => f.ruleCode);
+      expect(failed.includes('FAST')).toBe(failed.includes('GENERAL'));
+    }), { numRuns: 2000 });
+  });
+
+  it('is what the generated code runs for a range of lengths', () => {
+    const { source, validate } = compile([{ code: 'R', name: 'R', fieldPath: 'name', expression: 'len($value) >= 1 && len($value) <= 3' }]);
+    expect(source).toContain('lenAtLeast(value, 1) && lenAtMost(value, 3)');
+    // Four code points in seven units; three in six.
+    expect(validate({ name: 'a😀😀😀' }, 0).isValid).toBe(false);
+    expect(validate({ name: '😀😀😀' }, 0).isValid).toBe(true);
+  });
+});
