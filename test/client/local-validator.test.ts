@@ -270,6 +270,7 @@ describe('a local validator', () => {
     await validator.ready;
     expect((await validator.validate({})).isValid).toBe(false);
     expect((await validator.validate({}, { now: Date.UTC(2000, 5, 1) })).isValid).toBe(true);
+    expect(validator.validateSync({}, { now: new Date(Date.UTC(2000, 5, 1)) }).isValid).toBe(true);
   });
 
   it('sends sampled outcomes back in batches, which the impact report then counts', async () => {

@@ -118,31 +118,39 @@ export class LocalValidator {
    * loaded version, computed here. Without a module: over HTTP with
    * `fallback: 'remote'`, else a LocalValidatorError.
    */
-  async validate(payload: Record<string, unknown>, options: LocalValidateOptions = {}): Promise<ValidationResult> {
+  async validate(payload: Record<string, unknown>, options?: LocalValidateOptions): Promise<ValidationResult> {
     if (this.#module !== undefined) return this.validateSync(payload, options);
     if (this.#options.fallback === 'remote') return this.#client.validate({ context: this.context, payload });
     throw new LocalValidatorError('NOT_LOADED', `no verified module of context ${this.context} is loaded yet`);
   }
 
   /** Validates with the loaded module, synchronously (for a form as the user types); throws LocalValidatorError without one. */
-  validateSync(payload: Record<string, unknown>, options: LocalValidateOptions = {}): ValidationResult {
+  validateSync(payload: Record<string, unknown>, options?: LocalValidateOptions): ValidationResult {
     const module = this.#module;
     const version = this.#version;
     if (module === undefined || version === undefined) {
       throw new LocalValidatorError('NOT_LOADED', `no verified module of context ${this.context} is loaded yet`);
     }
+    // The hot path of local evaluation: the module reads options.now itself (a number or a Date, else Date.now()),
+    // and the answer is one literal, not a spread copy; the sampler's outcome is built only for the share it keeps.
     const started = performance.now();
-    const now = options.now === undefined ? undefined : Number(options.now);
-    const result = module.validate(payload, now === undefined ? undefined : { now }) as Omit<ValidationResult, 'executionTimeMs'>;
-    const answer: ValidationResult = { ...result, executionTimeMs: Math.round(performance.now() - started) };
-    this.#sampler?.offer(() => ({
-      payload,
-      rulesetVersion: version,
-      isValid: answer.isValid,
-      // The service records these as the failing rules' codes (the impact report compares verdicts rule by rule).
-      errorCodes: answer.failures.map((failure) => failure.ruleCode),
-      at: new Date().toISOString(),
-    }));
+    const result = module.validate(payload, options);
+    const answer: ValidationResult = {
+      isValid: result.isValid,
+      totalRulesEvaluated: result.totalRulesEvaluated,
+      failures: result.failures as ValidationResult['failures'],
+      executionTimeMs: Math.round(performance.now() - started),
+    };
+    if (this.#sampler?.draw() === true) {
+      this.#sampler.keep({
+        payload,
+        rulesetVersion: version,
+        isValid: answer.isValid,
+        // The service records these as the failing rules' codes (the impact report compares verdicts rule by rule).
+        errorCodes: answer.failures.map((failure) => failure.ruleCode),
+        at: new Date().toISOString(),
+      });
+    }
     return answer;
   }
 

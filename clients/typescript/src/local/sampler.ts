@@ -49,14 +49,18 @@ export class OutcomeSampler {
     this.#onFailure = onFailure;
   }
 
-  /** Offers one outcome; kept with probability `rate`. */
-  offer(outcome: () => SampledOutcome): void {
-    if (this.#rate === 0 || Math.random() >= this.#rate) return;
+  /** Whether to keep the next outcome: true with probability `rate` (the caller builds the outcome only then). */
+  draw(): boolean {
+    return this.#rate !== 0 && Math.random() < this.#rate;
+  }
+
+  /** Queues an outcome `draw()` chose; dropped (and counted) when the queue is full. */
+  keep(outcome: SampledOutcome): void {
     if (this.#queue.length >= this.#maxQueued) {
       this.dropped++;
       return;
     }
-    this.#queue.push(outcome());
+    this.#queue.push(outcome);
     if (this.#queue.length >= this.#batchSize) void this.flush();
     else this.#timer ??= setTimeout(() => void this.flush(), this.#flushMs);
   }
