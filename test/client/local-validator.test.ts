@@ -239,19 +239,56 @@ describe('a local validator', () => {
     expect(validator.loaded).toBe(false);
   });
 
-  it('hears that its context is no longer served when the admin turns local validation off, and keeps its version', async () => {
+  it('hears that its context is no longer served when the admin turns local validation off, keeps its version, and stops asking', async () => {
     for (const rule of RULES) await admin.api.POST('/api/v1/rules', { body: { context: 'withdrawn', ...rule } });
     await publish('withdrawn');
     await ok(t.request('PUT', '/api/v1/contexts/withdrawn/settings', { body: { localValidation: true } }));
     const errors: Error[] = [];
-    const validator = local(reader, 'withdrawn', { publicKey, pollIntervalMs: 10 * 60_000, onError: (error) => errors.push(error) });
+    const seen: string[] = [];
+    const watched = createRulesClient({ baseUrl: t.baseUrl, tenantId: t.tenantId, apiKey: clientKey, fetch: recordingFetch(seen) });
+    // Fast reconnection and polling: a validator that kept asking would send many refused requests within the wait below.
+    const validator = local(watched, 'withdrawn', {
+      publicKey, pollIntervalMs: 50, maxReconnectDelayMs: 50, notServedRetryMs: 60_000, onError: (error) => errors.push(error),
+    });
     await validator.ready;
     await expect.poll(() => validator.lastEventId, { timeout: 10_000 }).toBe('1');
+    expect(validator.served).toBe(true);
     await ok(t.request('PUT', '/api/v1/contexts/withdrawn/settings', { body: { localValidation: false } }));
     await expect.poll(() => errors.map((error) => (error as LocalValidatorError).code), { timeout: 10_000 }).toContain('NOT_SERVED');
     expect(errors.find((error) => (error as LocalValidatorError).code === 'NOT_SERVED')?.message).toContain('turned off');
+    expect(validator.served).toBe(false);
+    const sentBefore = seen.length;
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(seen.slice(sentBefore)).toEqual([]);
+    expect(errors).toHaveLength(1);
     expect(validator.version).toBe(1);
     expect((await validator.validate({ total: 20_000, customer: { email: 'a@b.c' } })).failures.map((failure) => failure.ruleCode)).toEqual(['TOTAL_MAX']);
+  });
+
+  it('reports a context that is not served once, as NOT_SERVED, asks again at notServedRetryMs, and loads it once it is served', async () => {
+    for (const rule of RULES) await admin.api.POST('/api/v1/rules', { body: { context: 'later', ...rule } });
+    await publish('later');
+    const errors: Error[] = [];
+    const seen: string[] = [];
+    const watched = createRulesClient({ baseUrl: t.baseUrl, tenantId: t.tenantId, apiKey: clientKey, fetch: recordingFetch(seen) });
+    const validator = local(watched, 'later', {
+      publicKey, pollIntervalMs: 50, maxReconnectDelayMs: 50, notServedRetryMs: 700, onError: (error) => errors.push(error),
+    });
+    const refused = await validator.ready.catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(LocalValidatorError);
+    expect(refused).toMatchObject({ code: 'NOT_SERVED', cause: { status: 403, code: 'FORBIDDEN' } });
+    expect((refused as Error).message).toContain('Local validation is off');
+    expect(validator.served).toBe(false);
+    await ok(t.request('PUT', '/api/v1/contexts/later/settings', { body: { localValidation: true } }));
+    await expect.poll(() => validator.loaded, { timeout: 10_000 }).toBe(true);
+    expect(validator.served).toBe(true);
+    expect(validator.version).toBe(1);
+    // Refused requests: the first module and feed requests, then one feed request per notServedRetryMs, no polls between.
+    const refusals = seen.filter((line) => line.endsWith(' 403'));
+    expect(refusals.filter((line) => line.includes('format=module'))).toHaveLength(1);
+    // Reported once, whichever refused request (module or feed) came back first.
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({ name: 'LocalValidatorError', code: 'NOT_SERVED' });
   });
 
   it('refuses a module signed by a key other than the one it was given', async () => {

@@ -6,7 +6,7 @@
  * feed (Server-Sent Events), polling by ETag while the feed is down.
  */
 import type { RulesClient, ValidationResult } from '../client.ts';
-import { LocalValidatorError, problemError } from '../errors.ts';
+import { LocalValidatorError, problemError, RulesApiError } from '../errors.ts';
 import { retryAfterMs, sleep } from '../retry.ts';
 import { importModule, type StandaloneValidator } from './module-loader.ts';
 import { OutcomeSampler, type SampledOutcome, type SampleOutcomesOptions } from './sampler.ts';
@@ -36,6 +36,14 @@ export interface LocalValidatorOptions {
   feedIdleMs?: number;
   /** The longest wait between reconnections of the change feed; default 30,000 ms. */
   maxReconnectDelayMs?: number;
+  /**
+   * While the service does not serve the context for local evaluation (its
+   * admin turned it off, or the key may not have it: 403), how often to ask
+   * again whether it does; default 300,000 ms (5 minutes). One request per
+   * interval (no polling besides), and the refusal is reported once, as
+   * LocalValidatorError `NOT_SERVED`, not on every request.
+   */
+  notServedRetryMs?: number;
   /** Send a share of the outcomes back to the service (off by default). */
   sampleOutcomes?: SampleOutcomesOptions;
   /** Receives every failure of loading, verifying or following (the validator keeps running what it has). */
@@ -72,6 +80,8 @@ export class LocalValidator {
   #pollTimer: ReturnType<typeof setInterval> | undefined;
   /** Whether the change feed is connected (polling runs only while it is not, or while a load it asked for failed). */
   #feedConnected = false;
+  /** Whether the service refuses to serve the context (NOT_SERVED): the feed is then asked again every notServedRetryMs, and nothing polls. */
+  #notServed = false;
 
   constructor(client: RulesClient, context: string, options: LocalValidatorOptions) {
     if (options.publicKey === undefined && options.trustServerKey !== true) {
@@ -101,6 +111,16 @@ export class LocalValidator {
   /** Whether a verified module is loaded. */
   get loaded(): boolean {
     return this.#module !== undefined;
+  }
+
+  /**
+   * False from the moment the service says it does not serve the context
+   * for local evaluation (the feed's `closed` event, or a 403 for the module
+   * or the feed) until it serves it again; the validator keeps running the
+   * version it has meanwhile.
+   */
+  get served(): boolean {
+    return !this.#notServed;
   }
 
   /** The id of the last change-feed event received, which a reconnection resumes from (Last-Event-ID); undefined before the first. */
@@ -168,7 +188,8 @@ export class LocalValidator {
     const load = this.#loading.catch(() => undefined).then(() => this.#load());
     this.#loading = load;
     load.catch((error: unknown) => {
-      this.#report(error);
+      // A refusal to serve the context is reported once, when it starts (#refused).
+      if (!(error instanceof LocalValidatorError && error.code === 'NOT_SERVED')) this.#report(error);
       // The feed will not tell again about a version it announced: poll until a load succeeds.
       this.#startPolling();
     });
@@ -189,8 +210,12 @@ export class LocalValidator {
     const headers: Record<string, string> = {};
     if (this.#etag !== null && this.#module !== undefined) headers['if-none-match'] = this.#etag;
     const response = await this.#client.raw(this.#path('/validator?format=module'), { headers }, { signal: this.#stop.signal });
-    if (response.status === 304) return;
-    if (!response.ok) throw await problemError(response, retryAfterMs(response.headers.get('retry-after')));
+    if (response.status === 304) {
+      this.#servedAgain();
+      return;
+    }
+    if (!response.ok) throw this.#refusedIfForbidden(await problemError(response, retryAfterMs(response.headers.get('retry-after'))));
+    this.#servedAgain();
     const bytes = new Uint8Array(await response.arrayBuffer());
     if (!(await verifySignature(await this.#key, bytes, response.headers.get('x-rules-signature')))) {
       throw new LocalValidatorError(
@@ -253,13 +278,15 @@ export class LocalValidator {
         });
       } catch (error) {
         if (this.#stop.signal.aborted) return;
-        this.#report(error);
+        if (!(error instanceof LocalValidatorError && error.code === 'NOT_SERVED')) this.#report(error);
       }
       if (this.#stop.signal.aborted) return;
       this.#startPolling();
       const backoff = Math.min(maxDelay, 500 * 2 ** Math.min(failures, 16));
       failures++;
-      await sleep(retryMs ?? backoff, this.#stop.signal).catch(() => undefined);
+      // Not served: the context stays off until an admin acts; asking every few seconds would only collect 403s.
+      const wait = this.#notServed ? this.#options.notServedRetryMs ?? DEFAULT_NOT_SERVED_RETRY_MS : retryMs ?? backoff;
+      await sleep(wait, this.#stop.signal).catch(() => undefined);
     }
   }
 
@@ -275,7 +302,7 @@ export class LocalValidator {
       if (this.#lastEventId !== undefined && (response.status === 409 || response.status === 410 || response.status === 400)) {
         this.#lastEventId = undefined;
       }
-      throw await problemError(response, retryAfterMs(response.headers.get('retry-after')));
+      throw this.#refusedIfForbidden(await problemError(response, retryAfterMs(response.headers.get('retry-after'))));
     }
     if (response.body === null || !(response.headers.get('content-type') ?? '').includes('text/event-stream')) {
       await response.body?.cancel();
@@ -283,6 +310,7 @@ export class LocalValidator {
     }
     onConnected();
     this.#feedConnected = true;
+    this.#servedAgain();
     if (this.#module !== undefined) this.#stopPolling();
     const idleMs = this.#options.feedIdleMs ?? 60_000;
     let idle = setTimeout(() => connection.abort(), idleMs);
@@ -300,8 +328,11 @@ export class LocalValidator {
           const { reason, detail } = parseEvent(event.data) ?? {};
           // The key changed: reconnect, and the service says whether it still may (a revoked key gets a 401, reported).
           if (reason === 'KEY_CHANGED') return;
-          // The service stopped serving the context: keep what runs, report why, and let the loop retry slowly.
-          throw new LocalValidatorError('NOT_SERVED', typeof detail === 'string' ? detail : `context ${this.context} is no longer served for local evaluation`);
+          // The service stopped serving the context: keep what runs, report why, and let the loop ask again slowly.
+          throw this.#refused(new LocalValidatorError(
+            'NOT_SERVED',
+            typeof detail === 'string' ? detail : `context ${this.context} is no longer served for local evaluation`,
+          ));
         }
         if (event.event !== 'published') continue;
         const data = parseEvent(event.data);
@@ -318,7 +349,40 @@ export class LocalValidator {
 
   #startPolling(): void {
     if (this.#pollTimer !== undefined || this.#stop.signal.aborted) return;
-    this.#pollTimer = setInterval(() => void this.refresh(), this.#options.pollIntervalMs ?? 30_000);
+    // While the context is not served, the feed's reconnection is the one request that asks whether it is again;
+    // with transport 'poll' the poll is, at that pace.
+    if (this.#notServed && this.#options.transport !== 'poll') return;
+    const interval = this.#notServed ? this.#options.notServedRetryMs ?? DEFAULT_NOT_SERVED_RETRY_MS : this.#options.pollIntervalMs ?? 30_000;
+    this.#pollTimer = setInterval(() => void this.refresh(), interval);
+  }
+
+  /** A 403 for the module or the feed: the service does not serve this context to this key (turned off, or the wrong role). */
+  #refusedIfForbidden(error: RulesApiError): Error {
+    if (error.status !== 403) return error;
+    return this.#refused(new LocalValidatorError(
+      'NOT_SERVED',
+      `context ${this.context} is not served for local evaluation to this key: ${error.detail}`,
+      { cause: error },
+    ));
+  }
+
+  /** Enters the not-served state: reported once (not on every refused request), polling slowed or stopped. */
+  #refused(error: LocalValidatorError): LocalValidatorError {
+    if (!this.#notServed) {
+      this.#notServed = true;
+      this.#stopPolling();
+      this.#report(error);
+    }
+    return error;
+  }
+
+  /** The service serves the context again: polling, if any, back at its own pace. */
+  #servedAgain(): void {
+    if (!this.#notServed) return;
+    this.#notServed = false;
+    const polling = this.#pollTimer !== undefined;
+    this.#stopPolling();
+    if (polling) this.#startPolling();
   }
 
   #stopPolling(): void {
@@ -354,6 +418,9 @@ export class LocalValidator {
     this.#options.onError?.(error instanceof Error ? error : new Error(String(error)));
   }
 }
+
+/** How often a validator asks again whether a context that is not served is served again (notServedRetryMs). */
+const DEFAULT_NOT_SERVED_RETRY_MS = 300_000;
 
 /** What a module's first line says it is (the service writes tenant and context there when they are plain names). */
 interface ModuleAbout {
