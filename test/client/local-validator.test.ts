@@ -310,6 +310,15 @@ describe('a local validator', () => {
     expect(validator.validateSync({}, { now: new Date(Date.UTC(2000, 5, 1)) }).isValid).toBe(true);
   });
 
+  it('counts in droppedSamples the samples the service drops while the tenant samples nothing', async () => {
+    await ok(t.request('PUT', '/api/v1/tenant/sampling', { body: { rate: 0 } }));
+    const validator = local(reader, 'sampled', { publicKey, transport: 'poll', sampleOutcomes: { rate: 1, batchSize: 2, flushMs: 60_000 } });
+    await validator.ready;
+    for (const total of [1, 2, 3]) validator.validateSync({ total, customer: { email: 'a@b.c' }, country: 'DE' });
+    await validator.close();
+    expect(validator.droppedSamples).toBe(3);
+  });
+
   it('sends sampled outcomes back in batches, which the impact report then counts', async () => {
     await ok(t.request('PUT', '/api/v1/tenant/sampling', { body: { rate: 1 } }));
     const validator = local(reader, 'sampled', { publicKey, transport: 'poll', sampleOutcomes: { rate: 1, batchSize: 3, flushMs: 60_000 } });

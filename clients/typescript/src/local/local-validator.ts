@@ -128,7 +128,7 @@ export class LocalValidator {
     return this.#lastEventId;
   }
 
-  /** Outcomes not sent (queue full or request failed), when sampling. */
+  /** Outcomes not recorded, when sampling: the queue was full, their request failed, or the service dropped them (see its `reasons`). */
   get droppedSamples(): number {
     return this.#sampler?.dropped ?? 0;
   }
@@ -399,14 +399,16 @@ export class LocalValidator {
     return importPublicKey(data.publicKey);
   }
 
-  async #postSamples(samples: SampledOutcome[]): Promise<void> {
+  /** Sends a batch of samples; resolves with how many the service dropped (its `dropped`: sampling off, a version not live, ...). */
+  async #postSamples(samples: SampledOutcome[]): Promise<number> {
     const response = await this.#client.raw(this.#path('/samples'), {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ samples }),
     });
     if (!response.ok) throw await problemError(response, undefined);
-    await response.body?.cancel();
+    const answer = (await response.json().catch(() => undefined)) as { dropped?: unknown } | undefined;
+    return typeof answer?.dropped === 'number' ? answer.dropped : 0;
   }
 
   #path(rest: string): string {
