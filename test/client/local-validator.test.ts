@@ -299,6 +299,18 @@ describe('a local validator', () => {
     await expect(validator.validate({})).rejects.toMatchObject({ name: 'LocalValidatorError', code: 'NOT_LOADED' });
   });
 
+  it('refuses a malformed publicKey where it is given, and reports a key that will not import as LOAD_FAILED', async () => {
+    for (const malformed of ['not a key', 'AAAA', new Uint8Array(31), '-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----']) {
+      expect(() => reader.localValidator('orders', { publicKey: malformed, transport: 'poll' })).toThrow(/publicKey is not an Ed25519 public key/);
+    }
+    // The length of an Ed25519 SPKI, but not one: only WebCrypto can tell, in the background.
+    const notEd25519 = `-----BEGIN PUBLIC KEY-----\n${btoa('x'.repeat(44))}\n-----END PUBLIC KEY-----`;
+    const errors: Error[] = [];
+    const validator = local(reader, 'orders', { publicKey: notEd25519, transport: 'poll', onError: (error) => errors.push(error) });
+    await expect(validator.ready).rejects.toMatchObject({ name: 'LocalValidatorError', code: 'LOAD_FAILED' });
+    expect(errors.map((error) => (error as LocalValidatorError).code)).toEqual(['LOAD_FAILED']);
+  });
+
   it('takes now for rules that read the clock', async () => {
     await admin.api.POST('/api/v1/rules', { body: { context: 'clock', code: 'BEFORE_2001', name: 'Before 2001', expression: 'now() < 978307200000' } });
     await publish('clock');

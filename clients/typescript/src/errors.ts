@@ -53,7 +53,8 @@ export class RulesApiError extends Error {
  * - NOT_SERVED: the context is not served for local evaluation to this key (its admin turned it
  *   off, the change feed ending saying so, or never on; or the key's role may not have it: a 403);
  *   reported once, the validator keeps the version it runs and asks again every notServedRetryMs;
- * - LOAD_FAILED: a module could not be fetched or imported.
+ * - LOAD_FAILED: a module could not be fetched or imported, or the signing key imported (or read
+ *   from the service, with trustServerKey).
  */
 export type LocalValidatorErrorCode = 'NOT_LOADED' | 'SIGNATURE_INVALID' | 'MODULE_REFUSED' | 'NOT_SERVED' | 'LOAD_FAILED';
 

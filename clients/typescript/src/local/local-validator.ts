@@ -10,7 +10,7 @@ import { LocalValidatorError, problemError, RulesApiError } from '../errors.ts';
 import { retryAfterMs, sleep } from '../retry.ts';
 import { importModule, type StandaloneValidator } from './module-loader.ts';
 import { OutcomeSampler, type SampledOutcome, type SampleOutcomesOptions } from './sampler.ts';
-import { importPublicKey, verifySignature, type PublicKeyInput, type VerifyKey } from './signature.ts';
+import { importPublicKey, parsePublicKey, verifySignature, type PublicKeyInput, type VerifyKey } from './signature.ts';
 import { readEvents } from './sse.ts';
 
 export interface LocalValidatorOptions {
@@ -71,7 +71,8 @@ export class LocalValidator {
   readonly #stop = new AbortController();
   readonly #listeners = new Set<(update: LocalValidatorUpdate) => void>();
   readonly #sampler: OutcomeSampler | undefined;
-  readonly #key: Promise<VerifyKey>;
+  /** The verifying key, imported (or read from the service) once; undefined again after a failure, so the next load tries again. */
+  #key: Promise<VerifyKey> | undefined;
   #module: StandaloneValidator | undefined;
   #version: number | undefined;
   #etag: string | null = null;
@@ -90,7 +91,9 @@ export class LocalValidator {
     this.#client = client;
     this.context = context;
     this.#options = options;
-    this.#key = options.publicKey !== undefined ? importPublicKey(options.publicKey) : this.#serverKey();
+    // A malformed key throws here (TypeError), where it was given; its import, or the service's key, is awaited by the first load.
+    if (typeof options.publicKey === 'string' || options.publicKey instanceof Uint8Array) parsePublicKey(options.publicKey);
+    this.#verifyKey();
     this.#sampler = options.sampleOutcomes === undefined ? undefined : new OutcomeSampler(
       options.sampleOutcomes,
       (samples) => this.#postSamples(samples),
@@ -217,7 +220,7 @@ export class LocalValidator {
     if (!response.ok) throw this.#refusedIfForbidden(await problemError(response, retryAfterMs(response.headers.get('retry-after'))));
     this.#servedAgain();
     const bytes = new Uint8Array(await response.arrayBuffer());
-    if (!(await verifySignature(await this.#key, bytes, response.headers.get('x-rules-signature')))) {
+    if (!(await verifySignature(await this.#verifyKey(), bytes, response.headers.get('x-rules-signature')))) {
       throw new LocalValidatorError(
         'SIGNATURE_INVALID',
         `the module of context ${this.context} does not verify against the signing key given: refused, the validator keeps what it had`,
@@ -388,6 +391,20 @@ export class LocalValidator {
   #stopPolling(): void {
     if (this.#pollTimer !== undefined) clearInterval(this.#pollTimer);
     this.#pollTimer = undefined;
+  }
+
+  /** The key modules are verified with; a failed import or read of it is tried again at the next load (and never left unhandled). */
+  #verifyKey(): Promise<VerifyKey> {
+    if (this.#key !== undefined) return this.#key;
+    const key = (this.#options.publicKey !== undefined ? importPublicKey(this.#options.publicKey) : this.#serverKey()).catch((error: unknown) => {
+      if (this.#key === key) this.#key = undefined;
+      if (error instanceof RulesApiError || error instanceof LocalValidatorError || this.#stop.signal.aborted) throw error;
+      throw new LocalValidatorError('LOAD_FAILED', `the signing key could not be had or imported as Ed25519: ${String(error)}`, { cause: error });
+    });
+    // Awaited by loads; until then, a failure must not be an unhandled rejection.
+    key.catch(() => undefined);
+    this.#key = key;
+    return key;
   }
 
   async #serverKey(): Promise<VerifyKey> {
