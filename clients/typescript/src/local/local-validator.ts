@@ -93,7 +93,7 @@ export class LocalValidator {
     this.#options = options;
     // A malformed key throws here (TypeError), where it was given; its import, or the service's key, is awaited by the first load.
     if (typeof options.publicKey === 'string' || options.publicKey instanceof Uint8Array) parsePublicKey(options.publicKey);
-    this.#verifyKey();
+    void this.#verifyKey();
     this.#sampler = options.sampleOutcomes === undefined ? undefined : new OutcomeSampler(
       options.sampleOutcomes,
       (samples) => this.#postSamples(samples),
