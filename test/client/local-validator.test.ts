@@ -239,19 +239,56 @@ describe('a local validator', () => {
     expect(validator.loaded).toBe(false);
   });
 
-  it('hears that its context is no longer served when the admin turns local validation off, and keeps its version', async () => {
+  it('hears that its context is no longer served when the admin turns local validation off, keeps its version, and stops asking', async () => {
     for (const rule of RULES) await admin.api.POST('/api/v1/rules', { body: { context: 'withdrawn', ...rule } });
     await publish('withdrawn');
     await ok(t.request('PUT', '/api/v1/contexts/withdrawn/settings', { body: { localValidation: true } }));
     const errors: Error[] = [];
-    const validator = local(reader, 'withdrawn', { publicKey, pollIntervalMs: 10 * 60_000, onError: (error) => errors.push(error) });
+    const seen: string[] = [];
+    const watched = createRulesClient({ baseUrl: t.baseUrl, tenantId: t.tenantId, apiKey: clientKey, fetch: recordingFetch(seen) });
+    // Fast reconnection and polling: a validator that kept asking would send many refused requests within the wait below.
+    const validator = local(watched, 'withdrawn', {
+      publicKey, pollIntervalMs: 50, maxReconnectDelayMs: 50, notServedRetryMs: 60_000, onError: (error) => errors.push(error),
+    });
     await validator.ready;
     await expect.poll(() => validator.lastEventId, { timeout: 10_000 }).toBe('1');
+    expect(validator.served).toBe(true);
     await ok(t.request('PUT', '/api/v1/contexts/withdrawn/settings', { body: { localValidation: false } }));
     await expect.poll(() => errors.map((error) => (error as LocalValidatorError).code), { timeout: 10_000 }).toContain('NOT_SERVED');
     expect(errors.find((error) => (error as LocalValidatorError).code === 'NOT_SERVED')?.message).toContain('turned off');
+    expect(validator.served).toBe(false);
+    const sentBefore = seen.length;
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    expect(seen.slice(sentBefore)).toEqual([]);
+    expect(errors).toHaveLength(1);
     expect(validator.version).toBe(1);
     expect((await validator.validate({ total: 20_000, customer: { email: 'a@b.c' } })).failures.map((failure) => failure.ruleCode)).toEqual(['TOTAL_MAX']);
+  });
+
+  it('reports a context that is not served once, as NOT_SERVED, asks again at notServedRetryMs, and loads it once it is served', async () => {
+    for (const rule of RULES) await admin.api.POST('/api/v1/rules', { body: { context: 'later', ...rule } });
+    await publish('later');
+    const errors: Error[] = [];
+    const seen: string[] = [];
+    const watched = createRulesClient({ baseUrl: t.baseUrl, tenantId: t.tenantId, apiKey: clientKey, fetch: recordingFetch(seen) });
+    const validator = local(watched, 'later', {
+      publicKey, pollIntervalMs: 50, maxReconnectDelayMs: 50, notServedRetryMs: 700, onError: (error) => errors.push(error),
+    });
+    const refused = await validator.ready.catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(LocalValidatorError);
+    expect(refused).toMatchObject({ code: 'NOT_SERVED', cause: { status: 403, code: 'FORBIDDEN' } });
+    expect((refused as Error).message).toContain('Local validation is off');
+    expect(validator.served).toBe(false);
+    await ok(t.request('PUT', '/api/v1/contexts/later/settings', { body: { localValidation: true } }));
+    await expect.poll(() => validator.loaded, { timeout: 10_000 }).toBe(true);
+    expect(validator.served).toBe(true);
+    expect(validator.version).toBe(1);
+    // Refused requests: the first module and feed requests, then one feed request per notServedRetryMs, no polls between.
+    const refusals = seen.filter((line) => line.endsWith(' 403'));
+    expect(refusals.filter((line) => line.includes('format=module'))).toHaveLength(1);
+    // Reported once, whichever refused request (module or feed) came back first.
+    expect(errors).toHaveLength(1);
+    expect(errors[0]).toMatchObject({ name: 'LocalValidatorError', code: 'NOT_SERVED' });
   });
 
   it('refuses a module signed by a key other than the one it was given', async () => {
@@ -262,6 +299,18 @@ describe('a local validator', () => {
     await expect(validator.validate({})).rejects.toMatchObject({ name: 'LocalValidatorError', code: 'NOT_LOADED' });
   });
 
+  it('refuses a malformed publicKey where it is given, and reports a key that will not import as LOAD_FAILED', async () => {
+    for (const malformed of ['not a key', 'AAAA', new Uint8Array(31), '-----BEGIN PUBLIC KEY-----\nAAAA\n-----END PUBLIC KEY-----']) {
+      expect(() => reader.localValidator('orders', { publicKey: malformed, transport: 'poll' })).toThrow(/publicKey is not an Ed25519 public key/);
+    }
+    // The length of an Ed25519 SPKI, but not one: only WebCrypto can tell, in the background.
+    const notEd25519 = `-----BEGIN PUBLIC KEY-----\n${btoa('x'.repeat(44))}\n-----END PUBLIC KEY-----`;
+    const errors: Error[] = [];
+    const validator = local(reader, 'orders', { publicKey: notEd25519, transport: 'poll', onError: (error) => errors.push(error) });
+    await expect(validator.ready).rejects.toMatchObject({ name: 'LocalValidatorError', code: 'LOAD_FAILED' });
+    expect(errors.map((error) => (error as LocalValidatorError).code)).toEqual(['LOAD_FAILED']);
+  });
+
   it('takes now for rules that read the clock', async () => {
     await admin.api.POST('/api/v1/rules', { body: { context: 'clock', code: 'BEFORE_2001', name: 'Before 2001', expression: 'now() < 978307200000' } });
     await publish('clock');
@@ -270,6 +319,16 @@ describe('a local validator', () => {
     await validator.ready;
     expect((await validator.validate({})).isValid).toBe(false);
     expect((await validator.validate({}, { now: Date.UTC(2000, 5, 1) })).isValid).toBe(true);
+    expect(validator.validateSync({}, { now: new Date(Date.UTC(2000, 5, 1)) }).isValid).toBe(true);
+  });
+
+  it('counts in droppedSamples the samples the service drops while the tenant samples nothing', async () => {
+    await ok(t.request('PUT', '/api/v1/tenant/sampling', { body: { rate: 0 } }));
+    const validator = local(reader, 'sampled', { publicKey, transport: 'poll', sampleOutcomes: { rate: 1, batchSize: 2, flushMs: 60_000 } });
+    await validator.ready;
+    for (const total of [1, 2, 3]) validator.validateSync({ total, customer: { email: 'a@b.c' }, country: 'DE' });
+    await validator.close();
+    expect(validator.droppedSamples).toBe(3);
   });
 
   it('sends sampled outcomes back in batches, which the impact report then counts', async () => {

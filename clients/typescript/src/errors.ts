@@ -50,9 +50,11 @@ export class RulesApiError extends Error {
  * - MODULE_REFUSED: a module that verifies but is not the one asked for was refused: another
  *   tenant's or context's, or a ruleset version older than the one running (versions only grow,
  *   a rollback is a new version, so an older one is a replay);
- * - NOT_SERVED: the context is no longer served for local evaluation (its admin turned it off;
- *   the change feed ended saying so); the validator keeps the version it runs;
- * - LOAD_FAILED: a module could not be fetched or imported.
+ * - NOT_SERVED: the context is not served for local evaluation to this key (its admin turned it
+ *   off, the change feed ending saying so, or never on; or the key's role may not have it: a 403);
+ *   reported once, the validator keeps the version it runs and asks again every notServedRetryMs;
+ * - LOAD_FAILED: a module could not be fetched or imported, or the signing key imported (or read
+ *   from the service, with trustServerKey).
  */
 export type LocalValidatorErrorCode = 'NOT_LOADED' | 'SIGNATURE_INVALID' | 'MODULE_REFUSED' | 'NOT_SERVED' | 'LOAD_FAILED';
 

@@ -6,11 +6,11 @@
  * feed (Server-Sent Events), polling by ETag while the feed is down.
  */
 import type { RulesClient, ValidationResult } from '../client.ts';
-import { LocalValidatorError, problemError } from '../errors.ts';
+import { LocalValidatorError, problemError, RulesApiError } from '../errors.ts';
 import { retryAfterMs, sleep } from '../retry.ts';
 import { importModule, type StandaloneValidator } from './module-loader.ts';
 import { OutcomeSampler, type SampledOutcome, type SampleOutcomesOptions } from './sampler.ts';
-import { importPublicKey, verifySignature, type PublicKeyInput, type VerifyKey } from './signature.ts';
+import { importPublicKey, parsePublicKey, verifySignature, type PublicKeyInput, type VerifyKey } from './signature.ts';
 import { readEvents } from './sse.ts';
 
 export interface LocalValidatorOptions {
@@ -36,6 +36,14 @@ export interface LocalValidatorOptions {
   feedIdleMs?: number;
   /** The longest wait between reconnections of the change feed; default 30,000 ms. */
   maxReconnectDelayMs?: number;
+  /**
+   * While the service does not serve the context for local evaluation (its
+   * admin turned it off, or the key may not have it: 403), how often to ask
+   * again whether it does; default 300,000 ms (5 minutes). One request per
+   * interval (no polling besides), and the refusal is reported once, as
+   * LocalValidatorError `NOT_SERVED`, not on every request.
+   */
+  notServedRetryMs?: number;
   /** Send a share of the outcomes back to the service (off by default). */
   sampleOutcomes?: SampleOutcomesOptions;
   /** Receives every failure of loading, verifying or following (the validator keeps running what it has). */
@@ -63,7 +71,8 @@ export class LocalValidator {
   readonly #stop = new AbortController();
   readonly #listeners = new Set<(update: LocalValidatorUpdate) => void>();
   readonly #sampler: OutcomeSampler | undefined;
-  readonly #key: Promise<VerifyKey>;
+  /** The verifying key, imported (or read from the service) once; undefined again after a failure, so the next load tries again. */
+  #key: Promise<VerifyKey> | undefined;
   #module: StandaloneValidator | undefined;
   #version: number | undefined;
   #etag: string | null = null;
@@ -72,6 +81,8 @@ export class LocalValidator {
   #pollTimer: ReturnType<typeof setInterval> | undefined;
   /** Whether the change feed is connected (polling runs only while it is not, or while a load it asked for failed). */
   #feedConnected = false;
+  /** Whether the service refuses to serve the context (NOT_SERVED): the feed is then asked again every notServedRetryMs, and nothing polls. */
+  #notServed = false;
 
   constructor(client: RulesClient, context: string, options: LocalValidatorOptions) {
     if (options.publicKey === undefined && options.trustServerKey !== true) {
@@ -80,7 +91,9 @@ export class LocalValidator {
     this.#client = client;
     this.context = context;
     this.#options = options;
-    this.#key = options.publicKey !== undefined ? importPublicKey(options.publicKey) : this.#serverKey();
+    // A malformed key throws here (TypeError), where it was given; its import, or the service's key, is awaited by the first load.
+    if (typeof options.publicKey === 'string' || options.publicKey instanceof Uint8Array) parsePublicKey(options.publicKey);
+    void this.#verifyKey();
     this.#sampler = options.sampleOutcomes === undefined ? undefined : new OutcomeSampler(
       options.sampleOutcomes,
       (samples) => this.#postSamples(samples),
@@ -103,12 +116,22 @@ export class LocalValidator {
     return this.#module !== undefined;
   }
 
+  /**
+   * False from the moment the service says it does not serve the context
+   * for local evaluation (the feed's `closed` event, or a 403 for the module
+   * or the feed) until it serves it again; the validator keeps running the
+   * version it has meanwhile.
+   */
+  get served(): boolean {
+    return !this.#notServed;
+  }
+
   /** The id of the last change-feed event received, which a reconnection resumes from (Last-Event-ID); undefined before the first. */
   get lastEventId(): string | undefined {
     return this.#lastEventId;
   }
 
-  /** Outcomes not sent (queue full or request failed), when sampling. */
+  /** Outcomes not recorded, when sampling: the queue was full, their request failed, or the service dropped them (see its `reasons`). */
   get droppedSamples(): number {
     return this.#sampler?.dropped ?? 0;
   }
@@ -118,31 +141,39 @@ export class LocalValidator {
    * loaded version, computed here. Without a module: over HTTP with
    * `fallback: 'remote'`, else a LocalValidatorError.
    */
-  async validate(payload: Record<string, unknown>, options: LocalValidateOptions = {}): Promise<ValidationResult> {
+  async validate(payload: Record<string, unknown>, options?: LocalValidateOptions): Promise<ValidationResult> {
     if (this.#module !== undefined) return this.validateSync(payload, options);
     if (this.#options.fallback === 'remote') return this.#client.validate({ context: this.context, payload });
     throw new LocalValidatorError('NOT_LOADED', `no verified module of context ${this.context} is loaded yet`);
   }
 
   /** Validates with the loaded module, synchronously (for a form as the user types); throws LocalValidatorError without one. */
-  validateSync(payload: Record<string, unknown>, options: LocalValidateOptions = {}): ValidationResult {
+  validateSync(payload: Record<string, unknown>, options?: LocalValidateOptions): ValidationResult {
     const module = this.#module;
     const version = this.#version;
     if (module === undefined || version === undefined) {
       throw new LocalValidatorError('NOT_LOADED', `no verified module of context ${this.context} is loaded yet`);
     }
+    // The hot path of local evaluation: the module reads options.now itself (a number or a Date, else Date.now()),
+    // and the answer is one literal, not a spread copy; the sampler's outcome is built only for the share it keeps.
     const started = performance.now();
-    const now = options.now === undefined ? undefined : Number(options.now);
-    const result = module.validate(payload, now === undefined ? undefined : { now }) as Omit<ValidationResult, 'executionTimeMs'>;
-    const answer: ValidationResult = { ...result, executionTimeMs: Math.round(performance.now() - started) };
-    this.#sampler?.offer(() => ({
-      payload,
-      rulesetVersion: version,
-      isValid: answer.isValid,
-      // The service records these as the failing rules' codes (the impact report compares verdicts rule by rule).
-      errorCodes: answer.failures.map((failure) => failure.ruleCode),
-      at: new Date().toISOString(),
-    }));
+    const result = module.validate(payload, options);
+    const answer: ValidationResult = {
+      isValid: result.isValid,
+      totalRulesEvaluated: result.totalRulesEvaluated,
+      failures: result.failures as ValidationResult['failures'],
+      executionTimeMs: Math.round(performance.now() - started),
+    };
+    if (this.#sampler?.draw() === true) {
+      this.#sampler.keep({
+        payload,
+        rulesetVersion: version,
+        isValid: answer.isValid,
+        // The service records these as the failing rules' codes (the impact report compares verdicts rule by rule).
+        errorCodes: answer.failures.map((failure) => failure.ruleCode),
+        at: new Date().toISOString(),
+      });
+    }
     return answer;
   }
 
@@ -160,7 +191,8 @@ export class LocalValidator {
     const load = this.#loading.catch(() => undefined).then(() => this.#load());
     this.#loading = load;
     load.catch((error: unknown) => {
-      this.#report(error);
+      // A refusal to serve the context is reported once, when it starts (#refused).
+      if (!(error instanceof LocalValidatorError && error.code === 'NOT_SERVED')) this.#report(error);
       // The feed will not tell again about a version it announced: poll until a load succeeds.
       this.#startPolling();
     });
@@ -181,10 +213,14 @@ export class LocalValidator {
     const headers: Record<string, string> = {};
     if (this.#etag !== null && this.#module !== undefined) headers['if-none-match'] = this.#etag;
     const response = await this.#client.raw(this.#path('/validator?format=module'), { headers }, { signal: this.#stop.signal });
-    if (response.status === 304) return;
-    if (!response.ok) throw await problemError(response, retryAfterMs(response.headers.get('retry-after')));
+    if (response.status === 304) {
+      this.#servedAgain();
+      return;
+    }
+    if (!response.ok) throw this.#refusedIfForbidden(await problemError(response, retryAfterMs(response.headers.get('retry-after'))));
+    this.#servedAgain();
     const bytes = new Uint8Array(await response.arrayBuffer());
-    if (!(await verifySignature(await this.#key, bytes, response.headers.get('x-rules-signature')))) {
+    if (!(await verifySignature(await this.#verifyKey(), bytes, response.headers.get('x-rules-signature')))) {
       throw new LocalValidatorError(
         'SIGNATURE_INVALID',
         `the module of context ${this.context} does not verify against the signing key given: refused, the validator keeps what it had`,
@@ -245,13 +281,15 @@ export class LocalValidator {
         });
       } catch (error) {
         if (this.#stop.signal.aborted) return;
-        this.#report(error);
+        if (!(error instanceof LocalValidatorError && error.code === 'NOT_SERVED')) this.#report(error);
       }
       if (this.#stop.signal.aborted) return;
       this.#startPolling();
       const backoff = Math.min(maxDelay, 500 * 2 ** Math.min(failures, 16));
       failures++;
-      await sleep(retryMs ?? backoff, this.#stop.signal).catch(() => undefined);
+      // Not served: the context stays off until an admin acts; asking every few seconds would only collect 403s.
+      const wait = this.#notServed ? this.#options.notServedRetryMs ?? DEFAULT_NOT_SERVED_RETRY_MS : retryMs ?? backoff;
+      await sleep(wait, this.#stop.signal).catch(() => undefined);
     }
   }
 
@@ -267,7 +305,7 @@ export class LocalValidator {
       if (this.#lastEventId !== undefined && (response.status === 409 || response.status === 410 || response.status === 400)) {
         this.#lastEventId = undefined;
       }
-      throw await problemError(response, retryAfterMs(response.headers.get('retry-after')));
+      throw this.#refusedIfForbidden(await problemError(response, retryAfterMs(response.headers.get('retry-after'))));
     }
     if (response.body === null || !(response.headers.get('content-type') ?? '').includes('text/event-stream')) {
       await response.body?.cancel();
@@ -275,6 +313,7 @@ export class LocalValidator {
     }
     onConnected();
     this.#feedConnected = true;
+    this.#servedAgain();
     if (this.#module !== undefined) this.#stopPolling();
     const idleMs = this.#options.feedIdleMs ?? 60_000;
     let idle = setTimeout(() => connection.abort(), idleMs);
@@ -292,8 +331,11 @@ export class LocalValidator {
           const { reason, detail } = parseEvent(event.data) ?? {};
           // The key changed: reconnect, and the service says whether it still may (a revoked key gets a 401, reported).
           if (reason === 'KEY_CHANGED') return;
-          // The service stopped serving the context: keep what runs, report why, and let the loop retry slowly.
-          throw new LocalValidatorError('NOT_SERVED', typeof detail === 'string' ? detail : `context ${this.context} is no longer served for local evaluation`);
+          // The service stopped serving the context: keep what runs, report why, and let the loop ask again slowly.
+          throw this.#refused(new LocalValidatorError(
+            'NOT_SERVED',
+            typeof detail === 'string' ? detail : `context ${this.context} is no longer served for local evaluation`,
+          ));
         }
         if (event.event !== 'published') continue;
         const data = parseEvent(event.data);
@@ -310,12 +352,59 @@ export class LocalValidator {
 
   #startPolling(): void {
     if (this.#pollTimer !== undefined || this.#stop.signal.aborted) return;
-    this.#pollTimer = setInterval(() => void this.refresh(), this.#options.pollIntervalMs ?? 30_000);
+    // While the context is not served, the feed's reconnection is the one request that asks whether it is again;
+    // with transport 'poll' the poll is, at that pace.
+    if (this.#notServed && this.#options.transport !== 'poll') return;
+    const interval = this.#notServed ? this.#options.notServedRetryMs ?? DEFAULT_NOT_SERVED_RETRY_MS : this.#options.pollIntervalMs ?? 30_000;
+    this.#pollTimer = setInterval(() => void this.refresh(), interval);
+  }
+
+  /** A 403 for the module or the feed: the service does not serve this context to this key (turned off, or the wrong role). */
+  #refusedIfForbidden(error: RulesApiError): Error {
+    if (error.status !== 403) return error;
+    return this.#refused(new LocalValidatorError(
+      'NOT_SERVED',
+      `context ${this.context} is not served for local evaluation to this key: ${error.detail}`,
+      { cause: error },
+    ));
+  }
+
+  /** Enters the not-served state: reported once (not on every refused request), polling slowed or stopped. */
+  #refused(error: LocalValidatorError): LocalValidatorError {
+    if (!this.#notServed) {
+      this.#notServed = true;
+      this.#stopPolling();
+      this.#report(error);
+    }
+    return error;
+  }
+
+  /** The service serves the context again: polling, if any, back at its own pace. */
+  #servedAgain(): void {
+    if (!this.#notServed) return;
+    this.#notServed = false;
+    const polling = this.#pollTimer !== undefined;
+    this.#stopPolling();
+    if (polling) this.#startPolling();
   }
 
   #stopPolling(): void {
     if (this.#pollTimer !== undefined) clearInterval(this.#pollTimer);
     this.#pollTimer = undefined;
+  }
+
+  /** The key modules are verified with; a failed import or read of it is tried again at the next load (and never left unhandled). */
+  #verifyKey(): Promise<VerifyKey> {
+    if (this.#key !== undefined) return this.#key;
+    const key = (this.#options.publicKey !== undefined ? importPublicKey(this.#options.publicKey) : this.#serverKey()).catch((error: unknown) => {
+      if (this.#key === key) this.#key = undefined;
+      if (error instanceof RulesApiError || error instanceof LocalValidatorError || this.#stop.signal.aborted) throw error;
+      throw new LocalValidatorError('LOAD_FAILED', `the signing key could not be had or imported as Ed25519: ${String(error)}`, { cause: error });
+    });
+    // Awaited by loads; until then, a failure must not be an unhandled rejection.
+    key.catch(() => undefined);
+    this.#key = key;
+    return key;
   }
 
   async #serverKey(): Promise<VerifyKey> {
@@ -327,14 +416,16 @@ export class LocalValidator {
     return importPublicKey(data.publicKey);
   }
 
-  async #postSamples(samples: SampledOutcome[]): Promise<void> {
+  /** Sends a batch of samples; resolves with how many the service dropped (its `dropped`: sampling off, a version not live, ...). */
+  async #postSamples(samples: SampledOutcome[]): Promise<number> {
     const response = await this.#client.raw(this.#path('/samples'), {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ samples }),
     });
     if (!response.ok) throw await problemError(response, undefined);
-    await response.body?.cancel();
+    const answer = (await response.json().catch(() => undefined)) as { dropped?: unknown } | undefined;
+    return typeof answer?.dropped === 'number' ? answer.dropped : 0;
   }
 
   #path(rest: string): string {
@@ -346,6 +437,9 @@ export class LocalValidator {
     this.#options.onError?.(error instanceof Error ? error : new Error(String(error)));
   }
 }
+
+/** How often a validator asks again whether a context that is not served is served again (notServedRetryMs). */
+const DEFAULT_NOT_SERVED_RETRY_MS = 300_000;
 
 /** What a module's first line says it is (the service writes tenant and context there when they are plain names). */
 interface ModuleAbout {

@@ -8,7 +8,8 @@ import { bytesToBase64 } from './signature.ts';
 
 /** What the service's standalone module exports. */
 export interface StandaloneValidator {
-  validate(payload: unknown, options?: { now?: number }): { isValid: boolean; totalRulesEvaluated: number; failures: unknown[] };
+  /** `options.now`: epoch milliseconds or a Date (read with Number()); without it, Date.now() at the call. */
+  validate(payload: unknown, options?: { now?: number | Date }): { isValid: boolean; totalRulesEvaluated: number; failures: unknown[] };
 }
 
 /** Imports the module whose text is `bytes`. */

@@ -30,16 +30,17 @@ export class OutcomeSampler {
   readonly #batchSize: number;
   readonly #flushMs: number;
   readonly #maxQueued: number;
-  readonly #post: (samples: SampledOutcome[]) => Promise<void>;
+  /** Sends a batch; resolves with how many of it the service did not keep (its answer's `dropped`). */
+  readonly #post: (samples: SampledOutcome[]) => Promise<number>;
   #queue: SampledOutcome[] = [];
   #timer: ReturnType<typeof setTimeout> | undefined;
   #sending: Promise<void> = Promise.resolve();
-  /** Outcomes dropped because the queue was full or their request failed. */
+  /** Outcomes not recorded: the queue was full, their request failed, or the service dropped them (it samples nothing, say). */
   dropped = 0;
 
   readonly #onFailure: (error: unknown) => void;
 
-  constructor(options: SampleOutcomesOptions, post: (samples: SampledOutcome[]) => Promise<void>, onFailure: (error: unknown) => void = () => undefined) {
+  constructor(options: SampleOutcomesOptions, post: (samples: SampledOutcome[]) => Promise<number>, onFailure: (error: unknown) => void = () => undefined) {
     if (!(options.rate >= 0 && options.rate <= 1)) throw new RangeError('sampleOutcomes.rate must be between 0 and 1');
     this.#rate = options.rate;
     this.#batchSize = Math.max(1, options.batchSize ?? 50);
@@ -49,14 +50,18 @@ export class OutcomeSampler {
     this.#onFailure = onFailure;
   }
 
-  /** Offers one outcome; kept with probability `rate`. */
-  offer(outcome: () => SampledOutcome): void {
-    if (this.#rate === 0 || Math.random() >= this.#rate) return;
+  /** Whether to keep the next outcome: true with probability `rate` (the caller builds the outcome only then). */
+  draw(): boolean {
+    return this.#rate !== 0 && Math.random() < this.#rate;
+  }
+
+  /** Queues an outcome `draw()` chose; dropped (and counted) when the queue is full. */
+  keep(outcome: SampledOutcome): void {
     if (this.#queue.length >= this.#maxQueued) {
       this.dropped++;
       return;
     }
-    this.#queue.push(outcome());
+    this.#queue.push(outcome);
     if (this.#queue.length >= this.#batchSize) void this.flush();
     else this.#timer ??= setTimeout(() => void this.flush(), this.#flushMs);
   }
@@ -69,7 +74,7 @@ export class OutcomeSampler {
       while (this.#queue.length > 0) {
         const batch = this.#queue.splice(0, this.#batchSize);
         try {
-          await this.#post(batch);
+          this.dropped += await this.#post(batch);
         } catch (error) {
           // Samples are best effort: a failed batch is counted and reported, never retried forever.
           this.dropped += batch.length;

@@ -28,15 +28,41 @@ export function bytesToBase64(bytes: Uint8Array): string {
   return btoa(binary);
 }
 
-/** Imports a public key for verifying. Throws on a key that is not Ed25519. */
-export async function importPublicKey(key: PublicKeyInput): Promise<VerifyKey> {
-  if (typeof key !== 'string' && !(key instanceof Uint8Array)) return key;
-  if (typeof key === 'string') {
-    const pem = PEM_BODY.exec(key);
-    if (pem !== null) return crypto.subtle.importKey('spki', asBuffer(base64ToBytes(pem[1])), ED25519, false, ['verify']);
-    return crypto.subtle.importKey('raw', asBuffer(base64ToBytes(key)), ED25519, false, ['verify']);
+/** The DER of an Ed25519 SubjectPublicKeyInfo is 44 bytes: 12 of algorithm, 32 of key. */
+const ED25519_SPKI_BYTES = 44;
+const ED25519_RAW_BYTES = 32;
+
+/**
+ * Reads a key given as text or bytes, synchronously, so a malformed one is
+ * a TypeError where it was given rather than a failure in the background.
+ * Throws on text that is neither base64 nor PEM, or bytes of the wrong
+ * length for an Ed25519 key.
+ */
+export function parsePublicKey(key: string | Uint8Array): { format: 'raw' | 'spki'; bytes: Uint8Array } {
+  const bad = (why: string): TypeError => new TypeError(
+    `publicKey is not an Ed25519 public key (${why}): give base64 of its raw 32 bytes or its PEM, as GET /api/v1/signing-key answers`,
+  );
+  if (key instanceof Uint8Array) {
+    if (key.length !== ED25519_RAW_BYTES) throw bad(`${key.length} bytes, not ${ED25519_RAW_BYTES}`);
+    return { format: 'raw', bytes: key };
   }
-  return crypto.subtle.importKey('raw', asBuffer(key), ED25519, false, ['verify']);
+  const pem = PEM_BODY.exec(key);
+  let bytes: Uint8Array;
+  try {
+    bytes = base64ToBytes(pem === null ? key : pem[1]);
+  } catch {
+    throw bad(pem === null ? 'not base64' : 'a PEM whose body is not base64');
+  }
+  const expected = pem === null ? ED25519_RAW_BYTES : ED25519_SPKI_BYTES;
+  if (bytes.length !== expected) throw bad(`${bytes.length} bytes${pem === null ? '' : ' of PEM'}, not ${expected}`);
+  return { format: pem === null ? 'raw' : 'spki', bytes };
+}
+
+/** Imports a public key for verifying. Throws (TypeError, synchronously) on a key that cannot be Ed25519's. */
+export function importPublicKey(key: PublicKeyInput): Promise<VerifyKey> {
+  if (typeof key !== 'string' && !(key instanceof Uint8Array)) return Promise.resolve(key);
+  const { format, bytes } = parsePublicKey(key);
+  return crypto.subtle.importKey(format, asBuffer(bytes), ED25519, false, ['verify']);
 }
 
 /** Whether `signature` (base64, from X-Rules-Signature) is `key`'s signature of exactly `body`. */
