@@ -93,6 +93,10 @@ export const TUNING = tunables({
     value: 30_000, unit: 'ms', min: 0,
     why: 'a management thread idle this long ends, so an instance that is not being managed holds no thread nor its heap',
   },
+  warmThreads: {
+    value: 1, unit: 'threads', min: 0,
+    why: 'threads of the management pool and of the compile lane (each) kept once started, not ended when idle: a thread\'s start holds the event loop about 10 ms, which other tenants\' validations would wait behind at every burst of management work after a pause; each kept thread costs 35-50 MB of resident memory',
+  },
   maxStoredTests: {
     value: 1000, unit: 'tests', min: 1,
     why: 'a context\'s stored tests run before every publish, so their number is bounded as its rules are',

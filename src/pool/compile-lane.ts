@@ -21,16 +21,18 @@
  * what one compile costs (a 5,000-rule context compiles in seconds).
  *
  * Threads run the same entry as the management pool
- * (management-worker.ts, task kind `compile`), start when work comes and
- * end after TUNING.poolIdleTimeoutMs idle; their heap is bounded like the
- * management threads'.
+ * (management-worker.ts, task kind `compile`), start when work first
+ * comes, and are kept as the pool's are (pool-threads.ts: TUNING.warmThreads
+ * stay, the others end after TUNING.poolIdleTimeoutMs idle); their heap is
+ * bounded like the management threads'.
  */
 import { performance } from 'node:perf_hooks';
-import type { Piscina } from 'piscina';
 import type { CompilerLimits } from '../../compiler/types.ts';
 import type { LiveRuleset } from '../storage/types.ts';
+import { TUNING } from '../tuning.ts';
 import type { CompilePriority, ValidatorBuild } from '../validators/compile-validator.ts';
-import { startThreads, type ManagementPoolObserver, type TaskOutcome } from './management-pool.ts';
+import type { ManagementPoolObserver, TaskOutcome } from './management-pool.ts';
+import { PoolThreads } from './pool-threads.ts';
 import { newTaskProgress } from './task-progress.ts';
 import { TenantFairQueue } from './tenant-fair-queue.ts';
 import type { TaskAnswer, TaskEnvelope } from './worker-tasks.ts';
@@ -40,14 +42,14 @@ export interface CompileLaneOptions {
   threads: number;
   /** Heap each thread may grow to (POOL_WORKER_MEMORY_MB). */
   workerMemoryMb: number;
-  /** How long an idle thread lives (default TUNING.poolIdleTimeoutMs). */
+  /** How long an idle thread past the warm ones lives (default TUNING.poolIdleTimeoutMs). */
   idleTimeoutMs?: number;
   /** Told when a compile leaves its thread (rules_pool_tasks_total{kind="compile"}). */
   observer?: Pick<ManagementPoolObserver, 'taskEnded'>;
 }
 
 export class CompileLane {
-  readonly #piscina: Piscina;
+  readonly #pool: PoolThreads;
   readonly #threads: number;
   readonly #observer: CompileLaneOptions['observer'];
   readonly #waiting: Record<CompilePriority, TenantFairQueue<() => void>> = {
@@ -62,7 +64,10 @@ export class CompileLane {
     // At the default priority: validations of a cold context wait for its compile, which must not
     // starve behind the very load it would answer (a niced compile of 5,000 rules took 20 s, not 5,
     // while one tenant's validations kept both cores busy).
-    this.#piscina = startThreads(this.#threads, options.workerMemoryMb, { nice: 0 }, options.idleTimeoutMs);
+    this.#pool = new PoolThreads({
+      threads: this.#threads, warm: TUNING.warmThreads.value, workerMemoryMb: options.workerMemoryMb,
+      idleTimeoutMs: options.idleTimeoutMs ?? TUNING.poolIdleTimeoutMs.value, start: { nice: 0 },
+    });
   }
 
   /** Compiles waiting for a thread. */
@@ -77,7 +82,7 @@ export class CompileLane {
 
   /** Threads started (busy or idle). */
   get startedThreads(): number {
-    return this.#piscina.threads.length;
+    return this.#pool.started;
   }
 
   /**
@@ -102,7 +107,7 @@ export class CompileLane {
 
   /** Ends every thread; compiles running are stopped (their callers get an error). */
   async close(): Promise<void> {
-    await this.#piscina.destroy();
+    await this.#pool.close();
   }
 
   /** Starts waiting compiles while threads are free: `validation` ones first. */
@@ -120,7 +125,7 @@ export class CompileLane {
     let outcome: TaskOutcome = 'failed';
     try {
       const envelope: TaskEnvelope<'compile'> = { kind: 'compile', input: { ruleset, limits }, progress: newTaskProgress() };
-      const answer = await (this.#piscina.run(envelope) as Promise<TaskAnswer<'compile'>>);
+      const answer = await (this.#pool.run(envelope) as Promise<TaskAnswer<'compile'>>);
       // The task returns compile errors as output; a refusal would be a bug in it.
       if (!answer.ok) throw new Error(`compile task refused: ${answer.problem.detail}`);
       // No answer form was asked for, so the output comes back as the task gave it.

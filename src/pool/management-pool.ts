@@ -23,18 +23,17 @@
  * - Memory: each thread's heap is bounded (resourceLimits); a task that
  *   runs out of it is refused with 409 naming the bound.
  *
- * Threads are started when work comes and end after TUNING.poolIdleTimeoutMs
- * idle.
+ * Threads are started when work first comes; TUNING.warmThreads of them are
+ * then kept, the others end after TUNING.poolIdleTimeoutMs idle
+ * (pool-threads.ts).
  */
-import { createRequire } from 'node:module';
 import { availableParallelism } from 'node:os';
 import { performance } from 'node:perf_hooks';
-import { pathToFileURL } from 'node:url';
 import type { MessagePort } from 'node:worker_threads';
-import { Piscina } from 'piscina';
 import { PROBLEMS, ProblemError } from '../errors.ts';
 import { TUNING } from '../tuning.ts';
 import type { AnswerForm, AnswerJson } from './answer-json.ts';
+import { PoolThreads } from './pool-threads.ts';
 import { describeProgress, newTaskProgress, type TaskProgress } from './task-progress.ts';
 import { TenantFairQueue } from './tenant-fair-queue.ts';
 import type { TaskAnswer, TaskEnvelope, TaskKind, TaskKinds } from './worker-tasks.ts';
@@ -77,7 +76,7 @@ export interface ManagementPoolOptions {
   operationsPerTenant: number;
   /** Wall time of one operation (OPERATION_TIME_BUDGET_MS). */
   timeBudgetMs: number;
-  /** How long an idle thread lives (default TUNING.poolIdleTimeoutMs). */
+  /** How long an idle thread past the warm ones lives (default TUNING.poolIdleTimeoutMs). */
   idleTimeoutMs?: number;
   observer?: ManagementPoolObserver;
 }
@@ -92,15 +91,6 @@ export interface TaskRunner {
   <K extends TaskKind>(kind: K, input: TaskKinds[K]['input'], transfer: MessagePort[] | undefined, answer: AnswerForm): Promise<AnswerJson>;
 }
 
-// Run from the sources (tsx, the tests), the worker is the .ts file beside
-// this one and its thread loads tsx; from the bundle, this code is in
-// dist/server.js and the worker is its sibling entry, dist/management-worker.js.
-const FROM_SOURCES = import.meta.url.endsWith('.ts');
-const WORKER_FILE = new URL(FROM_SOURCES ? './management-worker.ts' : './management-worker.js', import.meta.url);
-const WORKER_EXEC_ARGV = FROM_SOURCES
-  ? ['--import', pathToFileURL(createRequire(import.meta.url).resolve('tsx')).href]
-  : ['--enable-source-maps'];
-
 /** A task as the operation hands it over: what to run, and whether to answer it as JSON. */
 type PoolTask = Omit<TaskEnvelope, 'progress'>;
 type TaskOutput = TaskKinds[TaskKind]['output'] | AnswerJson;
@@ -109,32 +99,8 @@ interface Waiting {
   start(): void;
 }
 
-/** What a thread of the management worker is told at its start (its `workerData`). */
-export interface ThreadStart {
-  /** The nice value the thread lowers its scheduling priority to (thread-priority.ts); 0 leaves it. */
-  nice: number;
-}
-
-/**
- * Threads running the management worker's tasks: started when work comes,
- * ended after `idleTimeoutMs` idle, one task at a time each, heap bounded.
- * The management pool and the compile lane (compile-lane.ts) each have theirs.
- */
-export function startThreads(threads: number, workerMemoryMb: number, start: ThreadStart, idleTimeoutMs = TUNING.poolIdleTimeoutMs.value): Piscina {
-  return new Piscina({
-    workerData: start,
-    filename: WORKER_FILE.href,
-    minThreads: 0,
-    maxThreads: threads,
-    idleTimeout: idleTimeoutMs,
-    concurrentTasksPerWorker: 1,
-    resourceLimits: { maxOldGenerationSizeMb: workerMemoryMb },
-    execArgv: WORKER_EXEC_ARGV,
-  });
-}
-
 export class ManagementPool {
-  readonly #piscina: Piscina;
+  readonly #pool: PoolThreads;
   readonly #threads: number;
   readonly #perTenant: number;
   readonly #budgetMs: number;
@@ -151,7 +117,10 @@ export class ManagementPool {
     this.#memoryMb = options.workerMemoryMb;
     this.#observer = options.observer;
     // Stored-test runs, impact replays, checks and diffs give way to the event loop on busy cores.
-    this.#piscina = startThreads(this.#threads, options.workerMemoryMb, { nice: TUNING.workerThreadNice.value }, options.idleTimeoutMs);
+    this.#pool = new PoolThreads({
+      threads: this.#threads, warm: TUNING.warmThreads.value, workerMemoryMb: options.workerMemoryMb,
+      idleTimeoutMs: options.idleTimeoutMs ?? TUNING.poolIdleTimeoutMs.value, start: { nice: TUNING.workerThreadNice.value },
+    });
   }
 
   /** Threads the pool may run at once. */
@@ -171,7 +140,7 @@ export class ManagementPool {
 
   /** Threads started (busy or idle). */
   get startedThreads(): number {
-    return this.#piscina.threads.length;
+    return this.#pool.started;
   }
 
   /**
@@ -203,7 +172,7 @@ export class ManagementPool {
 
   /** Ends every thread; tasks running are stopped. */
   async close(): Promise<void> {
-    await this.#piscina.destroy();
+    await this.#pool.close();
   }
 
   #queue(
@@ -264,7 +233,7 @@ export class ManagementPool {
     let outcome: TaskOutcome = 'failed';
     try {
       const envelope: TaskEnvelope = { ...task, progress };
-      const answer = await (this.#piscina.run(envelope, { signal: budget.signal, transferList: transfer }) as Promise<TaskAnswer>);
+      const answer = await (this.#pool.run(envelope, { signal: budget.signal, transferList: transfer }) as Promise<TaskAnswer>);
       outcome = answer.ok ? 'done' : 'refused';
       if (!answer.ok) throw new ProblemError(answer.problem);
       return answer.output;

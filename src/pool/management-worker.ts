@@ -11,7 +11,7 @@
  * the management pool's give way to the event loop, the compile lane's not.
  */
 import { workerData } from 'node:worker_threads';
-import type { ThreadStart } from './management-pool.ts';
+import type { ThreadStart } from './pool-threads.ts';
 import { lowerThreadPriority } from './thread-priority.ts';
 import { runTask } from './worker-tasks.ts';
 

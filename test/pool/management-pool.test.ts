@@ -129,6 +129,21 @@ describe('ManagementPool', () => {
     expect(await threads.operation('acme', OPERATION, (run) => run('ruleTest', ruleTest('a > 1', { a: 2 })))).toMatchObject({ isValid: true });
   });
 
+  it('starts no thread before its first task, then keeps the warm ones when idle and ends the others', async () => {
+    const idleTimeoutMs = 50;
+    const threads = startPool({ threads: 2, idleTimeoutMs });
+    expect(threads.startedThreads).toBe(0);
+    // Two tenants' tasks at once: the second may get a second thread (or wait for the first).
+    const slow = (tenant: string) => threads.operation(tenant, OPERATION, (run) => run('ruleTest', ruleTest(QUADRATIC, pairs(3000))));
+    await Promise.all([slow('acme'), slow('globex')]);
+    expect(threads.startedThreads).toBeGreaterThan(0);
+    // Long past the idle timeout: the threads beyond the warm ones have ended, the warm ones not.
+    await new Promise((resolve) => setTimeout(resolve, 40 * idleTimeoutMs));
+    expect(TUNING.warmThreads.value).toBeGreaterThan(0);
+    expect(threads.startedThreads).toBe(Math.min(2, TUNING.warmThreads.value));
+    expect(await threads.operation('acme', OPERATION, (run) => run('ruleTest', ruleTest('a > 1', { a: 2 })))).toMatchObject({ isValid: true });
+  });
+
   it.runIf(process.platform === 'linux')('runs its threads at the lowest scheduling priority and leaves the event loop\'s as it was', async () => {
     const mainNice = getPriority();
     const lowest = TUNING.workerThreadNice.value;
