@@ -13,7 +13,7 @@
  */
 import { identity, shiftedBy } from '../expression/errors.ts';
 import type { Expr, TableRootName } from '../expression/ir.ts';
-import { compileExpression } from '../expression/compile-expression.ts';
+import { lowerForAnalysis } from '../expression/compile-expression.ts';
 import { spanOf, type SourceSpan } from '../expression/source-span.ts';
 import { positionOf } from '../expression/parse.ts';
 import { resolveLimits } from '../limits.ts';
@@ -203,22 +203,21 @@ const ROW_NAMES: ReadonlySet<TableRootName> = new Set(['row', 'rowIndex']);
 
 /**
  * The IR of an expression field as rule-plan.ts lowers it (`$row` and
- * `$rowIndex` in the expression of a rule with a table); undefined when it
- * does not compile.
+ * `$rowIndex` in the expression of a rule with a table), for analysis only
+ * (lowerForAnalysis: no regex automaton is built); undefined when it does
+ * not lower.
  */
 function lowered(source: string, what: 'when' | 'expression', hasTable: boolean, limits: CompilerLimits): Expr | undefined {
-  const compiled = compileExpression(source, limits, {
-    compilePattern: (pattern) => compilePattern(pattern, limits),
+  const compiled = lowerForAnalysis(source, limits, {
     map: identity,
     ...(hasTable && what === 'expression' ? { tableNames: ROW_NAMES } : {}),
   }, what);
   return compiled.ok ? compiled.expr : undefined;
 }
 
-/** The IR of a message placeholder as template.ts lowers it, its spans counted from the start of the message. */
+/** The IR of a message placeholder as template.ts lowers it, its spans counted from the start of the message (for analysis only). */
 function loweredPlaceholder(placeholder: Placeholder, hasTable: boolean, limits: CompilerLimits): Expr | undefined {
-  const compiled = compileExpression(placeholder.source, limits, {
-    compilePattern: (pattern) => compilePattern(pattern, limits),
+  const compiled = lowerForAnalysis(placeholder.source, limits, {
     map: shiftedBy(placeholder.origin),
     offset: placeholder.offset,
     ...(hasTable ? { tableNames: ROW_NAMES } : {}),

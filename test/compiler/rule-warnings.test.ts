@@ -515,6 +515,14 @@ describe('analysis is bounded by the compile limits', () => {
     }
   });
 
+  it('analyses a pattern the regex policy refuses without letting the compiler accept it afterwards', () => {
+    // Warnings build no regex automaton (lowerForAnalysis); the IR they read must never be the one the compiler reuses.
+    const rule = { code: 'R-1', name: 'Rule', expression: 'matches(customer.email, "(unclosed") && applicant.incme > 0' };
+    expect(analyzeRule(rule, { payloadSchema: ORDER_SCHEMA }).map((w) => w.code)).toEqual(['UNKNOWN_FIELD']);
+    expect(checkRule(rule).map((e) => [e.field, e.code])).toEqual([['expression', 'INVALID_PATTERN']]);
+    expect(analyzeRule(rule, { payloadSchema: ORDER_SCHEMA }).map((w) => w.code)).toEqual(['UNKNOWN_FIELD']);
+  });
+
   it('reports every unknown path of a long rule, with suggestions for the first sixteen', () => {
     const properties = Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`field${i}`, { type: 'number' }]));
     const expression = Array.from({ length: 20 }, (_, i) => `fieId${i} > 0`).join(' && ');
