@@ -2,14 +2,16 @@
  * Save-time warnings of one rule: the compiler's analysis of its paths,
  * `when`, expression and message placeholders, optionally against the
  * payload schema of its context. Pure and bounded: each expression is
- * lowered to IR as the compiler lowers it (compileExpression, under the
+ * lowered to IR as the compiler lowers it (lowerForAnalysis, under the
  * compile limits) and the analyses are passes over that IR
  * (expression-analysis.ts, missing-value-message.ts); the schema is read
  * with a fixed budget per path.
  *
  * Warnings are about rules that compile. A field that does not compile
  * gives no warning (its compile error says what is wrong): with no IR,
- * there is nothing to analyse.
+ * there is nothing to analyse. The exception is a `matches()` pattern that
+ * only the regex policy refuses: lowering for analysis builds no automaton,
+ * so it does not apply that policy.
  */
 import { identity, shiftedBy } from '../expression/errors.ts';
 import type { Expr, TableRootName } from '../expression/ir.ts';
@@ -75,7 +77,7 @@ export function analyzeRule(rule: RuleDefinition, options?: AnalyzeOptions): Rul
   const fieldPath = checkedPath(rule.fieldPath, 'fieldPath', places, sink, limits);
   const scope = ruleScope(rule, places, forEach, fieldPath);
 
-  // Each field is lowered as the compiler lowers it (compileExpression, memoized by text), and analysed on its IR.
+  // Each field is lowered as the compiler lowers it (the compiler's memoized IR when there is one), and analysed on its IR.
   const hasTable = rule.table !== undefined;
   if (typeof rule.when === 'string') {
     const when = analyzeField(lowered(rule.when, 'when', false, limits), { path: 'when', source: rule.when }, scope, sink, limits);
