@@ -56,6 +56,18 @@ export default tseslint.config(
     },
   },
   {
+    // Inside the compiler acorn's tree is read once, by the checker that lowers it to IR: every analysis after it
+    // (the cost model, the save-time warnings) is a pass over the IR, which carries the spans they quote.
+    files: ['compiler/**/*.ts'],
+    ignores: ['compiler/expression/parse.ts', 'compiler/expression/lower.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: [{ name: 'acorn', message: 'only parse.ts and lower.ts read acorn: analyse the IR (compiler/expression/ir-walk.ts, source-span.ts).' }],
+        patterns: [{ group: ['acorn/*', 'acorn-*'], message: 'only parse.ts and lower.ts read acorn: analyse the IR.' }],
+      }],
+    },
+  },
+  {
     // Migrations take Kysely<any>, as kysely advises: they must not depend on the schema as the code now types it.
     files: ['migrations/**/*.ts'],
     rules: { '@typescript-eslint/no-explicit-any': 'off' },

@@ -6,9 +6,10 @@
  * rule checked and normalized), which `ruleset-source.ts` turns into one
  * validator factory built with `codegen/`; generated code reaches only
  * `runtime.ts` and the refs it is given. `regex/` and `schema/` apply the
- * regex and schema policies. `analysis/` reads a rule that compiles for
- * save-time warnings (constant conditions, type mismatches, paths a payload
- * schema does not declare). `table/` plans, indexes and searches decision
+ * regex and schema policies. `analysis/` holds the passes over the IR: the
+ * cost model, and the save-time warnings of a rule's fields that compile
+ * (constant conditions, type mismatches, paths a payload schema does not
+ * declare). `table/` plans, indexes and searches decision
  * tables (a rule's optional `table`).
  */
 export * from './types.ts';

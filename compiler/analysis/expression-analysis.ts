@@ -1,23 +1,26 @@
 /**
- * The typed walk of one expression: acorn's tree in, what is known of each
- * value out (its kinds, whether it reads the payload, its constant value,
- * the payload path it is read from), with warnings for paths the payload
- * schema does not declare, bare names used as values, `$item` without
- * forEach, and operations that cannot succeed for the kinds involved.
+ * The typed walk of one expression: its IR in (as lower.ts made it, with
+ * the source spans it carries), what is known of each value out (its
+ * kinds, whether it reads the payload, its constant value, the payload path
+ * it is read from), with warnings for paths the payload schema does not
+ * declare, bare names used as values, `$item` without forEach, and
+ * operations that cannot succeed for the kinds involved.
  *
  * Constants are folded with the run-time helpers, so a folded value is what
- * a validator would compute. The walk reads only what the allow-list
- * admits; anything else is "nothing known", so an expression that does not
- * compile gives no false warning. Its depth is bounded like the checker's
- * (four times the nesting limit), and member chains are walked in a loop.
+ * a validator would compute. Only IR is walked, so only expressions that
+ * compile are analysed: one that does not gives no warning (its compile
+ * error says what is wrong). Texts quoted in messages and suggestions are
+ * cut from the field's text at the IR's spans (expression/source-span.ts).
+ * Member chains are walked in a loop; the IR is bounded in depth by the
+ * checker, and the walk keeps its own bound (four times the nesting limit)
+ * all the same.
  */
-import type * as acorn from 'acorn';
-import { CALLBACK_METHODS, DOLLAR_NAMES, FUNCTIONS, VALUE_METHODS } from '../expression/catalog.ts';
-import type { Position, PositionMap } from '../expression/errors.ts';
-import { parseSource } from '../expression/parse.ts';
+import { DOLLAR_NAMES, FUNCTIONS, VALUE_METHODS } from '../expression/catalog.ts';
+import type { Position } from '../expression/errors.ts';
+import type { Expr } from '../expression/ir.ts';
+import { spanOf } from '../expression/source-span.ts';
 import { compilePattern } from '../regex/index.ts';
 import { runtime } from '../runtime.ts';
-import type { CompilerLimits } from '../types.ts';
 import type { PathSegment } from '../paths.ts';
 import { CALLBACK_RESULTS, FUNCTION_SIGNATURES, METHOD_SIGNATURES, lengthTypes, type Otherwise } from './function-types.ts';
 import { UNKNOWN, constant, type Place, type RuleScope, type Value } from './rule-scope.ts';
@@ -27,50 +30,52 @@ import {
 } from './value-types.ts';
 import type { WarningPath, WarningSink } from './warnings.ts';
 
-/** One expression to analyse: the field it belongs to, its text, and where that text sits in the field. */
-export interface ExpressionText {
+/**
+ * The field an expression belongs to and the field's whole text: the IR's
+ * spans are offsets into it (a placeholder's count from the start of its
+ * message).
+ */
+export interface FieldText {
   path: WarningPath;
   source: string;
-  map: PositionMap;
 }
 
 /** A sub-expression used as a condition (operand of `!`, `&&`, `||`, test of `?:`). */
 export interface Condition {
-  node: acorn.Node;
+  node: Expr;
   value: Value;
 }
 
 export interface ExpressionAnalysis {
-  node: acorn.Expression;
+  node: Expr;
   value: Value;
   /** Conditions that are not literals, in the order met. */
   conditions: Condition[];
   /** The node's text as messages quote it. */
-  quote(node: acorn.Node): string;
-  position(node: acorn.Node): Position;
+  quote(node: Expr): string;
+  position(node: Expr): Position;
 }
 
 /**
- * Analyses one expression; undefined when it does not parse or is too deep
- * to walk (compile errors say why).
+ * Analyses one compiled expression; undefined when it is too deep to walk.
  *
  * @example
- * analyzeExpression({ path: 'expression', source: '1 > 0', map: identity }, scope, sink, DEFAULT_LIMITS);
+ * const compiled = compileExpression('1 > 0', DEFAULT_LIMITS, { compilePattern, map: identity });
+ * analyzeExpression(compiled.expr, { path: 'expression', source: '1 > 0' }, scope, sink, DEFAULT_LIMITS.maxNestingDepth);
  * // { value: { types: BOOLEAN, depends: false, known: { value: true } }, ... }
  */
 export function analyzeExpression(
-  text: ExpressionText,
+  expression: Expr,
+  text: FieldText,
   scope: RuleScope,
   sink: WarningSink,
-  limits: CompilerLimits,
+  maxNestingDepth: number,
 ): ExpressionAnalysis | undefined {
-  const parsed = parseSource(text.source, limits, text.map, text.path);
-  if (!parsed.ok) return undefined;
-  const walk = new Walk(text, scope, sink, limits.maxNestingDepth * 4);
+  const walk = new Walk(text, scope, sink, maxNestingDepth * 4);
   try {
-    const value = walk.value(parsed.expression);
+    const value = walk.value(expression);
     return {
-      node: parsed.expression,
+      node: expression,
       value,
       conditions: walk.conditions,
       quote: (node) => walk.quote(node),
@@ -93,13 +98,14 @@ const CAPITALS = /^[A-Z][A-Z0-9_]*$/;
 /** Bare names people write for values the language spells differently. */
 const NOT_LITERALS = new Set(['undefined', 'NaN', 'Infinity']);
 
-const EQUALITY = new Set(['==', '===', '!=', '!==']);
 const ORDERING: Readonly<Record<string, (a: unknown, b: unknown) => boolean>> = {
   '<': runtime.lt, '<=': runtime.le, '>': runtime.gt, '>=': runtime.ge,
 };
 const ARITHMETIC: Readonly<Record<string, (a: unknown, b: unknown) => unknown>> = {
   '-': runtime.sub, '*': runtime.mul, '/': runtime.div, '%': runtime.mod, '**': runtime.pow,
 };
+/** The `$`-names as written, by the root they read (only these spellings lower to them). */
+const WRITTEN_ROOT: Readonly<Record<string, string>> = Object.fromEntries(Object.entries(DOLLAR_NAMES).map(([name, root]) => [root, name]));
 
 function truthy(value: unknown): boolean {
   return Boolean(value);
@@ -109,15 +115,12 @@ function segmentOf(key: string | number): PathSegment {
   return typeof key === 'number' ? { index: key } : { key };
 }
 
-/** `a.b` / `a["b"]` / `a[0]` keys as the checker reads them; undefined for what it refuses. */
-function memberKey(n: acorn.MemberExpression): string | number | undefined {
-  const property = n.property;
-  if (!n.computed) return property.type === 'Identifier' ? property.name : undefined;
-  if (property.type !== 'Literal' || property.regex !== undefined || property.bigint !== undefined) return undefined;
-  const value = property.value;
-  if (typeof value === 'string') return value;
-  if (typeof value === 'number' && Number.isFinite(value)) return Number.isSafeInteger(value) && value >= 0 ? value : String(value);
-  return undefined;
+/**
+ * The payload root of a bare name (`amount`, `loan.amount`): lower.ts makes
+ * it, so it has no span, unlike a written `$`.
+ */
+function isBareRoot(e: Expr): boolean {
+  return e.kind === 'root' && e.name === 'payload' && spanOf(e) === undefined;
 }
 
 /** A path written after `root` (`$item`, `i`, or nothing for a bare payload name). */
@@ -139,16 +142,19 @@ function numberIn(text: string): number | undefined {
   return Number.isFinite(n) ? n : undefined;
 }
 
+type Node<K extends Expr['kind']> = Extract<Expr, { kind: K }>;
+
 class Walk {
   readonly conditions: Condition[] = [];
-  readonly #text: ExpressionText;
+  readonly #text: FieldText;
   readonly #scope: RuleScope;
   readonly #sink: WarningSink;
   readonly #maxFrames: number;
-  readonly #params: { name: string; value: Value }[] = [];
+  /** The values of the callback parameters in scope, outermost first (a `param` node's depth is its index + 1). */
+  readonly #params: Value[] = [];
   #frames = 0;
 
-  constructor(text: ExpressionText, scope: RuleScope, sink: WarningSink, maxFrames: number) {
+  constructor(text: FieldText, scope: RuleScope, sink: WarningSink, maxFrames: number) {
     this.#text = text;
     this.#scope = scope;
     this.#sink = sink;
@@ -156,72 +162,86 @@ class Walk {
   }
 
   /** `slot`: the node is compared with `==`/`!=` or listed for `.includes`, where a bare name may be meant as text. */
-  value(node: acorn.Node, slot = false): Value {
+  value(node: Expr, slot = false): Value {
     if (++this.#frames > this.#maxFrames) throw new TooDeep();
-    const value = this.node(node as acorn.Expression, slot);
+    const value = this.node(node, slot);
     this.#frames--;
     return value;
   }
 
-  position(node: acorn.Node): Position {
-    const loc = node.loc?.start;
-    return this.#text.map(loc === undefined ? { line: 1, column: node.start + 1 } : { line: loc.line, column: loc.column + 1 });
+  position(node: Expr): Position {
+    const span = spanOf(node);
+    return span === undefined ? { line: 1, column: 1 } : { line: span.line, column: span.column };
   }
 
-  quote(node: acorn.Node): string {
+  /** The node's text as written. */
+  written(node: Expr): string {
+    const span = spanOf(node);
+    return span === undefined ? '' : this.#text.source.slice(span.start, span.end);
+  }
+
+  quote(node: Expr): string {
     // A multi-line expression is quoted on one line; spaces inside it (and inside strings) stay as written.
-    const text = this.#text.source.slice(node.start, node.end).replace(/[ \t]*[\r\n\u2028\u2029]+\s*/g, ' ');
+    const text = this.written(node).replace(/[ \t]*[\r\n\u2028\u2029]+\s*/g, ' ');
     return text.length <= QUOTE_LENGTH ? text : `${text.slice(0, QUOTE_LENGTH - 1)}…`;
   }
 
-  private node(n: acorn.Expression, slot: boolean): Value {
-    switch (n.type) {
-      case 'Literal':
-        return n.regex !== undefined || n.bigint !== undefined ? UNKNOWN : constant(n.value);
-      case 'Identifier':
-        return this.identifier(n, slot);
-      case 'MemberExpression':
+  /**
+   * A literal as written: lower.ts folds `-5` into a literal, but the
+   * author wrote an operation, which is a condition and is not rewritten
+   * in suggestions.
+   */
+  private isWrittenLiteral(node: Expr): node is Node<'literal'> {
+    if (node.kind !== 'literal') return false;
+    const span = spanOf(node);
+    return span === undefined || this.#text.source[span.start] !== '-';
+  }
+
+  private node(n: Expr, slot: boolean): Value {
+    switch (n.kind) {
+      case 'literal':
+        return constant(n.value);
+      case 'root':
+        return this.root(n);
+      case 'param':
+        return this.#params[n.depth - 1] ?? UNKNOWN;
+      case 'member':
+        if (slot && isBareRoot(n.object) && this.bareValue(n)) return UNKNOWN;
         return this.member(n);
-      case 'ArrayExpression':
+      case 'array':
         return this.array(n, false);
-      case 'UnaryExpression':
+      case 'unary':
         return this.unary(n);
-      case 'BinaryExpression':
+      case 'binary':
         return this.binary(n);
-      case 'LogicalExpression':
+      case 'logical':
         return this.logical(n);
-      case 'ConditionalExpression':
+      case 'conditional':
         return this.conditional(n);
-      case 'CallExpression':
-        return this.call(n);
+      case 'now':
+        return this.functionCall(n, 'now', []);
+      case 'call':
+        return this.functionCall(n, n.fn, n.args);
+      case 'matches':
+        return this.matches(n);
+      case 'method':
+        return this.methodCall(n);
+      case 'callback':
+        return this.callback(n);
       default:
         return UNKNOWN;
     }
   }
 
-  private condition(node: acorn.Node, value: Value): void {
-    if (node.type !== 'Literal') this.conditions.push({ node, value });
+  private condition(node: Expr, value: Value): void {
+    if (!this.isWrittenLiteral(node)) this.conditions.push({ node, value });
   }
 
   // ---- names and paths ----------------------------------------------------
 
-  /** A payload field named by a bare identifier (not a `$`-name, parameter or function). */
-  private isPayloadName(name: string): boolean {
-    return !name.startsWith('$') && FUNCTIONS[name] === undefined && !this.#params.some((p) => p.name === name);
-  }
-
-  private identifier(n: acorn.Identifier, slot: boolean): Value {
-    const name = n.name;
-    if (name.startsWith('$')) return this.dollar(n);
-    for (let i = this.#params.length - 1; i >= 0; i--) if (this.#params[i].name === name) return this.#params[i].value;
-    if (FUNCTIONS[name] !== undefined) return UNKNOWN;
-    if (slot && this.bareValue(n)) return UNKNOWN;
-    return this.path(n, this.#scope.payload, '', [name]);
-  }
-
-  private dollar(n: acorn.Identifier): Value {
+  private root(n: Node<'root'>): Value {
     const scope = this.#scope;
-    switch (DOLLAR_NAMES[n.name]) {
+    switch (n.name) {
       case 'payload':
         return scope.payload;
       case 'value':
@@ -237,8 +257,8 @@ class Walk {
     }
   }
 
-  private noForEach(n: acorn.Identifier): Value {
-    this.#sink.add('NO_FOREACH', this.#text.path, `\`${n.name}\` is always undefined: the rule has no forEach`, this.position(n));
+  private noForEach(n: Node<'root'>): Value {
+    this.#sink.add('NO_FOREACH', this.#text.path, `\`${WRITTEN_ROOT[n.name]}\` is always undefined: the rule has no forEach`, this.position(n));
     return UNKNOWN;
   }
 
@@ -248,10 +268,10 @@ class Walk {
    * without quotes, or a misspelled field when a declared one is near.
    * True when it was reported.
    */
-  private bareValue(n: acorn.Identifier): boolean {
+  private bareValue(n: Node<'member'>): boolean {
     const places = this.#scope.places;
-    if (places.schema === undefined || places.at([{ key: n.name }]).lookup.status !== 'undeclared') return false;
-    const name = n.name;
+    const name = String(n.key);
+    if (places.schema === undefined || places.at([{ key: name }]).lookup.status !== 'undeclared') return false;
     const near = CAPITALS.test(name) || NOT_LITERALS.has(name) ? undefined : places.closestTopLevelKey(name);
     if (near !== undefined) return false;
     if (NOT_LITERALS.has(name)) {
@@ -274,23 +294,17 @@ class Walk {
     return true;
   }
 
-  private member(n: acorn.MemberExpression): Value {
+  private member(n: Node<'member'>): Value {
     const keys: (string | number)[] = [];
-    let base: acorn.Node = n;
+    let base: Expr = n;
     // Member chains are paths: walked in a loop, however long.
-    while (base.type === 'MemberExpression') {
-      const m = base as acorn.MemberExpression;
-      if (m.optional || m.object.type === 'Super') return UNKNOWN;
-      const key = memberKey(m);
-      if (key === undefined) return UNKNOWN;
-      keys.push(key);
-      base = m.object;
+    while (base.kind === 'member') {
+      keys.push(base.key);
+      base = base.object;
     }
     keys.reverse();
-    if (base.type === 'Identifier' && this.isPayloadName((base as acorn.Identifier).name)) {
-      return this.path(n, this.#scope.payload, '', [(base as acorn.Identifier).name, ...keys]);
-    }
-    return this.path(n, this.value(base), this.#text.source.slice(base.start, base.end), keys);
+    if (isBareRoot(base)) return this.path(n, this.#scope.payload, '', keys);
+    return this.path(n, this.value(base), this.written(base), keys);
   }
 
   /**
@@ -298,7 +312,7 @@ class Walk {
    * payload schema does not declare is reported once for the whole path,
    * with the nearest declared path as a suggestion.
    */
-  private path(node: acorn.Node, start: Value, root: string, keys: readonly (string | number)[]): Value {
+  private path(node: Expr, start: Value, root: string, keys: readonly (string | number)[]): Value {
     let current = start;
     /** For each key, the index of its segment in the place's path (-1: not a payload path segment). */
     const segmentIndex: number[] = [];
@@ -334,7 +348,7 @@ class Walk {
   }
 
   private unknownField(
-    node: acorn.Node,
+    node: Expr,
     root: string,
     keys: readonly (string | number)[],
     failed: number,
@@ -380,12 +394,9 @@ class Walk {
   // ---- operators ----------------------------------------------------------
 
   /** `slot`: elements are listed for `.includes` (bare names there may be meant as text). */
-  private array(n: acorn.ArrayExpression, slot: boolean): Value {
+  private array(n: Node<'array'>, slot: boolean): Value {
     const items: Value[] = [];
-    for (const element of n.elements) {
-      if (element === null || element.type === 'SpreadElement') return UNKNOWN;
-      items.push(this.value(element, slot));
-    }
+    for (const element of n.items) items.push(this.value(element, slot));
     const value: Value = {
       types: ARRAY,
       depends: items.some((v) => v.depends),
@@ -395,9 +406,8 @@ class Walk {
     return value;
   }
 
-  private unary(n: acorn.UnaryExpression): Value {
-    const op = n.operator;
-    if (op !== '!' && op !== '-' && op !== '+') return UNKNOWN;
+  private unary(n: Node<'unary'>): Value {
+    const op = n.op;
     const argument = this.value(n.argument);
     if (op === '!') {
       this.condition(n.argument, argument);
@@ -415,17 +425,16 @@ class Walk {
     return { types: NUMBER | INVALID, depends: argument.depends };
   }
 
-  private binary(n: acorn.BinaryExpression): Value {
-    const op = n.operator;
-    if (n.left.type === 'PrivateIdentifier') return UNKNOWN;
-    const equality = EQUALITY.has(op);
-    if (!equality && ORDERING[op] === undefined && ARITHMETIC[op] === undefined && op !== '+') return UNKNOWN;
+  private binary(n: Node<'binary'>): Value {
+    const op = n.op;
+    // `===` and `!==` are lowered to `==` and `!=`: the same operations.
+    const equality = op === '==' || op === '!=';
     const left = this.value(n.left, equality);
     const right = this.value(n.right, equality);
     const depends = left.depends || right.depends;
     const both = left.known !== undefined && right.known !== undefined;
     if (equality) {
-      const equal = op === '==' || op === '===';
+      const equal = op === '==';
       if (!canBeEqual(left.types, right.types)) {
         return this.mismatch(
           n,
@@ -458,26 +467,28 @@ class Walk {
         | ((left.types & right.types & NUMBER) !== 0 ? NUMBER : 0) | INVALID;
       return { types, depends };
     }
+    const arithmetic = ARITHMETIC[op];
+    if (arithmetic === undefined) return UNKNOWN;
     this.numberUse(n.left, left, n);
     this.numberUse(n.right, right, n);
     if ((left.types & NUMBER) === 0 || (right.types & NUMBER) === 0) {
       return this.mismatch(n, 'the invalid number', `${this.culprits(n, left, right, NUMBER)}; \`${op}\` takes numbers`);
     }
-    if (both) return constant(ARITHMETIC[op](left.known!.value, right.known!.value));
+    if (both) return constant(arithmetic(left.known!.value, right.known!.value));
     return { types: NUMBER | INVALID, depends };
   }
 
-  private logical(n: acorn.LogicalExpression): Value {
+  private logical(n: Node<'logical'>): Value {
     const left = this.value(n.left);
     const right = this.value(n.right);
     const depends = left.depends || right.depends;
-    if (n.operator === '??') {
+    if (n.op === '??') {
       if (left.known !== undefined) return left.known.value === null || left.known.value === undefined ? right : left;
       return { types: (left.types & ~(UNDEFINED | NULL)) | right.types, depends };
     }
     this.condition(n.left, left);
     this.condition(n.right, right);
-    const and = n.operator === '&&';
+    const and = n.op === '&&';
     if (left.known !== undefined) return truthy(left.known.value) === and ? right : left;
     const result: Value = { types: left.types | right.types, depends };
     // `bool && false` is false and `bool || true` true, whatever the boolean.
@@ -485,7 +496,7 @@ class Walk {
     return result;
   }
 
-  private conditional(n: acorn.ConditionalExpression): Value {
+  private conditional(n: Node<'conditional'>): Value {
     const test = this.value(n.test);
     this.condition(n.test, test);
     const consequent = this.value(n.consequent);
@@ -504,43 +515,22 @@ class Walk {
 
   // ---- calls --------------------------------------------------------------
 
-  private call(n: acorn.CallExpression): Value {
-    if (n.optional) return UNKNOWN;
-    const callee = n.callee;
-    if (callee.type === 'Identifier') return callee.name === 'matches' ? this.matches(n) : this.functionCall(n, callee.name);
-    if (callee.type !== 'MemberExpression' || callee.computed || callee.optional || callee.property.type !== 'Identifier') {
-      return UNKNOWN;
-    }
-    const name = callee.property.name;
-    if (CALLBACK_METHODS[name] !== undefined) return this.callback(n, callee, name);
-    return this.methodCall(n, callee, name);
-  }
-
-  private args(n: acorn.CallExpression, slot = false): Value[] | undefined {
-    const values: Value[] = [];
-    for (const arg of n.arguments) {
-      if (arg.type === 'SpreadElement') return undefined;
-      values.push(this.value(arg, slot));
-    }
-    return values;
-  }
-
-  private functionCall(n: acorn.CallExpression, name: string): Value {
+  private functionCall(n: Expr, name: string, argNodes: readonly Expr[]): Value {
     const spec = FUNCTIONS[name];
     const signature = FUNCTION_SIGNATURES[name];
     if (spec === undefined || signature === undefined) return UNKNOWN;
-    const args = this.args(n);
-    if (args === undefined || args.length < spec.min || args.length > spec.max) return UNKNOWN;
+    const args = argNodes.map((arg) => this.value(arg));
+    if (args.length < spec.min || args.length > spec.max) return UNKNOWN;
     for (let i = 0; i < args.length; i++) {
       const accepts = signature.accepts(i, args.length);
       const place = args[i].place;
       if (signature.typeTest && place !== undefined) this.#scope.evidence.typeTested(place.key);
-      if (accepts === NUMBER) this.numberUse(n.arguments[i], args[i], n);
+      if (accepts === NUMBER) this.numberUse(argNodes[i], args[i], n);
       if (accepts !== undefined && (args[i].types & accepts) === 0) {
         return this.mismatch(
           n,
           signature.otherwise,
-          `${this.describe(n.arguments[i], args[i])}; ${name}() takes ${describeTypes(accepts)}`,
+          `${this.describe(argNodes[i], args[i])}; ${name}() takes ${describeTypes(accepts)}`,
         );
       }
     }
@@ -551,39 +541,34 @@ class Walk {
     return { types: signature.result, depends };
   }
 
-  private matches(n: acorn.CallExpression): Value {
-    const [subjectNode, patternNode] = n.arguments;
-    if (n.arguments.length !== 2 || subjectNode.type === 'SpreadElement'
-      || patternNode.type !== 'Literal' || typeof patternNode.value !== 'string') {
-      return UNKNOWN;
-    }
-    const subject = this.value(subjectNode);
+  private matches(n: Node<'matches'>): Value {
+    const subject = this.value(n.subject);
     if ((subject.types & STRING) === 0) {
-      return this.mismatch(n, 'false', `${this.describe(subjectNode, subject)}; matches() takes a string`);
+      return this.mismatch(n, 'false', `${this.describe(n.subject, subject)}; matches() takes a string`);
     }
     if (subject.known !== undefined) {
-      const compiled = compilePattern(patternNode.value);
+      // Folded under the default limits, as it always was: a pattern they refuse is left unfolded.
+      const compiled = compilePattern(n.pattern);
       if (compiled.ok) return constant(runtime.matches(compiled.matcher, subject.known.value));
     }
     return { types: BOOLEAN, depends: subject.depends };
   }
 
-  private methodCall(n: acorn.CallExpression, callee: acorn.MemberExpression, name: string): Value {
+  private methodCall(n: Node<'method'>): Value {
+    const name = n.method;
     const spec = VALUE_METHODS[name];
     const signature = METHOD_SIGNATURES[name];
     if (spec === undefined || signature === undefined) return UNKNOWN;
     const includes = name === 'includes';
-    const receiver = includes && callee.object.type === 'ArrayExpression'
-      ? this.array(callee.object, true)
-      : this.value(callee.object);
-    const args = this.args(n, includes);
-    if (args === undefined || args.length < spec.min || args.length > spec.max) return UNKNOWN;
+    const receiver = includes && n.object.kind === 'array' ? this.array(n.object, true) : this.value(n.object);
+    const args = n.args.map((arg) => this.value(arg, includes));
+    if (args.length < spec.min || args.length > spec.max) return UNKNOWN;
     const receiverKinds = signature.accepts(0, args.length + 1)!;
     if ((receiver.types & receiverKinds) === 0) {
       return this.mismatch(
         n,
         signature.otherwise,
-        `${this.describe(callee.object, receiver)}; .${name}() works on ${describeTypes(receiverKinds)}`,
+        `${this.describe(n.object, receiver)}; .${name}() works on ${describeTypes(receiverKinds)}`,
       );
     }
     const onStrings = (receiver.types & ARRAY) === 0;
@@ -593,7 +578,7 @@ class Walk {
         return this.mismatch(
           n,
           signature.otherwise,
-          `${this.describe(n.arguments[i], args[i])}; .${name}() on a string takes ${describeTypes(accepts)}`,
+          `${this.describe(n.args[i], args[i])}; .${name}() on a string takes ${describeTypes(accepts)}`,
         );
       }
     }
@@ -603,7 +588,7 @@ class Walk {
         return this.mismatch(
           n,
           'false',
-          `${this.describe(n.arguments[0], args[0])} and every element of \`${this.quote(callee.object)}\` is ${describeTypes(elements)}`,
+          `${this.describe(n.args[0], args[0])} and every element of \`${this.quote(n.object)}\` is ${describeTypes(elements)}`,
         );
       }
     }
@@ -630,24 +615,20 @@ class Walk {
     return place.lookup.status === 'undeclared' ? undefined : place;
   }
 
-  private callback(n: acorn.CallExpression, callee: acorn.MemberExpression, method: string): Value {
-    const receiver = this.value(callee.object);
-    const arrow = n.arguments[0];
-    if (n.arguments.length !== 1 || arrow.type !== 'ArrowFunctionExpression' || arrow.async || arrow.expression !== true
-      || arrow.params.length !== 1 || arrow.params[0].type !== 'Identifier') {
-      return UNKNOWN;
-    }
+  private callback(n: Node<'callback'>): Value {
+    const method = n.method;
+    const receiver = this.value(n.object);
     const elementPlace = this.elementPlace(receiver);
     const element: Value = {
       types: this.elementTypes(receiver) ?? elementPlace?.lookup.types ?? FIELD_VALUE,
       depends: receiver.depends,
     };
     if (elementPlace !== undefined) element.place = elementPlace;
-    this.#params.push({ name: arrow.params[0].name, value: element });
-    const body = this.value(arrow.body);
+    this.#params.push(element);
+    const body = this.value(n.body);
     this.#params.pop();
     if ((receiver.types & ARRAY) === 0) {
-      return this.mismatch(n, 'undefined', `${this.describe(callee.object, receiver)}; .${method}() works on an array`);
+      return this.mismatch(n, 'undefined', `${this.describe(n.object, receiver)}; .${method}() works on an array`);
     }
     const depends = receiver.depends || body.depends;
     const notArray = (receiver.types & ~ARRAY) !== 0 ? UNDEFINED : 0;
@@ -666,14 +647,14 @@ class Walk {
   // ---- reports ------------------------------------------------------------
 
   /** `` `status` is declared a string `` / `` `5` is a number ``. */
-  private describe(node: acorn.Node, v: Value): string {
+  private describe(node: Expr, v: Value): string {
     const declared = v.place !== undefined && v.place.lookup.status === 'declared';
     const types = declared && (v.types & ~UNDEFINED) !== 0 ? v.types & ~UNDEFINED : v.types;
     return `\`${this.quote(node)}\` is ${declared ? 'declared ' : ''}${describeTypes(types)}`;
   }
 
   /** The operands that have none of `kinds`, described. */
-  private culprits(n: acorn.BinaryExpression, left: Value, right: Value, kinds: TypeSet): string {
+  private culprits(n: Node<'binary'>, left: Value, right: Value, kinds: TypeSet): string {
     const described: string[] = [];
     if ((left.types & kinds) === 0) described.push(this.describe(n.left, left));
     if ((right.types & kinds) === 0) described.push(this.describe(n.right, right));
@@ -681,16 +662,25 @@ class Walk {
   }
 
   /** Why two operands are not both numbers or both strings: whichever is neither, else both. */
-  private numberOrString(n: acorn.BinaryExpression, left: Value, right: Value, rule: string): string {
+  private numberOrString(n: Node<'binary'>, left: Value, right: Value, rule: string): string {
     const neither = this.culprits(n, left, right, NUMBER | STRING);
     return neither === ''
       ? `${this.describe(n.left, left)} and ${this.describe(n.right, right)}`
       : `${neither}; ${rule}`;
   }
 
-  private mismatch(n: acorn.Node, always: Otherwise | 'true', reason: string, suggestion?: string): Value {
+  private mismatch(n: Expr, always: Otherwise | 'true', reason: string, suggestion?: string): Value {
     this.#sink.add('TYPE_MISMATCH', this.#text.path, `\`${this.quote(n)}\` is always ${always}: ${reason}`, this.position(n), suggestion);
     return UNKNOWN;
+  }
+
+  /** `n`'s text with `part` (a node inside it) written as `replacement`. */
+  private rewritten(n: Expr, part: Expr, replacement: string): string {
+    const whole = spanOf(n);
+    const inner = spanOf(part);
+    if (whole === undefined || inner === undefined) return replacement;
+    const source = this.#text.source;
+    return `${source.slice(whole.start, inner.start)}${replacement}${source.slice(inner.end, whole.end)}`;
   }
 
   /**
@@ -699,20 +689,17 @@ class Walk {
    * string gives `code == "5"`); not for orderings, where strings of
    * digits do not order as numbers.
    */
-  private numberTextSuggestion(n: acorn.BinaryExpression, left: Value, right: Value, quote: boolean): string | undefined {
+  private numberTextSuggestion(n: Node<'binary'>, left: Value, right: Value, quote: boolean): string | undefined {
     for (const [literal, other] of [[n.right, left], [n.left, right]] as const) {
-      if (literal.type !== 'Literal' || other.known !== undefined) continue;
+      if (!this.isWrittenLiteral(literal) || other.known !== undefined) continue;
       let replacement: string | undefined;
       if (typeof literal.value === 'string' && (other.types & NUMBER) !== 0 && (other.types & STRING) === 0) {
         const number = numberIn(literal.value);
         if (number !== undefined) replacement = String(number);
       } else if (quote && typeof literal.value === 'number' && (other.types & STRING) !== 0 && (other.types & NUMBER) === 0) {
-        replacement = JSON.stringify(this.#text.source.slice(literal.start, literal.end));
+        replacement = JSON.stringify(this.written(literal));
       }
-      if (replacement !== undefined) {
-        const source = this.#text.source;
-        return `${source.slice(n.start, literal.start)}${replacement}${source.slice(literal.end, n.end)}`;
-      }
+      if (replacement !== undefined) return this.rewritten(n, literal, replacement);
     }
     return undefined;
   }
@@ -720,14 +707,14 @@ class Walk {
   // ---- uses of untyped fields ---------------------------------------------
 
   /** A field used as a number (arithmetic, a number function), for the rule-wide check of its uses. */
-  private numberUse(node: acorn.Node, v: Value, operation: acorn.Node): void {
+  private numberUse(node: Expr, v: Value, operation: Expr): void {
     const place = v.place;
-    if (place === undefined || place.lookup.types !== FIELD_VALUE || node.type === 'Literal') return;
+    if (place === undefined || place.lookup.types !== FIELD_VALUE || this.isWrittenLiteral(node)) return;
     this.#scope.evidence.usedAsNumber(place.key, { path: this.#text.path, position: this.position(operation), text: this.quote(operation) });
   }
 
   /** A field ordered against a constant number or string. */
-  private orderingUse(n: acorn.BinaryExpression, left: Value, right: Value): void {
+  private orderingUse(n: Node<'binary'>, left: Value, right: Value): void {
     for (const [fieldNode, field, other] of [[n.left, left, right], [n.right, right, left]] as const) {
       if (other.known === undefined) continue;
       const kind = typeof other.known.value;
@@ -736,11 +723,10 @@ class Walk {
       if (kind !== 'string' || place === undefined || place.lookup.types !== FIELD_VALUE) continue;
       const site = { path: this.#text.path, position: this.position(n), text: this.quote(n), fieldText: this.quote(fieldNode) };
       const literal = fieldNode === n.left ? n.right : n.left;
-      const number = literal.type === 'Literal' && typeof literal.value === 'string' ? numberIn(literal.value) : undefined;
-      const source = this.#text.source;
+      const number = literal.kind === 'literal' && typeof literal.value === 'string' ? numberIn(literal.value) : undefined;
       this.#scope.evidence.orderedAgainstString(place.key, number === undefined ? site : {
         ...site,
-        suggestion: `${source.slice(n.start, literal.start)}${number}${source.slice(literal.end, n.end)}`,
+        suggestion: this.rewritten(n, literal, String(number)),
       });
     }
   }

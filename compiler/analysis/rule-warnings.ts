@@ -2,21 +2,26 @@
  * Save-time warnings of one rule: the compiler's analysis of its paths,
  * `when`, expression and message placeholders, optionally against the
  * payload schema of its context. Pure and bounded: each expression is
- * parsed under the compile limits and walked no deeper than the checker
- * goes; the schema is read with a fixed budget per path.
+ * lowered to IR as the compiler lowers it (lowerForAnalysis, under the
+ * compile limits) and the analyses are passes over that IR
+ * (expression-analysis.ts, missing-value-message.ts); the schema is read
+ * with a fixed budget per path.
  *
  * Warnings are about rules that compile. A field that does not compile
- * gives no warning (its compile error says what is wrong).
+ * gives no warning (its compile error says what is wrong): with no IR,
+ * there is nothing to analyse. The exception is a `matches()` pattern that
+ * only the regex policy refuses: lowering for analysis builds no automaton,
+ * so it does not apply that policy.
  */
-import type * as acorn from 'acorn';
 import { identity, shiftedBy } from '../expression/errors.ts';
-import type { TableRootName } from '../expression/ir.ts';
-import { compileExpression } from '../expression/compile-expression.ts';
+import type { Expr, TableRootName } from '../expression/ir.ts';
+import { lowerForAnalysis } from '../expression/compile-expression.ts';
+import { spanOf, type SourceSpan } from '../expression/source-span.ts';
 import { positionOf } from '../expression/parse.ts';
 import { resolveLimits } from '../limits.ts';
 import { formatPath, isPathError, parsePath, type PathSegment } from '../paths.ts';
 import type { CompileOptions, CompilerLimits, RuleDefinition } from '../types.ts';
-import { analyzeExpression, type ExpressionAnalysis } from './expression-analysis.ts';
+import { analyzeExpression, type ExpressionAnalysis, type FieldText } from './expression-analysis.ts';
 import { bareValueIn } from './missing-value-message.ts';
 import { PayloadSchema } from './payload-schema-paths.ts';
 import { PlaceTable, UNKNOWN, isConstant, type RuleScope, type Value } from './rule-scope.ts';
@@ -72,20 +77,25 @@ export function analyzeRule(rule: RuleDefinition, options?: AnalyzeOptions): Rul
   const fieldPath = checkedPath(rule.fieldPath, 'fieldPath', places, sink, limits);
   const scope = ruleScope(rule, places, forEach, fieldPath);
 
+  // Each field is lowered as the compiler lowers it (the compiler's memoized IR when there is one), and analysed on its IR.
+  const hasTable = rule.table !== undefined;
   if (typeof rule.when === 'string') {
-    const when = analyzeExpression({ path: 'when', source: rule.when, map: identity }, scope, sink, limits);
+    const when = analyzeField(lowered(rule.when, 'when', false, limits), { path: 'when', source: rule.when }, scope, sink, limits);
     if (when !== undefined) reportConstant(when, 'when', sink);
   }
   if (typeof rule.expression === 'string') {
-    const expression = analyzeExpression({ path: 'expression', source: rule.expression, map: identity }, scope, sink, limits);
+    const text: FieldText = { path: 'expression', source: rule.expression };
+    const expression = analyzeField(lowered(rule.expression, 'expression', hasTable, limits), text, scope, sink, limits);
     if (expression !== undefined) reportConstant(expression, 'expression', sink);
   }
   if (typeof rule.message === 'string' && rule.message.length <= limits.maxTemplateLength) {
     // In a schema rule's message, `$value` is whichever value the schema refused.
     const messageScope = rule.schema === undefined ? scope : { ...scope, value: { types: FIELD_VALUE, depends: true } };
+    const text: FieldText = { path: 'message', source: rule.message };
     for (const placeholder of placeholders(rule.message)) {
-      const analysis = analyzeExpression({ path: 'message', source: placeholder.source, map: shiftedBy(placeholder.origin) }, messageScope, sink, limits);
-      if (analysis !== undefined && rule.required === true) reportMissingValue(placeholder, rule.table !== undefined, sink, limits);
+      const expr = loweredPlaceholder(placeholder, hasTable, limits);
+      const analysis = analyzeField(expr, text, messageScope, sink, limits);
+      if (analysis !== undefined && rule.required === true) reportMissingValue(analysis.node, sink);
     }
   }
   scope.evidence.report(sink);
@@ -172,6 +182,8 @@ function ruleScope(
 /** A message placeholder's text and where it starts in the message. */
 interface Placeholder {
   source: string;
+  /** Its offset in the message. */
+  offset: number;
   origin: { line: number; column: number };
 }
 
@@ -183,7 +195,7 @@ function* placeholders(template: string): Generator<Placeholder> {
     if (open < 0) return;
     const close = template.indexOf('}}', open + 2);
     if (close < 0) return;
-    yield { source: template.slice(open + 2, close), origin: positionOf(template, open + 2) };
+    yield { source: template.slice(open + 2, close), offset: open + 2, origin: positionOf(template, open + 2) };
     pos = close + 2;
   }
 }
@@ -192,17 +204,40 @@ function* placeholders(template: string): Generator<Placeholder> {
 const ROW_NAMES: ReadonlySet<TableRootName> = new Set(['row', 'rowIndex']);
 
 /**
- * MISSING_VALUE_MESSAGE for a placeholder of a required rule's message that
- * shows `$value` as is (missing-value-message.ts, over the placeholder's IR
- * as the compiler lowers it).
+ * The IR of an expression field as rule-plan.ts lowers it (`$row` and
+ * `$rowIndex` in the expression of a rule with a table), for analysis only
+ * (lowerForAnalysis: no regex automaton is built); undefined when it does
+ * not lower.
  */
-function reportMissingValue(placeholder: Placeholder, hasTable: boolean, sink: WarningSink, limits: CompilerLimits): void {
-  const compiled = compileExpression(placeholder.source, limits, {
-    compilePattern: (pattern) => compilePattern(pattern, limits),
+function lowered(source: string, what: 'when' | 'expression', hasTable: boolean, limits: CompilerLimits): Expr | undefined {
+  const compiled = lowerForAnalysis(source, limits, {
+    map: identity,
+    ...(hasTable && what === 'expression' ? { tableNames: ROW_NAMES } : {}),
+  }, what);
+  return compiled.ok ? compiled.expr : undefined;
+}
+
+/** The IR of a message placeholder as template.ts lowers it, its spans counted from the start of the message (for analysis only). */
+function loweredPlaceholder(placeholder: Placeholder, hasTable: boolean, limits: CompilerLimits): Expr | undefined {
+  const compiled = lowerForAnalysis(placeholder.source, limits, {
     map: shiftedBy(placeholder.origin),
+    offset: placeholder.offset,
     ...(hasTable ? { tableNames: ROW_NAMES } : {}),
   }, 'placeholder');
-  const value = compiled.ok ? bareValueIn(compiled.expr) : undefined;
+  return compiled.ok ? compiled.expr : undefined;
+}
+
+/** The analysis of a field's IR; undefined for a field that does not compile (its compile error says why). */
+function analyzeField(expr: Expr | undefined, text: FieldText, scope: RuleScope, sink: WarningSink, limits: CompilerLimits): ExpressionAnalysis | undefined {
+  return expr === undefined ? undefined : analyzeExpression(expr, text, scope, sink, limits.maxNestingDepth);
+}
+
+/**
+ * MISSING_VALUE_MESSAGE for a placeholder of a required rule's message that
+ * shows `$value` as is (missing-value-message.ts).
+ */
+function reportMissingValue(placeholder: Expr, sink: WarningSink): void {
+  const value = bareValueIn(placeholder);
   if (value === undefined) return;
   sink.add(
     'MISSING_VALUE_MESSAGE',
@@ -245,13 +280,15 @@ function reportConstant(analysis: ExpressionAnalysis, path: 'expression' | 'when
     }
     return;
   }
-  const reported: acorn.Node[] = [];
+  const reported: SourceSpan[] = [];
   const constants = analysis.conditions.filter((c) => isConstant(c.value));
   for (const c of constants) {
+    const at = spanOf(c.node);
+    if (at === undefined) continue;
     // Only the outermost: `!(1 > 0)` is reported, not `1 > 0` again inside it.
-    if (constants.some((o) => o !== c && o.node.start <= c.node.start && c.node.end <= o.node.end)) continue;
-    if (reported.some((r) => r.start === c.node.start && r.end === c.node.end)) continue;
-    reported.push(c.node);
+    if (constants.some((o) => o !== c && within(at, spanOf(o.node)))) continue;
+    if (reported.some((r) => r.start === at.start && r.end === at.end)) continue;
+    reported.push(at);
     const known = c.value.known;
     sink.add(
       'CONSTANT',
@@ -262,4 +299,9 @@ function reportConstant(analysis: ExpressionAnalysis, path: 'expression' | 'when
       analysis.position(c.node),
     );
   }
+}
+
+/** True when `inner` lies inside `outer` (or is the same text). */
+function within(inner: SourceSpan, outer: SourceSpan | undefined): boolean {
+  return outer !== undefined && outer.start <= inner.start && inner.end <= outer.end;
 }

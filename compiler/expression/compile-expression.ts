@@ -7,7 +7,8 @@
 import type { CompilerLimits } from '../types.ts';
 import { identity, ExpressionFailure, type ExpressionError } from './errors.ts';
 import type { Expr } from './ir.ts';
-import { lowerExpression, type LowerOptions } from './lower.ts';
+import { lowerExpression, type LowerOptions, type PatternResult } from './lower.ts';
+import type { Matcher } from '../runtime.ts';
 import { parseSource } from './parse.ts';
 import { BoundedMemo } from './bounded-memo.ts';
 import { patternsIn } from './generate.ts';
@@ -44,11 +45,7 @@ export function compileExpression(
   options: Omit<LowerOptions, 'limits'>,
   what = 'expression',
 ): ExpressionResult {
-  // Only unshifted results are shareable: positions of placeholders depend on where they sit.
-  const tableNames = options.tableNames === undefined ? '' : [...options.tableNames].sort().join(',');
-  const key = options.map === identity && options.offset === undefined
-    ? `${limits.maxExpressionLength}:${limits.maxNestingDepth}:${limits.maxCallbackDepth}:${limits.maxPatternLength}:${what}:${tableNames}:${source}`
-    : undefined;
+  const key = memoKey(source, limits, options, what);
   if (key !== undefined) {
     const hit = memo.get(key);
     if (hit !== undefined) return hit;
@@ -56,6 +53,47 @@ export function compileExpression(
   const result = compileUncached(source, limits, options, what);
   if (key !== undefined) memo.set(key, result, result.ok ? patternSizeOf([result.expr]) : 0);
   return result;
+}
+
+/** Only unshifted results are shareable: positions of placeholders depend on where they sit. */
+function memoKey(source: string, limits: CompilerLimits, options: Omit<LowerOptions, 'limits'>, what: string): string | undefined {
+  const tableNames = options.tableNames === undefined ? '' : [...options.tableNames].sort().join(',');
+  return options.map === identity && options.offset === undefined
+    ? `${limits.maxExpressionLength}:${limits.maxNestingDepth}:${limits.maxCallbackDepth}:${limits.maxPatternLength}:${what}:${tableNames}:${source}`
+    : undefined;
+}
+
+/** The matcher of an IR made for analysis only: it is never run. */
+const UNBUILT_MATCHER: Matcher = Object.freeze({
+  test(): boolean {
+    throw new Error('a pattern lowered for analysis only was run');
+  },
+});
+
+/**
+ * An expression's IR for passes that read it and never run it (the
+ * save-time warnings, compiler/analysis/rule-warnings.ts): the compiler's
+ * own result when the memo holds a success; otherwise parsed and lowered with a
+ * pattern policy that builds no matcher (the regex policy's automaton
+ * costs milliseconds, and warnings are worked out on the service's main
+ * thread), and not remembered, so such an IR never reaches a generator.
+ * A pattern the regex policy would refuse is therefore not refused here.
+ *
+ * @example
+ * lowerForAnalysis('matches(email, "^a")', DEFAULT_LIMITS, { map: identity }); // { ok: true, expr: { kind: 'matches', ... } }
+ */
+export function lowerForAnalysis(
+  source: string,
+  limits: CompilerLimits,
+  options: Omit<LowerOptions, 'limits' | 'compilePattern'>,
+  what = 'expression',
+): ExpressionResult {
+  const lowering = { ...options, compilePattern: (): PatternResult => ({ ok: true, matcher: UNBUILT_MATCHER, weight: 0 }) };
+  const key = memoKey(source, limits, lowering, what);
+  // A remembered failure may be the regex policy's refusal, which this lowering does not apply: the answer must not
+  // depend on what the memo holds, so only a success (the same IR, with its matchers built) is taken from it.
+  const hit = key === undefined ? undefined : memo.get(key);
+  return hit?.ok === true ? hit : compileUncached(source, limits, lowering, what);
 }
 
 function compileUncached(

@@ -504,6 +504,25 @@ describe('analysis is bounded by the compile limits', () => {
     }
   });
 
+  it('gives a field that parses but does not compile its compile error and no warning, and the other fields theirs', () => {
+    // `today` is no function of the language and `$cell` belongs to decision tables: both parse as JavaScript.
+    for (const expression of ['today() > 0 && applicant.incme > 0', '$cell == 1 && applicant.incme > 0']) {
+      const rule = { code: 'R-1', name: 'Rule', expression, message: 'Income {{ applicant.incme }} is too low' };
+      expect(checkRule(rule).map((e) => [e.field, e.code])).toEqual([['expression', expression.startsWith('today') ? 'UNKNOWN_FUNCTION' : 'NOT_ALLOWED']]);
+      expect(analyzeRule(rule, { payloadSchema: ORDER_SCHEMA })).toEqual([
+        warn('UNKNOWN_FIELD', 'message', '`applicant.incme` is not in the payload schema: did you mean `applicant.income`?', [1, 11], 'applicant.income'),
+      ]);
+    }
+  });
+
+  it('analyses a pattern the regex policy refuses without letting the compiler accept it afterwards', () => {
+    // Warnings build no regex automaton (lowerForAnalysis); the IR they read must never be the one the compiler reuses.
+    const rule = { code: 'R-1', name: 'Rule', expression: 'matches(customer.email, "(unclosed") && applicant.incme > 0' };
+    expect(analyzeRule(rule, { payloadSchema: ORDER_SCHEMA }).map((w) => w.code)).toEqual(['UNKNOWN_FIELD']);
+    expect(checkRule(rule).map((e) => [e.field, e.code])).toEqual([['expression', 'INVALID_PATTERN']]);
+    expect(analyzeRule(rule, { payloadSchema: ORDER_SCHEMA }).map((w) => w.code)).toEqual(['UNKNOWN_FIELD']);
+  });
+
   it('reports every unknown path of a long rule, with suggestions for the first sixteen', () => {
     const properties = Object.fromEntries(Array.from({ length: 2000 }, (_, i) => [`field${i}`, { type: 'number' }]));
     const expression = Array.from({ length: 20 }, (_, i) => `fieId${i} > 0`).join(' && ');
