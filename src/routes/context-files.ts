@@ -10,14 +10,14 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { AppDeps } from '../app-deps.ts';
 import { PROBLEMS, ProblemError } from '../errors.ts';
 import { RawJsonBody, registerRawJsonBodyParser } from '../http/json-body-parser.ts';
-import { sendAnswerJson } from '../http/json-answer.ts';
+import { sendAnswerJson, type AnswerJson } from '../http/json-answer.ts';
 import { validatorSkippingBody } from '../http/raw-body-validation.ts';
 import { operation } from '../openapi/operation.ts';
 import { goLiveTestsOnPool } from '../pool/go-live-tests.ts';
 import { OPERATIONS } from '../pool/operations.ts';
 import { toRulesFile } from '../rules/rules-file.ts';
 import { storedTestsGate } from '../rules/stored-tests.ts';
-import { StaleImportBaseError } from '../storage/types.ts';
+import { StaleImportBaseError, type ImportResult } from '../storage/types.ts';
 import { compileAhead } from '../validators/early-compile.ts';
 import { changeInfoOf } from './change-info.ts';
 import { exportQuerySchema, importBodySchema, importQuerySchema } from './schemas/context-file-schemas.ts';
@@ -93,6 +93,18 @@ export const contextFilesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
 /** A real import compared on a thread is tried this many times while other changes of the context's rules come between (then 409). */
 const IMPORT_ATTEMPTS = 2;
 
+/**
+ * A real import's answer (ImportResult): its code lists and version written
+ * here (strings of a code's characters and a number, which JSON.stringify
+ * writes as the route's serializer does), its warnings as the thread wrote
+ * them, in the schema's order.
+ */
+function importAnswer(result: ImportResult, warningsJson: Uint8Array): AnswerJson {
+  const { dryRun, create, update, archive, unchanged, rulesetVersion } = result;
+  const head = JSON.stringify({ dryRun, create, update, archive, unchanged, rulesetVersion });
+  return { json: Buffer.concat([Buffer.from(`${head.slice(0, -1)},"warnings":`), warningsJson, Buffer.from('}')]) };
+}
+
 /** A dry run's answer, as the thread writes it. */
 const DRY_RUN_ANSWER = { schema: 'ImportResult', lead: {} } as const;
 
@@ -160,7 +172,7 @@ function registerImportRoute(app: FastifyInstance, deps: AppDeps): void {
         const base = await storage.rules.importBaseText(tenantId, context);
         const checked = await run('importPrepare', { ...checkInput, context, base, prune });
         if (!checked.ok) throw new ProblemError(PROBLEMS.invalidBody(checked.errors));
-        const { prepared, warnings } = checked;
+        const { prepared, warningsJson } = checked;
         // The tests that gate the publish: the file's when it carries them, as they are what will be stored.
         const testSource = prepared.tests === undefined ? storage.tests : { list: () => Promise.resolve(prepared.tests ?? []) };
         // Inside this operation: the import's turn runs its tests too.
@@ -172,7 +184,7 @@ function registerImportRoute(app: FastifyInstance, deps: AppDeps): void {
             gate.check,
           );
           if (prepared.payloadSchema !== undefined) payloadSchemas.forget(tenantId, context);
-          return { ...result, warnings };
+          return sendAnswerJson(reply, importAnswer(result, warningsJson));
         } catch (error) {
           if (!(error instanceof StaleImportBaseError) || attempt === IMPORT_ATTEMPTS) throw error;
         }

@@ -10,9 +10,9 @@
  * storage/context-import.ts).
  */
 import type { FieldError } from '../../domain-errors.ts';
-import type { FileWarning } from '../../rules/rules-file.ts';
 import { importBaseDigest, importChanges, importResult, importWrites, type ContextRule, type RuleHead } from '../../storage/import-changes.ts';
 import type { PreparedImport } from '../../storage/types.ts';
+import { listJson } from '../answer-json.ts';
 import { runImportCheckTask } from './import-check-task.ts';
 import type { ImportDryRunInput } from './import-dry-run-task.ts';
 import { storedRulesOf } from './stored-rules.ts';
@@ -20,8 +20,11 @@ import { storedRulesOf } from './stored-rules.ts';
 /** As a dry run's: the checks' input, the context's rules as read, and `prune`. */
 export type ImportPrepareInput = ImportDryRunInput;
 
-/** What to write and the file's warnings, or every problem of the file. */
-export type ImportPrepareOutput = { ok: true; prepared: PreparedImport; warnings: FileWarning[] } | { ok: false; errors: FieldError[] };
+/**
+ * What to write and the file's warnings (as the answer's serializer writes
+ * them: a 5,000-rule file has thousands, half a megabyte), or every problem of the file.
+ */
+export type ImportPrepareOutput = { ok: true; prepared: PreparedImport; warningsJson: Uint8Array } | { ok: false; errors: FieldError[] };
 
 /**
  * The import worked out; a ProblemError for a body that is not a rules
@@ -43,5 +46,5 @@ export async function runImportPrepareTask(input: ImportPrepareInput): Promise<I
   };
   if (plan.payloadSchema !== undefined) prepared.payloadSchema = plan.payloadSchema;
   if (plan.tests !== undefined) prepared.tests = plan.tests;
-  return { ok: true, prepared, warnings };
+  return { ok: true, prepared, warningsJson: listJson('RuleWarning', warnings) };
 }
