@@ -108,7 +108,7 @@ async function importFile(command: Extract<FileCommand, { kind: 'import' }>, sto
   // Read before the transaction: on the embedded database the transaction holds the one connection.
   const tests = plan.tests ?? (await storage.tests.list(tenantId, context));
   const gate = storedTestsGate({ list: () => Promise.resolve(tests) }, runStoredTestsHere(config), command.force);
-  const { result } = await storage.rules.importContext(tenantId, context, plan, options, async (next) => {
+  const { result } = await storage.rules.importContext(tenantId, context, { plan }, options, async (next) => {
     const validator = await compiled(next, config);
     await gate.check(validator);
     return validator;

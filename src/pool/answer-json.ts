@@ -24,6 +24,7 @@ export interface AnswerForm {
 
 // One serializer per schema and thread, compiled when first needed.
 const serializers = new Map<SharedSchemaId, (value: unknown) => string>();
+const listSerializers = new Map<SharedSchemaId, (value: unknown) => string>();
 
 /**
  * The answer `{ ...lead, ...output }` as the route's serializer writes it.
@@ -41,4 +42,22 @@ export function answerJson(form: AnswerForm, output: object): AnswerJson {
   }
   // Its own ArrayBuffer (never Buffer's shared pool), so it can be transferred.
   return { json: new TextEncoder().encode(serialize({ ...form.lead, ...output })) };
+}
+
+/**
+ * A list of one shared schema's items as the route's serializer writes it
+ * inside an answer, for a route that writes the rest of the answer itself.
+ *
+ * @example
+ * new TextDecoder().decode(listJson('RuleWarning', warnings)); // '[{"code":"UNKNOWN_FIELD",...}]'
+ */
+export function listJson(itemSchema: SharedSchemaId, items: readonly object[]): Uint8Array {
+  let serialize = listSerializers.get(itemSchema);
+  if (serialize === undefined) {
+    serialize = fastJsonStringify(
+      { type: 'array', items: { $ref: `${itemSchema}#` } } as Schema, { schema: SHARED_SCHEMAS_BY_ID as unknown as Record<string, Schema> },
+    );
+    listSerializers.set(itemSchema, serialize);
+  }
+  return new TextEncoder().encode(serialize(items));
 }

@@ -1,13 +1,15 @@
 /**
  * The main thread's side of an impact task's page requests
  * (tasks/impact-task.ts): each request is read from the database and
- * answered with the samples as the replay needs them (id, time, payload).
+ * answered with the samples as the replay needs them (id, time, payload),
+ * the payloads as their stored JSON text: the thread parses them, so a
+ * page of megabytes is neither parsed here nor copied as an object graph.
  * A read that fails is answered as failed, and its error kept, so the
  * route answers what the database said (503 when it is down), not what the
  * thread made of it.
  */
 import type { MessagePort } from 'node:worker_threads';
-import type { SampleCursor, StoredSample } from '../storage/types.ts';
+import type { SampleCursor, SampleText } from '../storage/types.ts';
 import type { SamplePageAnswer, SamplePageRequest } from './tasks/impact-task.ts';
 
 /** The error of the read that failed, if one did. */
@@ -19,13 +21,13 @@ export interface SamplePageServer {
  * Answers page requests arriving on `port` with `read`, until the port closes.
  *
  * @example
- * const server = serveSamplePages(port, (count, before) => storage.samples.newestBefore(tenantId, context, count, before));
+ * const server = serveSamplePages(port, (count, before) => storage.samples.newestTextsBefore(tenantId, context, count, before, maxBytes));
  */
-export function serveSamplePages(port: MessagePort, read: (count: number, before?: SampleCursor) => Promise<StoredSample[]>): SamplePageServer {
+export function serveSamplePages(port: MessagePort, read: (count: number, before?: SampleCursor) => Promise<SampleText[]>): SamplePageServer {
   const server = { failure: undefined as unknown };
   port.on('message', (request: SamplePageRequest) => {
     read(request.count, request.before).then(
-      (samples) => answer(port, { ok: true, page: samples.map(({ id, recordedAt, payload }) => ({ id, recordedAt, payload })) }),
+      (page) => answer(port, { ok: true, page }),
       (error: unknown) => {
         server.failure ??= error;
         answer(port, { ok: false });

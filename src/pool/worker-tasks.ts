@@ -1,8 +1,8 @@
 /**
  * The tasks a management thread runs, by kind (a stored-test run, a rule
- * test, an impact replay, a rule check, an import's checks or its dry
- * run, a diff, a live validator's compile): what each takes and gives
- * (plain data both ways: the main thread reads the database and sends what
+ * test, an impact replay, a rule check, an import's checks and comparison
+ * or its dry run, a diff, a live validator's compile): what each takes and
+ * gives (plain data both ways: the main thread reads the database and sends what
  * the task needs; the task sends back what the answer needs), and the one
  * function the worker entry exports. A refusal the task meets (a ruleset
  * that does not compile, an evaluation past its deadline) comes back as the
@@ -20,8 +20,8 @@ import type { TaskProgress } from './task-progress.ts';
 import { runCompileTask, type CompileInput } from './tasks/compile-task.ts';
 import { runDiffTask, type DiffInput } from './tasks/diff-task.ts';
 import { runImpactTask, type ImpactInput } from './tasks/impact-task.ts';
-import { runImportCheckTask, type ImportCheckInput, type ImportCheckOutput } from './tasks/import-check-task.ts';
 import { runImportDryRunTask, type ImportAnswer, type ImportDryRunInput } from './tasks/import-dry-run-task.ts';
+import { runImportPrepareTask, type ImportPrepareInput, type ImportPrepareOutput } from './tasks/import-prepare-task.ts';
 import { runRuleCheckTask, type RuleCheckInput } from './tasks/rule-check-task.ts';
 import { runRuleReviewTask, type RuleReviewInput, type RuleReviewOutput } from './tasks/rule-review-task.ts';
 import { runRuleTestTask, type RuleTestInput, type RuleTestOutput } from './tasks/rule-test-task.ts';
@@ -35,9 +35,10 @@ export interface TaskKinds {
   ruleCheck: { input: RuleCheckInput; output: RuleProblem[] };
   /** A decision-table rule's compile check and warnings (rule-review.ts). */
   ruleReview: { input: RuleReviewInput; output: RuleReviewOutput };
-  importCheck: { input: ImportCheckInput; output: ImportCheckOutput };
   /** An import's dry run whole: the checks, then the file compared with the context's rules. */
   importDryRun: { input: ImportDryRunInput; output: ImportAnswer };
+  /** A real import's checks and comparison, and what its transaction is to write. */
+  importPrepare: { input: ImportPrepareInput; output: ImportPrepareOutput };
   diff: { input: DiffInput; output: RulesetDiff };
   /** A live validator's compile, on the compile lane (compile-lane.ts). */
   compile: { input: CompileInput; output: ValidatorBuild };
@@ -65,8 +66,8 @@ const RUNNERS: { [K in TaskKind]: (input: TaskKinds[K]['input'], progress: TaskP
   impact: runImpactTask,
   ruleCheck: runRuleCheckTask,
   ruleReview: runRuleReviewTask,
-  importCheck: runImportCheckTask,
   importDryRun: runImportDryRunTask,
+  importPrepare: runImportPrepareTask,
   diff: runDiffTask,
   compile: runCompileTask,
 };

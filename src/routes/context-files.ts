@@ -10,13 +10,14 @@ import type { FastifyInstance, FastifyPluginAsync } from 'fastify';
 import type { AppDeps } from '../app-deps.ts';
 import { PROBLEMS, ProblemError } from '../errors.ts';
 import { RawJsonBody, registerRawJsonBodyParser } from '../http/json-body-parser.ts';
-import { sendAnswerJson } from '../http/json-answer.ts';
+import { sendAnswerJson, type AnswerJson } from '../http/json-answer.ts';
 import { validatorSkippingBody } from '../http/raw-body-validation.ts';
 import { operation } from '../openapi/operation.ts';
 import { goLiveTestsOnPool } from '../pool/go-live-tests.ts';
 import { OPERATIONS } from '../pool/operations.ts';
 import { toRulesFile } from '../rules/rules-file.ts';
 import { storedTestsGate } from '../rules/stored-tests.ts';
+import { StaleImportBaseError, type ImportResult } from '../storage/types.ts';
 import { compileAhead } from '../validators/early-compile.ts';
 import { changeInfoOf } from './change-info.ts';
 import { exportQuerySchema, importBodySchema, importQuerySchema } from './schemas/context-file-schemas.ts';
@@ -89,6 +90,21 @@ export const contextFilesRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
   });
 };
 
+/** A real import compared on a thread is tried this many times while other changes of the context's rules come between (then 409). */
+const IMPORT_ATTEMPTS = 2;
+
+/**
+ * A real import's answer (ImportResult): its code lists and version written
+ * here (strings of a code's characters and a number, which JSON.stringify
+ * writes as the route's serializer does), its warnings as the thread wrote
+ * them, in the schema's order.
+ */
+function importAnswer(result: ImportResult, warningsJson: Uint8Array): AnswerJson {
+  const { dryRun, create, update, archive, unchanged, rulesetVersion } = result;
+  const head = JSON.stringify({ dryRun, create, update, archive, unchanged, rulesetVersion });
+  return { json: Buffer.concat([Buffer.from(`${head.slice(0, -1)},"warnings":`), warningsJson, Buffer.from('}')]) };
+}
+
 /** A dry run's answer, as the thread writes it. */
 const DRY_RUN_ANSWER = { schema: 'ImportResult', lead: {} } as const;
 
@@ -115,7 +131,8 @@ function registerImportRoute(app: FastifyInstance, deps: AppDeps): void {
             + '`errors` name each place, such as `rules[3].expression` (INVALID_BODY).',
           404: 'The name is one no context can have (CONTEXT_NOT_FOUND).',
           409: 'The context would have more rules than it may, or checking the file stopped at its time or memory budget (LIMIT_EXCEEDED), '
-            + 'a code was taken meanwhile (CONFLICT), or a stored test fails against what a publish would make live (TESTS_FAILED).',
+            + 'a code was taken meanwhile or the context\'s rules changed twice while the file was compared with them (CONFLICT), or a stored test '
+            + 'fails against what a publish would make live (TESTS_FAILED).',
           429: 'The tenant already has its most heavy management operations waiting or running, or this one waited its whole time budget for a '
             + 'thread behind them (RATE_LIMITED, with Retry-After).',
           503: 'No management thread was free within the import\'s time budget, other tenants\' work holding them (SERVICE_UNAVAILABLE, with Retry-After).',
@@ -139,34 +156,39 @@ function registerImportRoute(app: FastifyInstance, deps: AppDeps): void {
         maxRulesPerContext: config.maxRulesPerContext,
         storedPayloadSchema: stored?.schema ?? null,
       };
+      const prune = request.query.prune === 'true';
       if (request.query.dryRun === 'true') {
         // Compared on the thread too, with the context's rules as the database's JSON text, and answered from there:
         // the file's thousands of checked rules never come back to the event loop.
         const base = await storage.rules.importBaseText(tenantId, context);
-        const answer = await run('importDryRun', { ...checkInput, context, base, prune: request.query.prune === 'true' }, undefined, DRY_RUN_ANSWER);
+        const answer = await run('importDryRun', { ...checkInput, context, base, prune }, undefined, DRY_RUN_ANSWER);
         return sendAnswerJson(reply, answer);
       }
-      const checked = await run('importCheck', checkInput);
-      if (!checked.ok) throw new ProblemError(PROBLEMS.invalidBody(checked.errors));
-      const { plan, warnings } = checked;
-      const options = {
-        dryRun: false,
-        prune: request.query.prune === 'true',
-        publish: request.query.publish === 'true',
-        maxRulesPerContext: config.maxRulesPerContext,
-      };
+      const options = { dryRun: false, prune, publish: request.query.publish === 'true', maxRulesPerContext: config.maxRulesPerContext };
       const info = changeInfoOf(request);
-      // The tests that gate the publish: the file's when it carries them, as they are what will be stored.
-      const testSource = plan.tests === undefined ? storage.tests : { list: () => Promise.resolve(plan.tests ?? []) };
-      // Inside this operation: the import's turn runs its tests too.
-      const gate = storedTestsGate(testSource, goLiveTestsOnPool(pool, config, run), request.query.force === 'true');
-      const { result } = await compileAhead(
-        validators,
-        (compile) => storage.rules.importContext(tenantId, context, plan, options, compile, gate.info(info)),
-        gate.check,
-      );
-      if (plan.payloadSchema !== undefined) payloadSchemas.forget(tenantId, context);
-      return { ...result, warnings };
+      // Compared on the thread as a dry run is; what comes back is what to write, the contents as JSON text. The transaction
+      // writes it only if the context's rules are still those compared with; if another change came between, once more.
+      for (let attempt = 1; ; attempt++) {
+        const base = await storage.rules.importBaseText(tenantId, context);
+        const checked = await run('importPrepare', { ...checkInput, context, base, prune });
+        if (!checked.ok) throw new ProblemError(PROBLEMS.invalidBody(checked.errors));
+        const { prepared, warningsJson } = checked;
+        // The tests that gate the publish: the file's when it carries them, as they are what will be stored.
+        const testSource = prepared.tests === undefined ? storage.tests : { list: () => Promise.resolve(prepared.tests ?? []) };
+        // Inside this operation: the import's turn runs its tests too.
+        const gate = storedTestsGate(testSource, goLiveTestsOnPool(pool, config, run), request.query.force === 'true');
+        try {
+          const { result } = await compileAhead(
+            validators,
+            (compile) => storage.rules.importContext(tenantId, context, { prepared }, options, compile, gate.info(info)),
+            gate.check,
+          );
+          if (prepared.payloadSchema !== undefined) payloadSchemas.forget(tenantId, context);
+          return sendAnswerJson(reply, importAnswer(result, warningsJson));
+        } catch (error) {
+          if (!(error instanceof StaleImportBaseError) || attempt === IMPORT_ATTEMPTS) throw error;
+        }
+      }
     });
   });
 }

@@ -64,7 +64,7 @@ export const impactRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, {
     const targetRuleset = await impactTargetRuleset(storage, tenantId, context, target, live?.rulesetVersion ?? null);
     const { port1, port2 } = new MessageChannel();
     const pages = serveSamplePages(port1, (count, before) =>
-      storage.samples.newestBefore(tenantId, context, count, before, TUNING.impactBytesPerRead.value));
+      storage.samples.newestTextsBefore(tenantId, context, count, before, TUNING.impactBytesPerRead.value));
     try {
       return await run('impact', {
         context,

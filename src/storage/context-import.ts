@@ -7,83 +7,81 @@
  */
 import { randomUUID } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
-import { importChanges, importResult } from './import-changes.ts';
+import { importBaseDigest, importChanges, importResult, importWrites, type RuleHead } from './import-changes.ts';
 import { writeAudit } from './audit-log.ts';
 import { advanceRuleset, liveRulesetVersion, lockContext, publishDrafts, type AdvancedRuleset } from './context-rulesets.ts';
 import type { DatabaseSchema } from './schema.ts';
-import type { BeforeCommit, ChangeInfo, ImportOptions, ImportPlan, ImportResult, RuleContent } from './types.ts';
+import {
+  StaleImportBaseError, type BeforeCommit, type ChangeInfo, type ImportOptions, type ImportPlan, type ImportResult, type ImportSource, type ImportWrites,
+  type PreparedImport,
+} from './types.ts';
 
 type Db = Kysely<DatabaseSchema>;
 
-/** A non-archived rule of the context with its latest content. */
-interface CurrentRule {
-  id: string;
-  code: string;
-  version: number;
+/** A non-archived rule of the context: which rule, at which version, whether live. */
+interface RuleRow extends RuleHead {
   published_version: number | null;
-  content: unknown;
 }
+
+/** Rows per insert statement: a few hundred kilobytes of contents each, far under PostgreSQL's 65,535 parameters (7 a row). */
+const ROWS_PER_INSERT = 500;
 
 /**
  * Runs an import in `trx`. A dry run reads without locking and writes
  * nothing; a real one locks the context first, so it serializes with every
- * other lifecycle operation of the context.
+ * other lifecycle operation of the context, and locks its rules.
  */
 export async function importIntoContext<T>(
   trx: Db,
   tenantId: string,
   context: string,
-  plan: ImportPlan,
+  source: ImportSource,
   options: ImportOptions,
   beforeCommit: BeforeCommit<T>,
   info: ChangeInfo,
 ): Promise<{ result: ImportResult; live?: T }> {
   const current = options.dryRun ? await liveRulesetVersion(trx, tenantId, context) : await lockContext(trx, tenantId, context);
-  let query = trx
-    .selectFrom('rules as r')
-    .innerJoin('rule_versions as v', (join) =>
-      join.onRef('v.tenant_id', '=', 'r.tenant_id').onRef('v.rule_id', '=', 'r.id').onRef('v.version', '=', 'r.version'),
-    )
-    .select(['r.id', 'r.code', 'r.version', 'r.published_version', 'v.content'])
-    .where('r.tenant_id', '=', tenantId)
-    .where('r.context', '=', context)
-    .where('r.archived_at', 'is', null)
-    .orderBy('r.code');
-  if (!options.dryRun) query = query.modifyEnd(sql`for update of r`);
-  const rules: CurrentRule[] = await query.execute();
-
-  const changes = importChanges(context, rules, plan, options);
-  const { create, update, archive } = changes;
-  const result = importResult(changes, options.dryRun, current);
+  const decided = 'prepared' in source
+    ? await preparedDecision(trx, tenantId, context, source.prepared, current)
+    : await decisionHere(trx, tenantId, context, source.plan, options, current);
+  const { rules, writes, result, extras } = decided;
   if (options.dryRun) return { result };
+  const { create, update, archive } = writes;
 
   const now = new Date();
-  for (const { code, content } of create) {
-    const id = randomUUID();
-    await trx.insertInto('rules').values({ tenant_id: tenantId, id, context, code, version: 1, created_at: now, updated_at: now }).execute();
-    await insertDraftVersion(trx, tenantId, id, 1, content, now);
+  for (const rows of inChunks(create)) {
+    const created = rows.map(({ code, contentJson }) => ({ id: randomUUID(), code, contentJson }));
+    await trx.insertInto('rules')
+      .values(created.map(({ id, code }) => ({ tenant_id: tenantId, id, context, code, version: 1, created_at: now, updated_at: now })))
+      .execute();
+    await insertDraftVersions(trx, tenantId, created.map(({ id, contentJson }) => ({ id, version: 1, contentJson })), now);
   }
-  for (const { rule, content } of update) {
-    const version = rule.version + 1;
-    await insertDraftVersion(trx, tenantId, rule.id, version, content, now);
-    await trx.updateTable('rules').set({ version, updated_at: now }).where('tenant_id', '=', tenantId).where('id', '=', rule.id).execute();
+  for (const rows of inChunks(update)) {
+    await insertDraftVersions(trx, tenantId, rows.map(({ id, version, contentJson }) => ({ id, version: version + 1, contentJson })), now);
+    // Each at the version it was compared at (locked, and checked above), so one more is the version just inserted.
+    await trx.updateTable('rules')
+      .set((eb) => ({ version: eb('version', '+', 1), updated_at: now }))
+      .where('tenant_id', '=', tenantId)
+      .where('id', 'in', rows.map((row) => row.id))
+      .execute();
   }
-  if (archive.length > 0) {
+  for (const rows of inChunks(archive)) {
     await trx
       .updateTable('rules')
       .set({ archived_at: now, published_version: null, updated_at: now })
       .where('tenant_id', '=', tenantId)
-      .where('id', 'in', archive.map((rule) => rule.id))
+      .where('id', 'in', rows.map((rule) => rule.id))
       .execute();
   }
-  if (plan.payloadSchema !== undefined) await replacePayloadSchema(trx, tenantId, context, plan.payloadSchema, now);
-  if (plan.tests !== undefined) await replaceTests(trx, tenantId, context, plan.tests, now);
+  if (extras.payloadSchema !== undefined) await replacePayloadSchema(trx, tenantId, context, extras.payloadSchema, now);
+  if (extras.tests !== undefined) await replaceTests(trx, tenantId, context, extras.tests, now);
 
   // What is live changes with a publish, or when a live rule is pruned
   // (as archiving it alone would): either way, a new ruleset version.
   let advanced: AdvancedRuleset | null = null;
   if (options.publish) advanced = await publishDrafts(trx, tenantId, context, current, 'import', info);
-  if (advanced === null && archive.some((rule) => rule.published_version !== null)) {
+  const archived = new Set(archive.map((rule) => rule.id));
+  if (advanced === null && rules.some((rule) => archived.has(rule.id) && rule.published_version !== null)) {
     advanced = await advanceRuleset(trx, tenantId, context, current, now, 'import', info);
   }
   if (advanced !== null) result.rulesetVersion = advanced.next.rulesetVersion;
@@ -94,18 +92,72 @@ export async function importIntoContext<T>(
     before: { rulesetVersion: current },
     after: {
       ...result,
-      payloadSchema: plan.payloadSchema === undefined ? 'kept' : plan.payloadSchema === null ? 'removed' : 'replaced',
-      tests: plan.tests === undefined ? 'kept' : plan.tests.length,
+      payloadSchema: extras.payloadSchema === undefined ? 'kept' : extras.payloadSchema === null ? 'removed' : 'replaced',
+      tests: extras.tests === undefined ? 'kept' : extras.tests.length,
     },
   });
   if (advanced === null) return { result };
   return { result, live: await beforeCommit(advanced.next) };
 }
 
-async function insertDraftVersion(trx: Db, tenantId: string, ruleId: string, version: number, content: RuleContent, now: Date): Promise<void> {
+/** What an import writes and answers, and the rules it found (locked, in a real import). */
+interface ImportDecision {
+  rules: RuleRow[];
+  writes: ImportWrites;
+  result: ImportResult;
+  extras: Pick<ImportPlan, 'payloadSchema' | 'tests'>;
+}
+
+/**
+ * An import compared on a thread with the rules it was sent (a real one):
+ * StaleImportBaseError unless those are still the context's rules, which
+ * are locked here, so they stay so until the transaction ends.
+ */
+async function preparedDecision(trx: Db, tenantId: string, context: string, prepared: PreparedImport, current: number | null): Promise<ImportDecision> {
+  const rules = await contextRules(trx, tenantId, context, true).select(['r.id', 'r.code', 'r.version', 'r.published_version']).execute();
+  if (importBaseDigest(rules) !== prepared.baseDigest) throw new StaleImportBaseError();
+  return { rules, writes: prepared.writes, result: { ...prepared.result, rulesetVersion: current }, extras: prepared };
+}
+
+/** An import compared here, with the context's rules as this transaction reads them (locked unless a dry run). */
+async function decisionHere(
+  trx: Db, tenantId: string, context: string, plan: ImportPlan, options: ImportOptions, current: number | null,
+): Promise<ImportDecision> {
+  const rules = await contextRules(trx, tenantId, context, !options.dryRun)
+    .innerJoin('rule_versions as v', (join) =>
+      join.onRef('v.tenant_id', '=', 'r.tenant_id').onRef('v.rule_id', '=', 'r.id').onRef('v.version', '=', 'r.version'),
+    )
+    .select(['r.id', 'r.code', 'r.version', 'r.published_version', 'v.content'])
+    .execute();
+  const changes = importChanges(context, rules, plan, options);
+  const result = importResult(changes, options.dryRun, current);
+  const writes = options.dryRun ? { create: [], update: [], archive: [] } : importWrites(changes);
+  return { rules, writes, result, extras: plan };
+}
+
+/** The context's non-archived rules by code, locked (for update) in a real import. */
+function contextRules(trx: Db, tenantId: string, context: string, lock: boolean) {
+  const query = trx
+    .selectFrom('rules as r')
+    .where('r.tenant_id', '=', tenantId)
+    .where('r.context', '=', context)
+    .where('r.archived_at', 'is', null)
+    .orderBy('r.code');
+  return lock ? query.modifyEnd(sql`for update of r`) : query;
+}
+
+function* inChunks<T>(items: readonly T[]): Generator<readonly T[]> {
+  for (let from = 0; from < items.length; from += ROWS_PER_INSERT) yield items.slice(from, from + ROWS_PER_INSERT);
+}
+
+async function insertDraftVersions(
+  trx: Db, tenantId: string, versions: ReadonlyArray<{ id: string; version: number; contentJson: string }>, now: Date,
+): Promise<void> {
   await trx
     .insertInto('rule_versions')
-    .values({ tenant_id: tenantId, rule_id: ruleId, version, content: JSON.stringify(content), created_at: now, published_at: null })
+    .values(versions.map(({ id, version, contentJson }) => ({
+      tenant_id: tenantId, rule_id: id, version, content: contentJson, created_at: now, published_at: null,
+    })))
     .execute();
 }
 

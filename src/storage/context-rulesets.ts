@@ -113,7 +113,7 @@ function* mapInSteps<T, U>(items: readonly T[], convert: (item: T) => U): Genera
 
 /** The rules of a context as loadRuleset reads them, left as the database's JSON text. */
 export interface RulesText {
-  /** `[{ "code": ..., "content": ... }, ...]`, sorted by code: each content as stored. */
+  /** `[{ "code": ..., "content": ... }, ...]` (with ids, also `id` and `version`), sorted by code: each content as stored. */
   json: string;
   count: number;
   /** Whether every rule's latest version is its live one (so the drafts are what is live). */
@@ -125,8 +125,12 @@ export interface RulesText {
  * a management thread parses it (src/pool/tasks/stored-rules.ts), so the
  * event loop never parses or walks thousands of rules.
  */
-export async function loadRulesText(db: Db, tenantId: string, context: string, mode: 'live' | 'draft'): Promise<RulesText> {
+export async function loadRulesText(db: Db, tenantId: string, context: string, mode: 'live' | 'draft', withIds = false): Promise<RulesText> {
   const versionColumn = mode === 'live' ? 'r.published_version' : 'r.version';
+  // With ids, each rule also says which of its versions the content is (as an import's comparison must: import-changes.ts).
+  const rule = withIds
+    ? sql`json_build_object('id', r.id, 'version', r.version, 'code', r.code, 'content', v.content)`
+    : sql`json_build_object('code', r.code, 'content', v.content)`;
   const row = await db
     .selectFrom('rules as r')
     .innerJoin('rule_versions as v', (join) =>
@@ -134,7 +138,7 @@ export async function loadRulesText(db: Db, tenantId: string, context: string, m
     )
     .select([
       // The same order as loadRuleset's: by code, in the column's collation.
-      sql<string>`coalesce(json_agg(json_build_object('code', r.code, 'content', v.content) order by r.code)::text, '[]')`.as('json'),
+      sql<string>`coalesce(json_agg(${rule} order by r.code)::text, '[]')`.as('json'),
       sql<number>`count(*)::int`.as('count'),
       sql<boolean>`coalesce(bool_and(r.published_version is not null and r.published_version = r.version), true)`.as('allLive'),
     ])

@@ -7,13 +7,21 @@
  * a dry run on a management thread (pool/tasks/import-dry-run-task.ts), so
  * both answer alike.
  */
+import { createHash } from 'node:crypto';
 import { contentEquals, normalizeContent } from './rule-content.ts';
-import { LimitExceededError, type ImportPlan, type ImportResult, type RuleContent } from './types.ts';
+import { LimitExceededError, type ImportPlan, type ImportResult, type ImportWrites, type RuleContent } from './types.ts';
 
 /** A non-archived rule of the context with its latest content, as stored. */
 export interface ContextRule {
   code: string;
   content: unknown;
+}
+
+/** A rule as a real import compares with it: which rule, and which of its versions the content is. */
+export interface RuleHead {
+  id: string;
+  version: number;
+  code: string;
 }
 
 export interface ImportChanges<R extends ContextRule> {
@@ -70,4 +78,32 @@ export function importResult(changes: ImportChanges<ContextRule>, dryRun: boolea
     unchanged: changes.unchanged.sort(),
     rulesetVersion,
   };
+}
+
+/**
+ * What the changes write, each content as its JSON text.
+ *
+ * @example
+ * importWrites(changes).update; // [{ id: '…', version: 3, contentJson: '{"name":"Limit",…}' }]
+ */
+export function importWrites(changes: ImportChanges<ContextRule & RuleHead>): ImportWrites {
+  return {
+    create: changes.create.map(({ code, content }) => ({ code, contentJson: JSON.stringify(content) })),
+    update: changes.update.map(({ rule, content }) => ({ id: rule.id, version: rule.version, contentJson: JSON.stringify(content) })),
+    archive: changes.archive.map(({ id }) => ({ id })),
+  };
+}
+
+/**
+ * Which rules a comparison was made with: equal digests, the same rules at
+ * the same versions under the same codes, whose contents are therefore the
+ * same (a rule version is never changed). In any order.
+ *
+ * @example
+ * importBaseDigest([{ id: 'a1…', version: 2, code: 'LIMIT' }]); // 'e3b0…' (hex SHA-256)
+ */
+export function importBaseDigest(rules: readonly RuleHead[]): string {
+  const hash = createHash('sha256');
+  for (const { id, version, code } of [...rules].sort((a, b) => (a.id < b.id ? -1 : 1))) hash.update(`${id} ${version} ${JSON.stringify(code)}\n`);
+  return hash.digest('hex');
 }

@@ -37,7 +37,7 @@ import {
   type ContextVersion,
   type ImportBaseText,
   type ImportOptions,
-  type ImportPlan,
+  type ImportSource,
   type ImportResult,
   type ListRulesQuery,
   type LiveRuleset,
@@ -490,13 +490,13 @@ export class SqlRuleStore implements RuleStore {
   }
 
   importContext<T>(
-    tenantId: string, context: string, plan: ImportPlan, options: ImportOptions, beforeCommit: BeforeCommit<T>,
+    tenantId: string, context: string, source: ImportSource, options: ImportOptions, beforeCommit: BeforeCommit<T>,
     info: ChangeInfo = NO_CHANGE_INFO,
   ): Promise<{ result: ImportResult; live?: T }> {
     return guard(() => {
       // A dry run reads the rules and the version in one snapshot and writes nothing.
       const transaction = options.dryRun ? this.#db.transaction().setIsolationLevel('repeatable read') : this.#db.transaction();
-      return transaction.execute((trx) => importIntoContext(trx, tenantId, context, plan, options, beforeCommit, info));
+      return transaction.execute((trx) => importIntoContext(trx, tenantId, context, source, options, beforeCommit, info));
     }, 'a rule of the file has a code another rule of the context took meanwhile');
   }
 
@@ -525,7 +525,7 @@ export class SqlRuleStore implements RuleStore {
     // As a dry run's importIntoContext reads them: the version and the rules in one snapshot.
     return this.#inSnapshot(async (trx) => {
       const rulesetVersion = await liveRulesetVersion(trx, tenantId, context);
-      return { rulesetVersion, rulesJson: (await loadRulesText(trx, tenantId, context, 'draft')).json };
+      return { rulesetVersion, rulesJson: (await loadRulesText(trx, tenantId, context, 'draft', true)).json };
     });
   }
 

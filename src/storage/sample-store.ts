@@ -3,12 +3,12 @@
  * sample writer stores and the impact report reads. Nothing here runs on a
  * validation's path.
  */
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable, type SelectQueryBuilder } from 'kysely';
 import { writeAudit } from './audit-log.ts';
 import { guard } from './database-errors.ts';
 import { notifyChange } from '../sync/change-notice.ts';
 import type { DatabaseSchema, SamplesTable } from './schema.ts';
-import type { ChangeOrigin, ContextRef, SampleCursor, SampleRecord, SampleStore, SamplesPurge, StoredSample } from './types.ts';
+import type { ChangeOrigin, ContextRef, SampleCursor, SampleRecord, SampleStore, SamplesPurge, SampleText, StoredSample } from './types.ts';
 
 /**
  * Rows per insert statement: well under PostgreSQL's 65,535 bind parameters
@@ -168,33 +168,56 @@ export class SqlSampleStore implements SampleStore {
    */
   newestBefore(tenantId: string, context: string, limit: number, before?: SampleCursor, maxBytes?: number): Promise<StoredSample[]> {
     return guard(async () => {
-      let query = this.#db
-        .selectFrom('samples')
-        .where('tenant_id', '=', tenantId)
-        .where('context', '=', context);
-      // Newest first, resumed after the cursor: older time, or the same time and a smaller id.
-      if (before !== undefined) query = query.where((eb) => eb(eb.refTuple('recorded_at', 'id'), '<', eb.tuple(before.recordedAt, before.id)));
-      query = query.orderBy('recorded_at', 'desc').orderBy('id', 'desc').limit(limit);
+      const query = this.#newestQuery(tenantId, context, limit, before);
       if (maxBytes === undefined) return (await query.selectAll().execute()).map(toStoredSample);
-      const sizes = await query.select(['id', 'stored_bytes']).execute();
-      const ids: string[] = [];
-      let bytes = 0;
-      for (const row of sizes) {
-        bytes += row.stored_bytes;
-        if (ids.length > 0 && bytes > maxBytes) break;
-        ids.push(row.id);
-      }
+      const ids = await this.#idsWithin(query, maxBytes);
       if (ids.length === 0) return [];
-      const rows = await this.#db
-        .selectFrom('samples')
-        .selectAll()
-        .where('tenant_id', '=', tenantId)
-        .where('id', 'in', ids)
-        .orderBy('recorded_at', 'desc')
-        .orderBy('id', 'desc')
-        .execute();
-      return rows.map(toStoredSample);
+      return (await this.#byIdsNewestFirst(tenantId, ids).selectAll().execute()).map(toStoredSample);
     });
+  }
+
+  newestTextsBefore(tenantId: string, context: string, limit: number, before: SampleCursor | undefined, maxBytes: number): Promise<SampleText[]> {
+    return guard(async () => {
+      const ids = await this.#idsWithin(this.#newestQuery(tenantId, context, limit, before), maxBytes);
+      if (ids.length === 0) return [];
+      // The column is json, so its text is the payload as stored, key order and all; the driver parses nothing.
+      const rows = await this.#byIdsNewestFirst(tenantId, ids)
+        .select(['id', 'recorded_at', sql<string>`payload::text`.as('payload_text')])
+        .execute();
+      return rows.map((row) => ({ id: row.id, recordedAt: row.recorded_at, payloadText: row.payload_text }));
+    });
+  }
+
+  /** The context's samples, newest first, resumed after the cursor: older time, or the same time and a smaller id. */
+  #newestQuery(tenantId: string, context: string, limit: number, before: SampleCursor | undefined) {
+    let query = this.#db
+      .selectFrom('samples')
+      .where('tenant_id', '=', tenantId)
+      .where('context', '=', context);
+    if (before !== undefined) query = query.where((eb) => eb(eb.refTuple('recorded_at', 'id'), '<', eb.tuple(before.recordedAt, before.id)));
+    return query.orderBy('recorded_at', 'desc').orderBy('id', 'desc').limit(limit);
+  }
+
+  /** The ids of the query's samples whose stored bytes fit in `maxBytes`, in its order; always the first. */
+  async #idsWithin(query: SelectQueryBuilder<DatabaseSchema, 'samples', object>, maxBytes: number): Promise<string[]> {
+    const sizes = await query.select(['id', 'stored_bytes']).execute();
+    const ids: string[] = [];
+    let bytes = 0;
+    for (const row of sizes) {
+      bytes += row.stored_bytes;
+      if (ids.length > 0 && bytes > maxBytes) break;
+      ids.push(row.id);
+    }
+    return ids;
+  }
+
+  #byIdsNewestFirst(tenantId: string, ids: string[]) {
+    return this.#db
+      .selectFrom('samples')
+      .where('tenant_id', '=', tenantId)
+      .where('id', 'in', ids)
+      .orderBy('recorded_at', 'desc')
+      .orderBy('id', 'desc');
   }
 
   get(tenantId: string, context: string, id: string): Promise<StoredSample | null> {

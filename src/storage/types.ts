@@ -327,10 +327,14 @@ export interface RuleStore {
    * with its payload schema, tests, audit entry and (with `publish`) the
    * publish; beforeCommit is called when the live ruleset changes (a
    * publish, or pruning a live rule). LimitExceededError past
-   * maxRulesPerContext.
+   * maxRulesPerContext. The file is compared with the context's rules in
+   * the transaction (`plan`), or was compared on a management thread
+   * (`prepared`, a real import only): then StaleImportBaseError, and
+   * nothing written, when the rules it was compared with are no longer the
+   * context's.
    */
   importContext<T>(
-    tenantId: string, context: string, plan: ImportPlan, options: ImportOptions, beforeCommit: BeforeCommit<T>, info?: ChangeInfo,
+    tenantId: string, context: string, source: ImportSource, options: ImportOptions, beforeCommit: BeforeCommit<T>, info?: ChangeInfo,
   ): Promise<{ result: ImportResult; live?: T }>;
   /** What validation evaluates now; null when the context has no ruleset version. */
   liveRuleset(tenantId: string, context: string): Promise<LiveRuleset | null>;
@@ -493,6 +497,7 @@ export interface RulesetText {
 /** A context's rules as an import's dry run compares them: the live ruleset version, and every non-archived rule's latest content as JSON text. */
 export interface ImportBaseText {
   rulesetVersion: number | null;
+  /** The context's rules, as `[{ id, version, code, content }, ...]` by code (the version the content is). */
   rulesJson: string;
 }
 
@@ -502,6 +507,43 @@ export interface ImportPlan {
   payloadSchema?: unknown;
   /** Absent: left as they are; else the tests to store ([] removes them), already checked. */
   tests?: StoredTest[];
+}
+
+/**
+ * A real import worked out on a management thread (pool/tasks/import-prepare-task.ts)
+ * against the context's rules as it read them (ImportBaseText), for the
+ * transaction to write: the contents as their JSON text, so the event loop
+ * neither walks nor copies the file's rules as objects.
+ */
+export interface PreparedImport {
+  /**
+   * Which rules it was compared with (import-changes.ts `importBaseDigest`:
+   * their ids, versions and codes; a version's content never changes). The
+   * transaction writes only if the context's rules, locked, are still those.
+   */
+  baseDigest: string;
+  writes: ImportWrites;
+  /** The answer's lists; its rulesetVersion is the one the transaction finds. */
+  result: ImportResult;
+  payloadSchema?: unknown;
+  tests?: StoredTest[];
+}
+
+/** What an import writes: the file as checked, or the changes a thread worked out from it. */
+export type ImportSource = { plan: ImportPlan } | { prepared: PreparedImport };
+
+/** What an import writes: rules to create, rules that get a new draft version (after `version`), rules to archive. */
+export interface ImportWrites {
+  create: Array<{ code: string; contentJson: string }>;
+  update: Array<{ id: string; version: number; contentJson: string }>;
+  archive: Array<{ id: string }>;
+}
+
+/** The context's rules changed between an import's comparison and its transaction: nothing was written. */
+export class StaleImportBaseError extends ConflictError {
+  constructor() {
+    super('the context\'s rules changed while the file was compared with them');
+  }
 }
 
 export interface ImportOptions {
@@ -605,6 +647,17 @@ export interface SamplesPurge {
   purgedAt: Date;
 }
 
+/**
+ * A sample as an impact replay on a management thread takes it: its payload
+ * as the stored JSON text, parsed on that thread rather than by the driver
+ * on the event loop (a page holds up to megabytes of payloads).
+ */
+export interface SampleText {
+  id: string;
+  recordedAt: Date;
+  payloadText: string;
+}
+
 /** Where a page of samples ends: the last sample read. */
 export type SampleCursor = Pick<StoredSample, 'recordedAt' | 'id'>;
 
@@ -628,6 +681,8 @@ export interface SampleStore {
    * `maxBytes`, fewer when their stored bytes would exceed it (never none when there is one).
    */
   newestBefore(tenantId: string, context: string, limit: number, before?: SampleCursor, maxBytes?: number): Promise<StoredSample[]>;
+  /** The same samples as `newestBefore` with `maxBytes`, with only what a replay reads: the payload as its JSON text. */
+  newestTextsBefore(tenantId: string, context: string, limit: number, before: SampleCursor | undefined, maxBytes: number): Promise<SampleText[]>;
   /** One sample of the context; null when there is none with this id (or it belongs to another tenant or context). */
   get(tenantId: string, context: string, id: string): Promise<StoredSample | null>;
   /** Drops the context's samples past the newest `maxSamples` and those recorded before `olderThan`; how many went. */

@@ -43,6 +43,18 @@ describe('an import\'s body read on a management thread', () => {
     expect({ status: response.status, type: response.headers.get('content-type'), problem }).toMatchSnapshot();
   });
 
+  it.each(BODIES)('refuses %s on a real import as on a dry run, changing nothing', async (_name, rawBody) => {
+    const answer = async (url: string) => {
+      const response = await t.request('POST', url, { rawBody });
+      const { requestId: _requestId, ...problem } = response.body as Record<string, unknown>;
+      return { status: response.status, problem };
+    };
+    const real = await answer('/api/v1/contexts/loans/import');
+    expect(real.status).toBeGreaterThanOrEqual(400);
+    expect(real).toEqual(await answer(IMPORT));
+    expect((await t.request('GET', '/api/v1/contexts/loans/export?from=draft')).status).toBe(404);
+  });
+
   it('refuses another media type with 415 before reading the body', async () => {
     const response = await t.request('POST', IMPORT, { rawBody: '{"format":"rules/v1","rules":[]}', contentType: 'text/plain' });
     expect(response.status).toBe(415);

@@ -6,7 +6,9 @@
  * "Large reads"): on the real server and database (PGlite, and PostgreSQL
  * with DATABASE_URL), the answers are those the event loop gave before,
  * whatever the context holds (drafts, archived rules, no tests), and a
- * dry run is a task of its own on the threads (`kind="importDryRun"`).
+ * dry run is a task of its own on the threads (`kind="importDryRun"`). A
+ * real import is compared there too (`kind="importPrepare"`), and written
+ * only if the context's rules are still those it was compared with.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startTestApp, type TestApp } from '../support/app.ts';
@@ -90,13 +92,13 @@ describe('large reads parsed on the management threads', () => {
   });
 
   it('compares an import dry run with the context\'s rules on a management thread', async () => {
-    const before = { dryRun: await done('importDryRun'), check: await done('importCheck') };
+    const before = { dryRun: await done('importDryRun'), prepare: await done('importPrepare') };
     const file = { format: 'rules/v1', rules: [rule('A', 'amount > 0'), rule('B', 'amount < 100'), rule('E', 'amount != 5')] };
     expect(await ok(t.request('POST', '/api/v1/contexts/mixed/import?dryRun=true&prune=true', { body: file }))).toEqual({
       dryRun: true, create: ['E'], update: ['B'], archive: ['D'], unchanged: ['A'], rulesetVersion: 2, warnings: [],
     });
     expect(await done('importDryRun')).toBe(before.dryRun + 1);
-    expect(await done('importCheck')).toBe(before.check);
+    expect(await done('importPrepare')).toBe(before.prepare);
     // Nothing was changed.
     const rules = await ok(t.request('GET', '/api/v1/rules?context=mixed')) as { items: Array<{ code: string }> };
     expect(rules.items.map((item) => item.code).sort()).toEqual(['A', 'B', 'D']);
@@ -119,5 +121,60 @@ describe('large reads parsed on the management threads', () => {
       t.request('POST', '/api/v1/contexts/mixed/import?dryRun=true', { body: { format: 'rules/v1', rules: [rule('A', 'amount >')] } }), 400, 'INVALID_BODY',
     );
     expect(problem.errors).toMatchSnapshot();
+  });
+
+  /** Makes each of the next `times` reads of an import's base edit rule A of "raced" right after it (as a concurrent PUT would). */
+  const editAfterBaseReads = (times: number, rule0: { id: string; version: number }, expressions: string[]) => {
+    const rules = t.storage.rules;
+    const read = rules.importBaseText.bind(rules);
+    let edits = 0;
+    rules.importBaseText = async (...args) => {
+      const base = await read(...args);
+      if (edits < times) {
+        const edited = await ok(t.request('PUT', `/api/v1/rules/${rule0.id}`, {
+          body: { context: 'raced', ...rule('A', expressions[edits]), version: rule0.version },
+        })) as { version: number };
+        rule0.version = edited.version;
+        edits++;
+      }
+      return base;
+    };
+    return () => {
+      rules.importBaseText = read;
+    };
+  };
+  const expressionOfA = async (id: string) => (await ok(t.request('GET', `/api/v1/rules/${id}`)) as { expression: string; version: number });
+
+  it('writes a real import compared on a thread only if the context\'s rules are still those compared with, else compares again', async () => {
+    const a = await ok(t.request('POST', '/api/v1/rules', { body: { context: 'raced', ...rule('A', 'amount > 0') } }), 201) as { id: string; version: number };
+    const file = { format: 'rules/v1', rules: [rule('A', 'amount > 0'), rule('E', 'amount != 5')] };
+    const before = await done('importPrepare');
+    // A is edited after the first comparison read it: that comparison (A unchanged) is stale and not written.
+    const restore = editAfterBaseReads(1, a, ['amount > 1']);
+    try {
+      expect(await ok(t.request('POST', '/api/v1/contexts/raced/import', { body: file }))).toMatchObject({
+        dryRun: false, create: ['E'], update: ['A'], unchanged: [], archive: [],
+      });
+    } finally {
+      restore();
+    }
+    expect(await done('importPrepare')).toBe(before + 2);
+    expect(await expressionOfA(a.id)).toMatchObject({ expression: 'amount > 0', version: 3 });
+  });
+
+  it('answers 409 and writes nothing when the context\'s rules change after every comparison', async () => {
+    const a = await ok(t.request('GET', '/api/v1/rules?context=raced')) as { items: Array<{ id: string; code: string; version: number }> };
+    const ruleA = a.items.find((item) => item.code === 'A')!;
+    const file = { format: 'rules/v1', rules: [rule('A', 'amount > 0'), rule('F', 'amount != 6')] };
+    const restore = editAfterBaseReads(2, ruleA, ['amount > 2', 'amount > 3']);
+    try {
+      const problem = await expectProblem(t.request('POST', '/api/v1/contexts/raced/import', { body: file }), 409, 'CONFLICT');
+      expect(problem.detail).toMatch(/rules changed while the file was compared/);
+    } finally {
+      restore();
+    }
+    const rules = await ok(t.request('GET', '/api/v1/rules?context=raced')) as { items: Array<{ code: string }> };
+    expect(rules.items.map((item) => item.code).sort()).toEqual(['A', 'E']);
+    expect(await expressionOfA(ruleA.id)).toMatchObject({ expression: 'amount > 3' });
   });
 });

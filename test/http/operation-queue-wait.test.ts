@@ -62,8 +62,8 @@ describe('an operation that waited its whole budget for a thread', () => {
       tenantId, context: 'loans', recordedAt: new Date(), rulesetVersion: 1, isValid: true, failures: [], payload: { amount: 50 },
     })));
     const { samples, tests } = t.storage;
-    const readSamples = samples.newestBefore.bind(samples);
-    samples.newestBefore = async (...args) => {
+    const readSamples = samples.newestTextsBefore.bind(samples);
+    samples.newestTextsBefore = async (...args) => {
       await samplesGate.pass();
       return readSamples(...args);
     };

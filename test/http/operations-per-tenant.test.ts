@@ -33,8 +33,8 @@ describe('heavy operations, a few at a time per tenant', () => {
       tenantId: t.tenantId, context: 'loans', recordedAt: new Date(), rulesetVersion: 1, isValid: true, failures: [], payload: { amount: 50 },
     }]);
     const samples = t.storage.samples;
-    const read = samples.newestBefore.bind(samples);
-    samples.newestBefore = async (...args) => {
+    const read = samples.newestTextsBefore.bind(samples);
+    samples.newestTextsBefore = async (...args) => {
       reads++;
       await gate;
       return read(...args);

@@ -1,6 +1,7 @@
 /**
  * Answers a management thread writes as JSON itself (a stored-test run,
- * with or without explain, a diff, an impact report, an import's dry run), on the real server
+ * with or without explain, a diff, an impact report, an import's dry run,
+ * a real import's warnings), on the real server
  * and database: the main thread sends those bytes as they are, and they are
  * byte for byte the answers Fastify's serializer wrote from the route's
  * schema before (the snapshots below were taken from that code), with the
@@ -79,5 +80,20 @@ describe('answers written on the management threads', () => {
     expect(jsonText(kept)).toMatchSnapshot();
     const pruned = await t.request('POST', '/api/v1/contexts/loans/import?dryRun=true&prune=true', { body: { format: 'rules/v1', rules: file.rules.slice(2) } });
     expect(jsonText(pruned)).toMatchSnapshot();
+  });
+
+  it('answers a real import as its dry run, byte for byte, but for dryRun: its warnings written on the thread', async () => {
+    const file = {
+      format: 'rules/v1',
+      rules: [
+        { code: 'ALWAYS', name: 'always', fieldPath: 'amount', expression: '1 > 0' },
+        { code: 'NEVER', name: 'never \u00e9 "quoted"', fieldPath: 'amount', expression: '1 < 0', message: 'a <b> & \u2028 line' },
+        { code: 'POSITIVE', name: 'positive', fieldPath: 'amount', expression: 'amount > 0' },
+      ],
+    };
+    const dry = jsonText(await t.request('POST', '/api/v1/contexts/copied/import?dryRun=true', { body: file }));
+    const real = jsonText(await t.request('POST', '/api/v1/contexts/copied/import', { body: file }));
+    expect(dry).toContain('"warnings":[{"code":"CONSTANT"');
+    expect(real).toBe(dry.replace('{"dryRun":true,', '{"dryRun":false,'));
   });
 });

@@ -112,4 +112,21 @@ describe('sample store', () => {
     expect((await storage.samples.newest('acme', 'late', 10)).map((s) => (s.payload as { n: number }).n)).toEqual([3]);
     expect(await storage.samples.newest('globex', 'late', 10)).toHaveLength(1);
   });
+
+  it('reads the same page as payload texts, as stored (key order, spacing of the JSON text), for a replay to parse elsewhere', async () => {
+    // After acme's purge above, so stored.
+    const after = (n: number): Partial<SampleRecord> => ({ recordedAt: new Date(Date.now() + n * minute) });
+    await storage.samples.insertMany([
+      sample('acme', 'texts', 1, { ...after(1), payload: { b: 'é', a: [1, 2.5, null] } }), sample('acme', 'texts', 2, after(2)),
+    ]);
+    const parsed = await storage.samples.newestBefore('acme', 'texts', 10, undefined, 1_000_000);
+    const texts = await storage.samples.newestTextsBefore('acme', 'texts', 10, undefined, 1_000_000);
+    expect(texts.map((s) => s.id)).toEqual(parsed.map((s) => s.id));
+    expect(texts.map((s) => s.recordedAt.toISOString())).toEqual(parsed.map((s) => s.recordedAt.toISOString()));
+    expect(texts[1].payloadText).toBe('{"b":"é","a":[1,2.5,null]}');
+    expect(texts.map((s) => JSON.parse(s.payloadText) as unknown)).toEqual(parsed.map((s) => s.payload));
+    // Paged from a cursor and cut at a byte bound as newestBefore is: the first sample always, then what fits.
+    expect(await storage.samples.newestTextsBefore('acme', 'texts', 10, texts[0], 1_000_000)).toEqual([texts[1]]);
+    expect(await storage.samples.newestTextsBefore('acme', 'texts', 10, undefined, 1)).toEqual([texts[0]]);
+  });
 });

@@ -8216,7 +8216,7 @@ export interface operations {
                     "application/problem+json": components["schemas"]["Problem"];
                 };
             };
-            /** @description The context would have more rules than it may, or checking the file stopped at its time or memory budget (LIMIT_EXCEEDED), a code was taken meanwhile (CONFLICT), or a stored test fails against what a publish would make live (TESTS_FAILED). */
+            /** @description The context would have more rules than it may, or checking the file stopped at its time or memory budget (LIMIT_EXCEEDED), a code was taken meanwhile or the context's rules changed twice while the file was compared with them (CONFLICT), or a stored test fails against what a publish would make live (TESTS_FAILED). */
             409: {
                 headers: {
                     [name: string]: unknown;

@@ -3,7 +3,8 @@
  * /contexts/{context}/impact): both rulesets compiled there, and the
  * context's newest samples replayed a page at a time. The thread asks the
  * main thread for each page over `pages` (the main thread reads the
- * database), so neither thread ever holds more than two pages.
+ * database), so neither thread ever holds more than two pages. The pages
+ * come as the payloads' JSON text, parsed here.
  */
 import type { MessagePort } from 'node:worker_threads';
 import type { CompilerLimits } from '../../../compiler/types.ts';
@@ -11,7 +12,7 @@ import { ProblemError, PROBLEMS } from '../../errors.ts';
 import {
   ImpactReplay, replayInPages, ReplayBudgetExceededError, type ImpactReport, type ReplayLimits, type ReplaySample,
 } from '../../rules/impact-report.ts';
-import type { LiveRuleset, SampleCursor } from '../../storage/types.ts';
+import type { LiveRuleset, SampleCursor, SampleText } from '../../storage/types.ts';
 import { OPERATIONS } from '../operations.ts';
 import { reportItems, type TaskProgress } from '../task-progress.ts';
 import { compileForTask } from './compile-for-task.ts';
@@ -38,7 +39,7 @@ export interface SamplePageRequest {
 }
 
 /** Its answer: the page, or that it could not be read (the main thread keeps the error). */
-export type SamplePageAnswer = { ok: true; page: ReplaySample[] } | { ok: false };
+export type SamplePageAnswer = { ok: true; page: SampleText[] } | { ok: false };
 
 /**
  * The report; a ProblemError when a ruleset does not compile or the replay
@@ -75,7 +76,7 @@ export async function runImpactTask(input: ImpactInput, progress?: TaskProgress)
 function askForPage(port: MessagePort, request: SamplePageRequest): Promise<ReplaySample[]> {
   return new Promise((resolve, reject) => {
     port.once('message', (answer: SamplePageAnswer) => {
-      if (answer.ok) resolve(answer.page);
+      if (answer.ok) resolve(answer.page.map(({ id, recordedAt, payloadText }) => ({ id, recordedAt, payload: JSON.parse(payloadText) as unknown })));
       else reject(new Error('the samples could not be read'));
     });
     port.postMessage(request);
