@@ -147,6 +147,8 @@ export function newTenantKeys(): TenantKeys {
  */
 export async function startIsolationService(options: {
   keys: TenantKeys; databaseUrl?: string; redisUrl?: string; workers?: number; publishQuiet: boolean; nodeFlags?: string[];
+  /** A command that runs node (see ChildServerOptions.wrapper). */
+  wrapper?: string[];
 }): Promise<IsolationService> {
   const { keys } = options;
   const redis: Record<string, string> = options.redisUrl === undefined || options.redisUrl === ''
@@ -154,7 +156,7 @@ export async function startIsolationService(options: {
     : { REDIS_URL: options.redisUrl, REDIS_KEY_PREFIX: `bench-isolation-${randomBytes(4).toString('hex')}:` };
   const service = await startService({
     databaseUrl: options.databaseUrl, workers: options.workers, tenantId: NOISY, adminKey: keys.noisy, nodeFlags: options.nodeFlags,
-    env: { RULES_BOOTSTRAP_TENANTS: `${NOISY}:${keys.noisy},${QUIET}:${keys.quiet}`, ...redis, ...budget() },
+    wrapper: options.wrapper, env: { RULES_BOOTSTRAP_TENANTS: `${NOISY}:${keys.noisy},${QUIET}:${keys.quiet}`, ...redis, ...budget() },
   });
   try {
     const quietAdmin = { ...service, tenantId: QUIET, adminKey: keys.quiet };

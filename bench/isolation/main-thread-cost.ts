@@ -7,13 +7,16 @@
  * The same service and tenant as `npm run bench:isolation`; PostgreSQL when
  * DATABASE_URL is set, else PGlite.
  *
- * `node --import tsx bench/isolation/main-thread-cost.ts [--only=explain] [--calls=3] [--cpu-prof]`
+ * With `--gc-log=FILE`, the service runs with `--trace-gc` and its
+ * standard output (the collector's lines) goes to FILE.
+ *
+ * `node --import tsx bench/isolation/main-thread-cost.ts [--only=explain] [--calls=3] [--cpu-prof] [--gc-log=FILE]`
  */
 import { readdir } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { readFile } from 'node:fs/promises';
+import { appendFile, readFile } from 'node:fs/promises';
 import { benchDatabase } from '../tools/bench-database.ts';
 import { fixed } from '../tools/report-table.ts';
 import { mainThreadTasks } from '../tools/main-thread-tasks.ts';
@@ -23,6 +26,7 @@ import { FULL_SIZES, OPERATIONS, runOperation, setUpNoisyTenant, type OperationN
 const only = process.argv.find((arg) => arg.startsWith('--only='))?.slice('--only='.length) as OperationName | undefined;
 const calls = Number(process.argv.find((arg) => arg.startsWith('--calls='))?.slice('--calls='.length) ?? 3);
 const profileDir = process.argv.includes('--cpu-prof') ? path.join(os.tmpdir(), `rules-bench-main-thread-${process.pid}`) : undefined;
+const gcLog = process.argv.find((arg) => arg.startsWith('--gc-log='))?.slice('--gc-log='.length);
 const operations = only === undefined ? OPERATIONS.filter((op) => op !== 'publish') : [only];
 
 const db = await benchDatabase('bench-main-thread');
@@ -30,7 +34,12 @@ const spans: Array<{ op: OperationName; from: number; to: number }> = [];
 try {
   const service = await startIsolationService({
     keys: newTenantKeys(), databaseUrl: db.databaseUrl, redisUrl: process.env.REDIS_URL, publishQuiet: false,
-    nodeFlags: profileDir === undefined ? undefined : ['--cpu-prof', '--cpu-prof-interval=200', `--cpu-prof-dir=${profileDir}`],
+    nodeFlags: [
+      ...(profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-interval=200', `--cpu-prof-dir=${profileDir}`]),
+      ...(gcLog === undefined ? [] : ['--trace-gc']),
+    ],
+    // The shell runs node with its standard output sent to the log (the path as an argument, never as script text).
+    wrapper: gcLog === undefined ? undefined : ['sh', '-c', 'log="$1"; shift; exec "$@" >>"$log"', 'sh', path.resolve(gcLog)],
   });
   try {
     const validate = async (body: string): Promise<void> => {
@@ -41,13 +50,16 @@ try {
     for (const op of operations) {
       const perCall: number[] = [];
       const from = Number(process.hrtime.bigint() / 1000n);
+      // Marks the calls in the collector's log, which also holds the setup's collections.
+      if (gcLog !== undefined) await appendFile(gcLog, `--- ${op}: ${calls} calls\n`);
       for (let i = 0; i < calls; i++) {
         const before = cpu();
         const started = performance.now();
         const answers = await runOperation(tenant, op, 120_000);
         perCall.push(cpu() - before);
-        console.log(`  ${op} call ${i + 1}: ${answers.map((a) => a.status).join(',')} in ${fixed((performance.now() - started) / 1000, 1)} s`);
+        console.log(`  ${op} call ${i + 1}: ${answers.map((a) => a.status < 300 ? a.status : `${a.status} ${a.code ?? ''} (${a.note})`).join(',')} in ${fixed((performance.now() - started) / 1000, 1)} s`);
       }
+      if (gcLog !== undefined) await appendFile(gcLog, `--- ${op}: end\n`);
       spans.push({ op, from, to: Number(process.hrtime.bigint() / 1000n) });
       console.log(`${op}: main thread on a core per call ${perCall.map((ms) => fixed(ms, 0)).join(', ')} ms`);
     }

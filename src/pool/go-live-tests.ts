@@ -2,14 +2,20 @@
  * The stored tests a publish, rollback or import runs before going live
  * (src/rules/stored-tests.ts `storedTestsGate`), on a management thread: up
  * to a thousand tests on rules that may be slow, which on the event loop
- * would hold every tenant's validations for as long. The thread compiles
- * the ruleset about to go live again (a compiled function cannot cross
- * threads) and runs the tests within the time budget of a heavy operation.
+ * would hold every tenant's validations for as long. A compiled function
+ * cannot cross threads, so the thread gets what the main thread installed
+ * the validator from (its build: the generated code and its refs, kept for
+ * the check by early-compile.ts) and evaluates it the same way, or, for a
+ * validator compiled on this thread (no build), the ruleset to compile
+ * again. It runs the tests within the time budget of a heavy operation.
  */
 import type { Config } from '../config.ts';
 import type { StoredTestRunner } from '../rules/stored-tests.ts';
+import type { CompiledValidator } from '../validators/compiled-validator.ts';
+import { keptBuildOf } from '../validators/compile-validator.ts';
 import type { ManagementPool, TaskRunner } from './management-pool.ts';
 import { OPERATIONS } from './operations.ts';
+import type { StoredTestsInput } from './tasks/stored-tests-task.ts';
 
 type Limits = Pick<Config, 'maxPayloadDepth' | 'maxAnswerBytes' | 'maxExpressionLength' | 'maxTableRows'>;
 
@@ -24,7 +30,7 @@ type Limits = Pick<Config, 'maxPayloadDepth' | 'maxAnswerBytes' | 'maxExpression
 export function goLiveTestsOnPool(pool: ManagementPool, config: Limits, run?: TaskRunner): StoredTestRunner {
   const inOperation = async (runner: TaskRunner, validator: Parameters<StoredTestRunner>[0], tests: Parameters<StoredTestRunner>[1]) => {
     const outcome = await runner('storedTests', {
-      ruleset: validator.ruleset,
+      ruleset: builtOrRuleset(validator),
       tests,
       explain: false,
       limits: { maxPayloadDepth: config.maxPayloadDepth, maxAnswerBytes: config.maxAnswerBytes },
@@ -36,4 +42,16 @@ export function goLiveTestsOnPool(pool: ManagementPool, config: Limits, run?: Ta
   };
   if (run !== undefined) return (validator, tests) => inOperation(run, validator, tests);
   return (validator, tests) => pool.operation(validator.tenantId, OPERATIONS.goLiveTests, (runner) => inOperation(runner, validator, tests));
+}
+
+/**
+ * The validator's build with what names it, when one was kept: a few
+ * strings and the refs cross to the thread instead of every rule, and the
+ * thread compiles nothing. Else the ruleset.
+ */
+function builtOrRuleset(validator: CompiledValidator): StoredTestsInput['ruleset'] {
+  const build = keptBuildOf(validator);
+  if (build === undefined) return validator.ruleset;
+  const { tenantId, context, rulesetVersion } = validator.ruleset;
+  return { tenantId, context, rulesetVersion, build };
 }

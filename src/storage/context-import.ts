@@ -79,10 +79,10 @@ export async function importIntoContext<T>(
   // What is live changes with a publish, or when a live rule is pruned
   // (as archiving it alone would): either way, a new ruleset version.
   let advanced: AdvancedRuleset | null = null;
-  if (options.publish) advanced = await publishDrafts(trx, tenantId, context, current, 'import', info);
+  if (options.publish) advanced = await publishDrafts(trx, tenantId, context, current, 'import', info, beforeCommit.readBefore);
   const archived = new Set(archive.map((rule) => rule.id));
   if (advanced === null && rules.some((rule) => archived.has(rule.id) && rule.published_version !== null)) {
-    advanced = await advanceRuleset(trx, tenantId, context, current, now, 'import', info);
+    advanced = await advanceRuleset(trx, tenantId, context, current, now, 'import', info, beforeCommit.readBefore);
   }
   if (advanced !== null) result.rulesetVersion = advanced.next.rulesetVersion;
   await writeAudit(trx, tenantId, info.origin, {

@@ -326,7 +326,7 @@ export class SqlRuleStore implements RuleStore {
           await writeAudit(trx, tenantId, info.origin, { action: 'rule.archive', context: rule.context, target: id, before: toRule(rule), after: archived });
           return { rule: archived };
         }
-        const { next } = await advanceRuleset(trx, tenantId, rule.context, rulesetVersion, now, 'archive', info);
+        const { next } = await advanceRuleset(trx, tenantId, rule.context, rulesetVersion, now, 'archive', info, beforeCommit.readBefore);
         await writeAudit(trx, tenantId, info.origin, {
           action: 'rule.archive', context: rule.context, target: id, before: toRule(rule), after: { ...archived, rulesetVersion: next.rulesetVersion },
         });
@@ -351,7 +351,7 @@ export class SqlRuleStore implements RuleStore {
           .where('id', '=', id)
           .execute();
         await markVersionsPublished(trx, tenantId, [{ ruleId: id, version: rule.version }], now);
-        const { next, changes } = await advanceRuleset(trx, tenantId, rule.context, rulesetVersion, now, 'publish', info);
+        const { next, changes } = await advanceRuleset(trx, tenantId, rule.context, rulesetVersion, now, 'publish', info, beforeCommit.readBefore);
         const published = toRule(await requireRule(trx, tenantId, id));
         const result = { context: rule.context, rulesetVersion: next.rulesetVersion, published: [id], changes };
         await writeAudit(trx, tenantId, info.origin, {
@@ -370,7 +370,7 @@ export class SqlRuleStore implements RuleStore {
     return guard(() =>
       this.#db.transaction().execute(async (trx) => {
         const rulesetVersion = await lockContext(trx, tenantId, context);
-        const published = await publishDrafts(trx, tenantId, context, rulesetVersion, 'publish', info);
+        const published = await publishDrafts(trx, tenantId, context, rulesetVersion, 'publish', info, beforeCommit.readBefore);
         if (published === null) {
           // Only archived rules that never went live: there is no version
           // to report, so the context counts as unknown. (Throwing also
@@ -477,7 +477,7 @@ export class SqlRuleStore implements RuleStore {
             .where('id', '=', member.ruleId)
             .execute();
         }
-        const { next, changes } = await advanceRuleset(trx, tenantId, context, current, now, 'rollback', info);
+        const { next, changes } = await advanceRuleset(trx, tenantId, context, current, now, 'rollback', info, beforeCommit.readBefore);
         const result = { context, rulesetVersion: next.rulesetVersion, published: toCopy.map((m) => m.ruleId), changes };
         await writeAudit(trx, tenantId, info.origin, {
           action: 'context.rollback', context, note: info.note ?? undefined,

@@ -40,6 +40,12 @@ export interface LiveRuleset {
   rulesetVersion: number;
   /** Live content of each live rule, as the compiler takes it. */
   rules: RuleDefinition[];
+  /**
+   * A digest of the rule versions `rules` were read from (ids and versions,
+   * in order), when storage read them for a change: a rule version's
+   * content never changes, so equal digests mean equal rules.
+   */
+  versionsDigest?: string;
 }
 
 export interface ContextSummary {
@@ -168,7 +174,16 @@ export interface ListRulesQuery {
  * back to the caller of the operation (the compiled validator, to install
  * in the cache before the call returns).
  */
-export type BeforeCommit<T> = (next: LiveRuleset) => T | Promise<T>;
+export type BeforeCommit<T> = ((next: LiveRuleset) => T | Promise<T>) & {
+  /**
+   * The ruleset an earlier run of the same operation handed to its
+   * beforeCommit (validators/early-compile.ts): when the rule versions
+   * going live are exactly those it was read from (`versionsDigest`),
+   * storage hands over its rules rather than reading every rule's content
+   * again. A wrapper of a beforeCommit passes it on, or the rules are read again.
+   */
+  readonly readBefore?: LiveRuleset;
+};
 
 /**
  * Errors with which storage operations refuse, each with a stable code; the

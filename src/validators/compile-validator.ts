@@ -12,7 +12,7 @@
  */
 import { compileRulesetSteps, instantiateGeneratedSteps, type GeneratedCode } from '../../compiler/compile-ruleset.ts';
 import { portableRefs, rebuildRefsSteps, type PortableRefs } from '../../compiler/portable/portable-refs.ts';
-import type { TurnSteps } from '../../compiler/steps.ts';
+import { runSteps, type TurnSteps } from '../../compiler/steps.ts';
 import type { CompileError, CompilerLimits, ValidatorFn } from '../../compiler/types.ts';
 import type { CompiledValidator } from './compiled-validator.ts';
 import type { LiveRuleset } from '../storage/types.ts';
@@ -27,6 +27,8 @@ export interface CompileOutcome {
   errors: CompileError[];
   /** Time spent compiling, without the waits between slices. */
   compileMs: number;
+  /** What the validator was installed from, when it came from another thread (`installValidator`). */
+  build?: InstallableBuild;
 }
 
 /**
@@ -69,6 +71,9 @@ export interface ValidatorBuild {
     figures: ValidatorFigures;
   };
 }
+
+/** What installing a validator built on another thread takes: plain data, a few strings and the refs. */
+export type InstallableBuild = NonNullable<ValidatorBuild['generated']>;
 
 /** What a validator reports and is weighed by, worked out where it compiled. */
 interface ValidatorFigures {
@@ -131,7 +136,40 @@ export async function installValidator(ruleset: LiveRuleset, build: ValidatorBui
   observer?.({ parts: code.kind === 'whole' ? 1 : code.partSources.length, slices: installed.slices, longestSliceMs: installed.longestSliceMs });
   const { validate, source } = installed.value;
   const validator = validatorOf(ruleset, validate, source, figures);
-  return { errors: [], validator, compileMs: build.compileMs };
+  return { errors: [], validator, compileMs: build.compileMs, build: build.generated };
+}
+
+/**
+ * The validator of a build, installed at once: on a management thread,
+ * which runs nothing else meanwhile (the go-live stored tests evaluate the
+ * very build the main thread installs, rather than compiling the rules again).
+ */
+export function installAtOnce(ruleset: LiveRuleset, build: InstallableBuild): CompiledValidator {
+  const { validate, source } = runSteps(installSteps(build.code, build.refs));
+  return validatorOf(ruleset, validate, source, build.figures);
+}
+
+/**
+ * Builds kept with the validators installed from them, only while an
+ * operation asks for it (`keepBuild` ... `dropBuild`: the go-live stored
+ * tests of a publish): a cached validator must not hold its generated code
+ * twice (V8 keeps the text of every function it compiled).
+ */
+const keptBuilds = new WeakMap<CompiledValidator, InstallableBuild>();
+
+/** Keeps `build` with `validator` until `dropBuild`. */
+export function keepBuild(validator: CompiledValidator, build: InstallableBuild): void {
+  keptBuilds.set(validator, build);
+}
+
+/** The build kept with `validator`, if any. */
+export function keptBuildOf(validator: CompiledValidator): InstallableBuild | undefined {
+  return keptBuilds.get(validator);
+}
+
+/** Lets the build kept with `validator` go. */
+export function dropBuild(validator: CompiledValidator): void {
+  keptBuilds.delete(validator);
 }
 
 /** The refs rebuilt, then the parts instantiated, in steps (each part's ending its slice). */

@@ -31,6 +31,16 @@ export interface CompiledValidator {
  * The compiled-validator cache and everything that feeds it. `get` is the
  * hot path (synchronous, no I/O); the rest runs on publish or on a miss.
  */
+/** How `ValidatorService.compile` is to treat what it compiles. */
+export interface CompileOptions {
+  /**
+   * Keep what the validator was installed from (compile-validator.ts
+   * `keepBuild`), for the go-live stored tests to evaluate the same build;
+   * the caller drops it (`dropBuild`) when they have run.
+   */
+  keepBuild?: boolean;
+}
+
 export interface ValidatorService {
   /** The cached validator, or undefined: a use (kept from eviction) and a cache hit. Never touches the database. */
   get(tenantId: string, context: string): CompiledValidator | undefined;
@@ -44,7 +54,7 @@ export interface ValidatorService {
    * compile. Compiles run on the compile lane's threads, one at a time per
    * tenant; this thread only installs what they send back.
    */
-  compile(ruleset: LiveRuleset, priority?: CompilePriority): Promise<CompiledValidator>;
+  compile(ruleset: LiveRuleset, priority?: CompilePriority, options?: CompileOptions): Promise<CompiledValidator>;
   /** Installs a freshly committed validator, replacing an older version (never a newer one). */
   install(validator: CompiledValidator): void;
   /** Runs a change of a context's live validator by this process, up to its install (cache sync waits for it). */

@@ -13,14 +13,16 @@
  * ruleset is compiled outside any transaction. Then the operation runs
  * for real, and its beforeCommit uses the early validator (under the new
  * ruleset version) when the rules going live are still exactly those; if
- * an edit landed in between, it compiles them again. A dry run that never
- * reaches beforeCommit (nothing to make live) was the operation itself,
- * and its result is the answer. The price: one more short transaction
+ * an edit landed in between, it compiles them again. Storage reads the
+ * rules' contents only once: when the rule versions going live are those
+ * the dry run read, the real run gets the dry run's rules (`readBefore`).
+ * A dry run that never reaches beforeCommit (nothing to make live) was the
+ * operation itself, and its result is the answer. The price: one more short transaction
  * per operation.
  */
 import type { CompiledValidator, ValidatorService } from './compiled-validator.ts';
 import type { BeforeCommit, LiveRuleset } from '../storage/types.ts';
-import { withRuleset } from './compile-validator.ts';
+import { dropBuild, withRuleset } from './compile-validator.ts';
 import { TUNING } from '../tuning.ts';
 import { runInSlices } from '../time-slices.ts';
 
@@ -67,8 +69,7 @@ export async function compileAhead<T extends { live?: CompiledValidator }>(
     if (!(error instanceof DryRunEnded)) throw error;
     next = error.next;
   }
-  const early = await validators.compile(next);
-  await check?.(early);
+  const early = await compileChecked(validators, next, check);
   return validators.whileChanging(next.tenantId, next.context, async () => {
     const outcome = await operation(compileUnlessEarly(validators, early, check));
     if (outcome.live !== undefined) validators.install(outcome.live);
@@ -81,12 +82,30 @@ export async function compileAhead<T extends { live?: CompiledValidator }>(
  * going live are the ones it was compiled from, else a compile of them.
  */
 export function compileUnlessEarly(validators: ValidatorService, early: CompiledValidator, check?: GoLiveCheck): BeforeCommit<CompiledValidator> {
-  return async (next) => {
+  const beforeCommit = async (next: LiveRuleset): Promise<CompiledValidator> => {
+    // Storage hands over the early rules themselves when the same rule versions go live.
+    if (next.rules === early.ruleset.rules) return withRuleset(early, next);
     if (await runInSlices(sameRules(early.ruleset, next), TUNING.installSliceMs.value)) return withRuleset(early, next);
-    const validator = await validators.compile(next);
-    await check?.(validator);
-    return validator;
+    return compileChecked(validators, next, check);
   };
+  // The dry run's ruleset: storage reads only the versions going live when they are the same.
+  return Object.assign(beforeCommit, { readBefore: early.ruleset });
+}
+
+/**
+ * Compiles `next` and vets it with `check`. The build the validator was
+ * installed from is kept while the check runs, so that the stored tests
+ * evaluate it on their thread (go-live-tests.ts) instead of compiling the
+ * rules again from a copy of them.
+ */
+async function compileChecked(validators: ValidatorService, next: LiveRuleset, check: GoLiveCheck | undefined): Promise<CompiledValidator> {
+  const validator = await validators.compile(next, 'change', { keepBuild: check !== undefined });
+  try {
+    await check?.(validator);
+  } finally {
+    dropBuild(validator);
+  }
+  return validator;
 }
 
 /** Vets a validator about to go live; throws to refuse the operation. */

@@ -19,11 +19,11 @@
  *   context that does not exist costs one query per TTL.
  */
 import type { CompilerLimits } from '../../compiler/types.ts';
-import type { CompiledValidator, ValidatorService } from './compiled-validator.ts';
+import type { CompiledValidator, CompileOptions, ValidatorService } from './compiled-validator.ts';
 import { RulesetInvalidError, RulesetOverLimitError, type FieldError } from '../domain-errors.ts';
 import type { LiveRuleset, RuleStore } from '../storage/types.ts';
 import { TUNING } from '../tuning.ts';
-import { compileValidator, type CompileOutcome, type CompilePriority } from './compile-validator.ts';
+import { compileValidator, keepBuild, type CompileOutcome, type CompilePriority } from './compile-validator.ts';
 import { TenantQueue } from './tenant-queue.ts';
 
 export interface ValidatorCacheOptions {
@@ -193,8 +193,9 @@ export class ValidatorCache implements ValidatorService {
     return pending;
   }
 
-  async compile(ruleset: LiveRuleset, priority: CompilePriority = 'change'): Promise<CompiledValidator> {
-    const { validator, errors } = await this.#compileOnce(ruleset, priority);
+  async compile(ruleset: LiveRuleset, priority: CompilePriority = 'change', options: CompileOptions = {}): Promise<CompiledValidator> {
+    const { validator, errors, build } = await this.#compileOnce(ruleset, priority);
+    if (validator !== undefined && build !== undefined && options.keepBuild === true) keepBuild(validator, build);
     if (validator === undefined) {
       const fieldErrors: FieldError[] = errors.map((error) => ({
         path: error.field,

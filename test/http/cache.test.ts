@@ -10,6 +10,7 @@ import { startTestApp, type TestApp, type TestResponse } from '../support/app.ts
 import { metricSample, sampleOf } from '../support/metrics.ts';
 import { ValidatorCache } from '../../src/validators/validator-cache.ts';
 import { compileAhead } from '../../src/validators/early-compile.ts';
+import type { LiveRuleset } from '../../src/storage/types.ts';
 
 const VALIDATE = '/api/v1/validation/validate';
 /** Validator lookups answered from memory (GET /metrics). */
@@ -113,6 +114,32 @@ describe('one service across changes and restarts', () => {
     expect(live!.ruleset.rules[0].expression).toBe('amount <= 30');
     expect((await validate('raced', { amount: 25 })).isValid).toBe(true);
     expect((await validate('raced', { amount: 35 })).isValid).toBe(false);
+  });
+
+  it('hands the dry run\'s rules to the real run when the same rule versions go live, and records what changed', async () => {
+    const { validators } = t.app.deps;
+    const [id] = await publish(t, 'reread', [limitRule(10), { ...limitRule(50), code: 'OTHER' }]);
+    const rule = await t.storage.rules.get(t.tenantId, id);
+    const { expression: _old, ...content } = rule!;
+    await t.storage.rules.update(t.tenantId, id, rule!.version, { ...content, expression: 'amount <= 20' });
+    const seen: LiveRuleset[] = [];
+    const { result, live } = await compileAhead(validators, (compile) => {
+      const watched = async (next: LiveRuleset) => {
+        seen.push(next);
+        return compile(next);
+      };
+      // As the routes pass compileAhead's beforeCommit: with the ruleset its dry run read.
+      return t.storage.rules.publishContext(t.tenantId, 'reread', Object.assign(watched, { readBefore: compile.readBefore }));
+    });
+    validators.install(live!);
+    expect(seen).toHaveLength(2);
+    // The same rules, not read and converted again.
+    expect(seen[1].rules).toBe(seen[0].rules);
+    expect(result.changes).toEqual({ added: [], changed: ['LIMIT'], removed: [] });
+    const version = await ok(t.request('GET', `/api/v1/contexts/reread/versions/${result.rulesetVersion}`));
+    expect(version.rules.map((r: any) => [r.code, r.expression])).toEqual([['LIMIT', 'amount <= 20'], ['OTHER', 'amount <= 50']]);
+    expect((await validate('reread', { amount: 15 })).isValid).toBe(true);
+    expect((await validate('reread', { amount: 25 })).isValid).toBe(false);
   });
 
   it('runs an operation with nothing to make live once: its dry run was the operation', async () => {

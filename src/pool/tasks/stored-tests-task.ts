@@ -7,15 +7,21 @@
  * left out and the answer says `truncated`.
  */
 import type { CompilerLimits } from '../../../compiler/types.ts';
-import { runStoredTest, type TestOutcome, type TestRunLimits } from '../../rules/stored-tests.ts';
+import { runStoredTest, type ExplainFn, type TestOutcome, type TestRunLimits } from '../../rules/stored-tests.ts';
 import type { LiveRuleset, RulesetText, StoredTest } from '../../storage/types.ts';
+import type { CompiledValidator } from '../../validators/compiled-validator.ts';
+import { installAtOnce, type InstallableBuild } from '../../validators/compile-validator.ts';
 import { reportItems, type TaskProgress } from '../task-progress.ts';
 import { compileForTask } from './compile-for-task.ts';
 import { rulesetOf, storedTestsOf } from './stored-rules.ts';
 
 export interface StoredTestsInput {
-  /** The ruleset, or its rules as the database's JSON text (parsed here: stored-rules.ts). */
-  ruleset: LiveRuleset | RulesetText;
+  /**
+   * The ruleset, its rules as the database's JSON text (parsed here:
+   * stored-rules.ts), or the build the main thread installed its validator
+   * from (installed here the same way; no explaining variant then).
+   */
+  ruleset: LiveRuleset | RulesetText | BuiltRuleset;
   /** The tests, or their JSON text as stored. */
   tests: StoredTest[] | string;
   explain: boolean;
@@ -23,6 +29,14 @@ export interface StoredTestsInput {
   compilerLimits: Partial<CompilerLimits>;
   /** Bytes of results the answer may hold (OPERATION_ANSWER_MAX_BYTES). */
   maxResultBytes: number;
+}
+
+/** A ruleset by its build only: what names it, and what installing its validator takes. */
+export interface BuiltRuleset {
+  tenantId: string;
+  context: string;
+  rulesetVersion: number;
+  build: InstallableBuild;
 }
 
 export interface StoredTestsOutput {
@@ -41,9 +55,8 @@ export interface StoredTestsOutput {
  */
 export async function runStoredTestsTask(input: StoredTestsInput, progress?: TaskProgress): Promise<StoredTestsOutput> {
   const { limits } = input;
-  const ruleset = rulesetOf(input.ruleset);
   const tests = storedTestsOf(input.tests);
-  const { validator, explain } = await compileForTask(ruleset, input.compilerLimits, { explain: input.explain, context: ruleset.context });
+  const { validator, explain } = await validatorOf(input);
   const now = Date.now();
   const results: TestOutcome[] = [];
   let bytes = 0;
@@ -61,4 +74,16 @@ export async function runStoredTestsTask(input: StoredTestsInput, progress?: Tas
   }
   reportItems(progress, tests.length, tests.length);
   return { passed, failed: tests.length - passed, truncated, results };
+}
+
+/** The validator to run the tests against: the build installed, or the ruleset compiled. */
+async function validatorOf(input: StoredTestsInput): Promise<{ validator: CompiledValidator; explain?: ExplainFn }> {
+  if ('build' in input.ruleset) {
+    const { build, ...names } = input.ruleset;
+    // Explaining takes the rules themselves; a build is sent only where nothing is explained.
+    if (input.explain) throw new Error('a stored-test run that explains needs the rules, not a build');
+    return { validator: installAtOnce({ ...names, rules: [] }, build) };
+  }
+  const ruleset = rulesetOf(input.ruleset);
+  return compileForTask(ruleset, input.compilerLimits, { explain: input.explain, context: ruleset.context });
 }
