@@ -398,6 +398,8 @@ const EACH_PATHS: Array<{ forEach: string; fieldPath?: string; subject: string }
   { forEach: 'nums', subject: '$item' },
   { forEach: 'tags', subject: '$item' },
   { forEach: 'obj.list', subject: '$item' },
+  // A fieldPath outside the array: one value for every element.
+  { forEach: 'items', fieldPath: 'obj.k', subject: 'obj.k' },
 ];
 
 const common = fc.record(

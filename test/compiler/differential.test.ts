@@ -147,6 +147,28 @@ describe('reference interpreter against docs/rule-language.md examples', () => {
       ],
     });
   });
+
+  // docs/rule-language.md, forEach: a fieldPath outside the array, missing, skips a rule
+  // that is not required as a whole (not counted, even on an empty array); a required one
+  // counts once and fails per element.
+  const outside: Array<[string, unknown, number, number]> = [
+    ['optional, missing', { items: [{}, {}] }, 0, 0],
+    ['optional, null', { items: [{}], customer: { id: null } }, 0, 0],
+    ['optional, missing, empty array', { items: [] }, 0, 0],
+    ['optional, present', { items: [{}, {}], customer: { id: 0 } }, 1, 2],
+    ['required, missing', { items: [{}, {}] }, 1, 2],
+    ['required, missing, empty array', { items: [] }, 1, 0],
+  ];
+  it.each(outside)('counts a forEach rule with a fieldPath outside the array: %s', (name, payload, counted, failed) => {
+    const rule: RuleDefinition = {
+      code: 'cust', name: 'Cust', forEach: 'items', fieldPath: 'customer.id', expression: '$value > 0',
+      ...(name.startsWith('required') ? { required: true } : {}),
+    };
+    const reference = referenceValidate([rule], payload, NOW);
+    expect(reference.totalRulesEvaluated).toBe(counted);
+    expect(reference.failures.map((f) => f.fieldPath)).toEqual(Array(failed).fill('customer.id'));
+    expect(compileRuleset([rule]).validate(payload, NOW)).toEqual(reference);
+  });
 });
 
 /**

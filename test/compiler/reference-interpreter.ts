@@ -609,6 +609,10 @@ function evaluateRule(rule: RuleDefinition, payload: unknown, now: number, out: 
   if (rule.forEach !== undefined) {
     const target = resolve(payload, parsePath(rule.forEach), 0);
     if (!Array.isArray(target)) return false;
+    // A fieldPath outside the array is one value for every element: missing and not
+    // required, the rule is skipped as a whole and not counted (docs/rule-language.md).
+    const shared = field !== undefined && !field.some((s) => s.kind === 'each');
+    if (shared && !rule.required && (valueAt(0) === undefined || valueAt(0) === null)) return false;
     target.forEach((item, i) => {
       const scope = scopeFor(item, i);
       if (!skipped(scope)) judge(scope, i);
