@@ -169,6 +169,19 @@ describe('reference interpreter against docs/rule-language.md examples', () => {
     expect(reference.failures.map((f) => f.fieldPath)).toEqual(Array(failed).fill('customer.id'));
     expect(compileRuleset([rule]).validate(payload, NOW)).toEqual(reference);
   });
+
+  // docs/rule-language.md, expectedValue: inferred where the subject is "the path equal to the rule's
+  // fieldPath", a forEach rule's fieldPath outside the array too (as the compiler has it).
+  it.each([
+    ['obj.k < 3', 3],
+    ['[0, 1].includes(obj.k)', [0, 1]],
+  ])('infers the expected value of a forEach rule from its fieldPath outside the array: %s', (expression, expected) => {
+    const rule: RuleDefinition = { code: 'K', name: 'k', forEach: 'items', fieldPath: 'obj.k', expression };
+    const payload = { items: [{}], obj: { k: 5 } };
+    const reference = referenceValidate([rule], payload, NOW);
+    expect(reference.failures.map((f) => f.expectedValue)).toEqual([expected]);
+    expect(compileRuleset([rule]).validate(payload, NOW)).toEqual(reference);
+  });
 });
 
 /**

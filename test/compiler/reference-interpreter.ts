@@ -526,12 +526,13 @@ export function isSubject(node: Node, rule: RuleDefinition): boolean {
   if (!rule.fieldPath) return false;
   const field = parsePath(rule.fieldPath);
   const keysOf = (segs: PathSegment[]) => segs.map((s) => s.key);
-  if (rule.forEach) {
-    const each = field.findIndex((s) => s.kind === 'each');
-    if (each < 0 || p.root !== '$item') return false;
+  const each = field.findIndex((s) => s.kind === 'each');
+  if (rule.forEach && each >= 0) {
+    if (p.root !== '$item') return false;
     const tail = keysOf(field.slice(each + 1));
     return tail.length === p.keys.length && tail.every((k, i) => k === p.keys[i]);
   }
+  // A forEach rule's fieldPath outside the array is a path like any other: "the path equal to the rule's fieldPath".
   if (field.some((s) => s.kind === 'each')) return false;
   // SPEC-CHOICE: `$.a`, `$["a"]` and `a` are one path.
   if (p.root.startsWith('$') && p.root !== '$') return false;
