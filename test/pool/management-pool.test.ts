@@ -116,17 +116,18 @@ describe('ManagementPool', () => {
 
   it('stops a task still running at the operation\'s time budget, saying how far it got, and frees the thread', async () => {
     const threads = startPool({ timeBudgetMs: 4000 });
-    // 1,000 tests of tens of milliseconds each: each far below the evaluation deadline, together far above the budget,
-    // even on a thread kept warm by earlier tasks (whose optimized code ran 100 of them within 4 s on Node 24).
-    // One payload for all: it crosses to the thread once.
-    const payload = pairs(6000);
-    const tests = Array.from({ length: 1000 }, (_, i) => ({ name: `t${i}`, payload, expect: { isValid: true } }));
+    // 3,000 tests of a few milliseconds each: each far below the evaluation deadline (1 s of wall time, which a
+    // test of tens of milliseconds passed on a thread at the lowest priority in a loaded CI run), together far
+    // above the budget, even on a thread kept warm by earlier tasks (whose optimized code ran 100 tests of 6,000
+    // items within 4 s on Node 24). One payload for all: it crosses to the thread once.
+    const payload = pairs(2500);
+    const tests = Array.from({ length: 3000 }, (_, i) => ({ name: `t${i}`, payload, expect: { isValid: true } }));
     const problem = await refusal(threads.operation('acme', { name: 'stored-test run', unit: 'test' }, (run) => run('storedTests', {
       ruleset: ruleset(QUADRATIC), tests, explain: false, limits: { maxPayloadDepth: 64, maxAnswerBytes: 1 << 20 }, compilerLimits: {}, maxResultBytes: 1 << 20,
     })));
     expect(problem.status).toBe(409);
     expect(problem.code).toBe('LIMIT_EXCEEDED');
-    expect(problem.detail).toMatch(/^The stored-test run stopped after 4 s, its time budget \(OPERATION_TIME_BUDGET_MS\), at test \d+ of 1000; nothing was changed\.$/);
+    expect(problem.detail).toMatch(/^The stored-test run stopped after 4 s, its time budget \(OPERATION_TIME_BUDGET_MS\), at test \d+ of 3000; nothing was changed\.$/);
     expect(threads.running).toBe(0);
     // A new thread takes the next task.
     expect(await threads.operation('acme', OPERATION, (run) => run('ruleTest', ruleTest('a > 1', { a: 2 })))).toMatchObject({ isValid: true });
