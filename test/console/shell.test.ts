@@ -208,6 +208,8 @@ describe('the console in Chromium', () => {
       await table.getByRole('link', { name: 'orders', exact: true }).click();
       await page.waitForURL(/#\/contexts\/orders$/);
       const tabs = page.getByRole('navigation', { name: 'Context orders' });
+      // The context's page renders a moment after the address changes.
+      await tabs.getByRole('link', { name: 'Rules', exact: true }).waitFor();
       for (const name of ['Rules', 'History', 'Tests']) expect(await tabs.getByRole('link', { name, exact: true }).count()).toBe(1);
       expect(await tabs.getByRole('link', { name: 'Rules', exact: true }).getAttribute('aria-current')).toBe('page');
       const top = page.getByRole('navigation', { name: 'Console' });
