@@ -142,8 +142,8 @@ describe('the console in Chromium', () => {
       expect(await page.evaluate('document.activeElement?.textContent')).toBe('Sign in');
       await page.keyboard.press('Enter');
       await page.getByRole('heading', { name: 'Contexts' }).waitFor();
-      // The new page's heading takes the focus, so reading starts there.
-      expect(await page.evaluate('document.activeElement?.tagName')).toBe('H1');
+      // The new page's heading takes the focus, so reading starts there (in an effect, a moment after it is shown).
+      await expect.poll(() => page.evaluate('document.activeElement?.tagName')).toBe('H1');
     } finally {
       await view.close();
     }
