@@ -9,7 +9,7 @@
  * of thousands of large rules never holds the event loop that every tenant
  * shares; `compileRuleset` runs them all at once.
  */
-import type { CompiledRuleset, CompileError, CompileOptions, RuleDefinition, ValidatorFn } from './types.ts';
+import type { CompiledRuleset, CompileError, CompileOptions, RuleDefinition, SourceEvaluator, ValidatorFn } from './types.ts';
 import { MAX_RULESET_TEXT_LENGTH, resolveLimits } from './limits.ts';
 import { planRule, ruleTextLength, type RulePlan } from './rule-plan.ts';
 import { composeParts, generateRulesetSteps, PART_LIMITS, type GenerateOptions, type PlainPartsFrame, type RefOrigin } from './ruleset-source.ts';
@@ -147,17 +147,18 @@ export function* compileRulesetSteps(rules: RuleDefinition[], options?: CompileO
   }
 
   const { plans, errors } = yield* timed(planRulesetSteps(rules, options));
-  let built = yield* timed(instantiateSteps(plans));
+  const evaluateSource = options?.evaluate ?? evaluate;
+  let built = yield* timed(instantiateSteps(plans, undefined, evaluateSource));
   if (!built.ok) {
     // Some rule passed every check yet its code does not run (an engine
     // limit, or a compiler bug): find it alone, report it, keep the rest.
     const kept: RulePlan[] = [];
     for (const plan of plans) {
-      const alone = yield* timed(instantiateSteps([plan]));
+      const alone = yield* timed(instantiateSteps([plan], undefined, evaluateSource));
       if (alone.ok) kept.push(plan);
       else errors.push(unbuildable(plan.code, alone.error));
     }
-    built = yield* timed(instantiateSteps(kept));
+    built = yield* timed(instantiateSteps(kept, undefined, evaluateSource));
     if (!built.ok) throw built.error;
     plans.length = 0;
     plans.push(...kept);
@@ -224,7 +225,7 @@ export function tryInstantiate(plans: readonly RulePlan[]): Built {
  * own copy as well took a sizeable share of a cached validator's heap;
  * admins read the source rarely, and reading it back costs a copy then.
  */
-export function* instantiateSteps(plans: readonly RulePlan[], options?: GenerateOptions): Steps<Built> {
+export function* instantiateSteps(plans: readonly RulePlan[], options?: GenerateOptions, evaluateSource: SourceEvaluator = evaluate): Steps<Built> {
   try {
     const steps = generateRulesetSteps(plans, PART_LIMITS, options);
     const parts: InstantiatedPart[] = [];
@@ -236,7 +237,7 @@ export function* instantiateSteps(plans: readonly RulePlan[], options?: Generate
         if (generated.kind === 'whole') {
           // The source is an expression (a factory), so that the very same text
           // can be bundled as a module later; `new Function` runs it once.
-          const factory = evaluate<Factory>(generated.source);
+          const factory = evaluateSource(generated.source) as Factory;
           const source = (): string => sourceOf(factory);
           return { ok: true, validate: factory(runtime, generated.refs), source, generated: () => ({ layout: { kind: 'whole', source: source() }, origins }) };
         }
@@ -250,7 +251,7 @@ export function* instantiateSteps(plans: readonly RulePlan[], options?: Generate
           generated: () => ({ layout: { kind: 'parts', partSources: partSources(), combinerSource, frame }, origins }),
         };
       }
-      if (step.value !== undefined) parts.push(instantiatePart(step.value.source, step.value.refs));
+      if (step.value !== undefined) parts.push(partOf(evaluateSource(step.value.source) as PartFactory, step.value.refs));
       yield;
     }
   } catch (error) {
@@ -263,11 +264,6 @@ interface InstantiatedPart {
   fn: PartFn;
 }
 
-/** One part's factory evaluated, instantiated over `refs`, and called once so that V8 compiles it now. */
-function instantiatePart(source: string, refs: Readonly<Record<string, unknown>>): InstantiatedPart {
-  return partOf(evaluate<PartFactory>(source), refs);
-}
-
 /** A part's evaluated factory instantiated over `refs`, and its function called once so that V8 compiles it now. */
 function partOf(factory: PartFactory, refs: Readonly<Record<string, unknown>>): InstantiatedPart {
   const fn = factory(runtime, refs);
@@ -277,7 +273,7 @@ function partOf(factory: PartFactory, refs: Readonly<Record<string, unknown>>): 
 
 /** The validate function of a ruleset in parts, over its instantiated parts. */
 function combine(combinerSource: string, parts: readonly InstantiatedPart[]): ValidatorFn {
-  const combiner = evaluate<(rt: Runtime, ...fns: PartFn[]) => ValidatorFn>(combinerSource);
+  const combiner = evaluate(combinerSource) as (rt: Runtime, ...fns: PartFn[]) => ValidatorFn;
   return combiner(runtime, ...parts.map((part) => part.fn));
 }
 
@@ -298,16 +294,16 @@ function combine(combinerSource: string, parts: readonly InstantiatedPart[]): Va
  * const { validate } = runSteps(instantiateGeneratedSteps(build.code, refs));
  */
 export function* instantiateGeneratedSteps(
-  code: GeneratedCode, refs: Readonly<Record<string, unknown>>,
+  code: GeneratedCode, refs: Readonly<Record<string, unknown>>, evaluateSource: SourceEvaluator = evaluate,
 ): TurnSteps<{ validate: ValidatorFn; source: () => string }> {
   if (code.kind === 'whole') {
-    const factory = evaluate<Factory>(code.source);
+    const factory = evaluateSource(code.source) as Factory;
     return { validate: factory(runtime, refs), source: () => sourceOf(factory) };
   }
   const parts: InstantiatedPart[] = [];
   for (const source of code.partSources) {
     // Parsing a part and compiling its function on the first call cost about as much each: a turn apiece.
-    const factory = evaluate<PartFactory>(source);
+    const factory = evaluateSource(source) as PartFactory;
     yield TURN;
     parts.push(partOf(factory, refs));
     yield TURN;
@@ -319,10 +315,10 @@ export function* instantiateGeneratedSteps(
   };
 }
 
-/** A generated factory expression, evaluated. */
-function evaluate<T>(source: string): T {
+/** A generated factory expression, evaluated: the default SourceEvaluator. */
+function evaluate(source: string): unknown {
   // eslint-disable-next-line @typescript-eslint/no-implied-eval, @typescript-eslint/no-unsafe-call -- source generated from the whitelisted AST, by design
-  return new Function(`return ${source};`)() as T;
+  return new Function(`return ${source};`)();
 }
 
 /** The generated source of an instantiated factory: the parenthesized function expression the generator wrote. */

@@ -95,7 +95,18 @@ export interface CompilerLimits {
 
 export interface CompileOptions {
   limits?: Partial<CompilerLimits>;
+  /** How generated source becomes a function; `new Function` by default (see SourceEvaluator). */
+  evaluate?: SourceEvaluator;
 }
+
+/**
+ * Evaluates one generated factory expression (`(function (rt, refs) { ... })`)
+ * in the realm's global scope and returns its value. The default is
+ * `new Function`; a host may evaluate through its engine's own API instead,
+ * for instance to keep each script and hand its compiled code to another
+ * thread. It must return exactly what evaluating `source` returns.
+ */
+export type SourceEvaluator = (source: string) => unknown;
 
 export interface CompiledRuleset {
   /** The generated validator. */

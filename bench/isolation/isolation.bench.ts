@@ -79,6 +79,8 @@ export interface IsolationBenchOptions {
   print?: boolean;
   /** Write the first service's CPU profiles (node --cpu-prof) to this folder and print each phase's span. */
   profileDir?: string;
+  /** More node flags for every service started (`--node-flag=--no-memory-reducer`): to measure a V8 setting's effect. */
+  extraNodeFlags?: string[];
   /** A PostgreSQL server to make the run's database on; default process.env.DATABASE_URL (unset: PGlite). */
   databaseUrl?: string;
   /** Default process.env.REDIS_URL (unset: counters in memory). */
@@ -395,7 +397,8 @@ export async function runIsolationBench(options: IsolationBenchOptions = {}): Pr
   const quick = options.quick === true;
   const sizes = options.sizes ?? FULL_SIZES;
   const timing = { ...(quick ? { idleMs: 5000, minMs: 3000 } : { idleMs: 10_000, minMs: 8000 }), printSpans: options.profileDir !== undefined };
-  const nodeFlags = options.profileDir === undefined ? undefined : ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`];
+  const extraNodeFlags = options.extraNodeFlags ?? [];
+  const nodeFlags = [...(options.profileDir === undefined ? [] : ['--cpu-prof', `--cpu-prof-dir=${options.profileDir}`]), ...extraNodeFlags];
   const serverUrl = options.databaseUrl ?? process.env.DATABASE_URL;
   const db = await benchDatabase('bench-isolation', serverUrl);
   const redisUrl = options.redisUrl ?? process.env.REDIS_URL;
@@ -421,7 +424,7 @@ export async function runIsolationBench(options: IsolationBenchOptions = {}): Pr
       workers2Skipped = 'WORKERS=2 needs PostgreSQL (DATABASE_URL not set)';
       log(`WORKERS=2: skipped: ${workers2Skipped}`);
     } else {
-      const second = await startIsolationService({ keys, databaseUrl: db.databaseUrl, redisUrl, workers: 2, publishQuiet: false });
+      const second = await startIsolationService({ keys, databaseUrl: db.databaseUrl, redisUrl, workers: 2, publishQuiet: false, nodeFlags: extraNodeFlags });
       try {
         runs.push(await runPhases(second, { ...tenant, target: second.noisy }, 2, timing, log, options.only));
       } finally {
@@ -448,7 +451,8 @@ const invokedDirectly = process.argv[1] !== undefined
   && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href;
 if (invokedDirectly) {
   const profileDir = process.argv.includes('--cpu-prof') ? path.join(os.tmpdir(), 'rules-bench-isolation-profiles') : undefined;
-  const result = await runIsolationBench({ quick: process.argv.includes('--quick'), only: onlyFromArgs(process.argv.slice(2)), profileDir });
+  const extraNodeFlags = process.argv.filter((arg) => arg.startsWith('--node-flag=')).map((arg) => arg.slice('--node-flag='.length));
+  const result = await runIsolationBench({ quick: process.argv.includes('--quick'), only: onlyFromArgs(process.argv.slice(2)), profileDir, extraNodeFlags });
   if (profileDir !== undefined) console.log(`CPU profiles in ${profileDir} (main thread: CPU.*.0.*.cpuprofile)`);
   // Idle keep-alive sockets of the HTTP client would hold the process a few more seconds.
   process.exit(result.met ? 0 : 1);

@@ -10,7 +10,9 @@
  * With `--gc-log=FILE`, the service runs with `--trace-gc` and its
  * standard output (the collector's lines) goes to FILE.
  *
- * `node --import tsx bench/isolation/main-thread-cost.ts [--only=explain] [--calls=3] [--cpu-prof] [--gc-log=FILE]`
+ * `--node-flag=FLAG` (repeatable) runs the service with that node or V8 flag too.
+ *
+ * `node --import tsx bench/isolation/main-thread-cost.ts [--only=explain] [--calls=3] [--cpu-prof] [--gc-log=FILE] [--node-flag=FLAG]`
  */
 import { readdir } from 'node:fs/promises';
 import os from 'node:os';
@@ -26,6 +28,7 @@ import { FULL_SIZES, OPERATIONS, runOperation, setUpNoisyTenant, type OperationN
 const only = process.argv.find((arg) => arg.startsWith('--only='))?.slice('--only='.length) as OperationName | undefined;
 const calls = Number(process.argv.find((arg) => arg.startsWith('--calls='))?.slice('--calls='.length) ?? 3);
 const profileDir = process.argv.includes('--cpu-prof') ? path.join(os.tmpdir(), `rules-bench-main-thread-${process.pid}`) : undefined;
+const extraNodeFlags = process.argv.filter((arg) => arg.startsWith('--node-flag=')).map((arg) => arg.slice('--node-flag='.length));
 const gcLog = process.argv.find((arg) => arg.startsWith('--gc-log='))?.slice('--gc-log='.length);
 const operations = only === undefined ? OPERATIONS.filter((op) => op !== 'publish') : [only];
 
@@ -37,6 +40,7 @@ try {
     nodeFlags: [
       ...(profileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-interval=200', `--cpu-prof-dir=${profileDir}`]),
       ...(gcLog === undefined ? [] : ['--trace-gc']),
+      ...extraNodeFlags,
     ],
     // The shell runs node with its standard output sent to the log (the path as an argument, never as script text).
     wrapper: gcLog === undefined ? undefined : ['sh', '-c', 'log="$1"; shift; exec "$@" >>"$log"', 'sh', path.resolve(gcLog)],

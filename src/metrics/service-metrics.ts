@@ -485,7 +485,8 @@ export class ServiceMetrics {
 /**
  * How installs of compiled validators share the event loop: the parts
  * installed and the turns they took (a large build takes at least a turn
- * per part), and the longest slice of each install.
+ * per part), the longest slice of each install, and how many parts came
+ * from the compile lane's code cache.
  */
 function installMetrics(registers: Registry[]): InstallObserver {
   const parts = new Counter({
@@ -504,9 +505,20 @@ function installMetrics(registers: Registry[]): InstallObserver {
     buckets: COMPILE_BUCKETS,
     registers,
   });
+  const cachedParts = new Counter({
+    name: 'rules_validator_install_code_cache_parts_total',
+    help: "Parts installed from the compile lane's V8 code cache (`used`), or compiled anew because V8 rejected it (`rejected`).",
+    labelNames: ['outcome'],
+    registers,
+  });
+  // Both series from the start, so that a rate over them reads 0 rather than nothing.
+  cachedParts.inc({ outcome: 'used' }, 0);
+  cachedParts.inc({ outcome: 'rejected' }, 0);
   return (figures) => {
     parts.inc(figures.parts);
     slices.inc(figures.slices);
     longest.observe(figures.longestSliceMs / 1000);
+    cachedParts.inc({ outcome: 'used' }, figures.codeCache.used);
+    cachedParts.inc({ outcome: 'rejected' }, figures.codeCache.rejected);
   };
 }

@@ -47,11 +47,14 @@ export function goLiveTestsOnPool(pool: ManagementPool, config: Limits, run?: Ta
 /**
  * The validator's build with what names it, when one was kept: a few
  * strings and the refs cross to the thread instead of every rule, and the
- * thread compiles nothing. Else the ruleset.
+ * thread compiles nothing. Else the ruleset. The build's code cache stays
+ * behind: copying megabytes into the message would be the event loop's
+ * work, to spare a niced thread some of its own.
  */
 function builtOrRuleset(validator: CompiledValidator): StoredTestsInput['ruleset'] {
-  const build = keptBuildOf(validator);
-  if (build === undefined) return validator.ruleset;
+  const kept = keptBuildOf(validator);
+  if (kept === undefined) return validator.ruleset;
   const { tenantId, context, rulesetVersion } = validator.ruleset;
+  const { codeCache: _left, ...build } = kept;
   return { tenantId, context, rulesetVersion, build };
 }

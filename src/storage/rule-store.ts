@@ -352,13 +352,13 @@ export class SqlRuleStore implements RuleStore {
           .execute();
         await markVersionsPublished(trx, tenantId, [{ ruleId: id, version: rule.version }], now);
         const { next, changes } = await advanceRuleset(trx, tenantId, rule.context, rulesetVersion, now, 'publish', info, beforeCommit.readBefore);
+        const live = await beforeCommit(next);
         const published = toRule(await requireRule(trx, tenantId, id));
-        const result = { context: rule.context, rulesetVersion: next.rulesetVersion, published: [id], changes };
+        const result = { context: rule.context, rulesetVersion: next.rulesetVersion, published: [id], changes: await changes() };
         await writeAudit(trx, tenantId, info.origin, {
           action: 'rule.publish', context: rule.context, target: id, note: info.note ?? undefined,
           before: { rulesetVersion }, after: result,
         });
-        const live = await beforeCommit(next);
         return { rule: published, result, live };
       }),
     );
@@ -378,11 +378,11 @@ export class SqlRuleStore implements RuleStore {
           if (rulesetVersion === null) throw new ContextNotFoundError(context);
           return { result: { context, rulesetVersion, published: [], changes: { added: [], changed: [], removed: [] } } };
         }
-        const result = { context, rulesetVersion: published.next.rulesetVersion, published: published.ids, changes: published.changes };
+        const live = await beforeCommit(published.next);
+        const result = { context, rulesetVersion: published.next.rulesetVersion, published: published.ids, changes: await published.changes() };
         await writeAudit(trx, tenantId, info.origin, {
           action: 'context.publish', context, note: info.note ?? undefined, before: { rulesetVersion }, after: result,
         });
-        const live = await beforeCommit(published.next);
         return { result, live };
       }),
     );
@@ -478,12 +478,12 @@ export class SqlRuleStore implements RuleStore {
             .execute();
         }
         const { next, changes } = await advanceRuleset(trx, tenantId, context, current, now, 'rollback', info, beforeCommit.readBefore);
-        const result = { context, rulesetVersion: next.rulesetVersion, published: toCopy.map((m) => m.ruleId), changes };
+        const live = await beforeCommit(next);
+        const result = { context, rulesetVersion: next.rulesetVersion, published: toCopy.map((m) => m.ruleId), changes: await changes() };
         await writeAudit(trx, tenantId, info.origin, {
           action: 'context.rollback', context, note: info.note ?? undefined,
           before: { rulesetVersion: current }, after: { ...result, rolledBackTo: rulesetVersion },
         });
-        const live = await beforeCommit(next);
         return { result, live };
       }),
     );

@@ -20,6 +20,7 @@ import { TUNING } from '../tuning.ts';
 import type { CostProfile } from '../../compiler/index.ts';
 import { costProfileOf, rememberCostProfile } from './evaluation-cost.ts';
 import { runInSlices, runInTurns } from '../time-slices.ts';
+import { cachedEvaluator, codeCacheRecorder, type CodeCacheUse } from './code-cache.ts';
 
 /** What a compile produced: a validator, or the reasons there is none. */
 export interface CompileOutcome {
@@ -69,6 +70,8 @@ export interface ValidatorBuild {
     code: GeneratedCode;
     refs: PortableRefs;
     figures: ValidatorFigures;
+    /** V8's code cache of each of `sourcesOf(code)`, made on the compiling thread (code-cache.ts); null where there is none. */
+    codeCache?: (Uint8Array | null)[];
   };
 }
 
@@ -89,7 +92,8 @@ interface ValidatorFigures {
  * else meanwhile), ending in plain data.
  */
 export async function buildValidator(ruleset: LiveRuleset, limits: Partial<CompilerLimits>): Promise<ValidatorBuild> {
-  const compiled = await runAtOnce(compileRulesetSteps(ruleset.rules, { limits }));
+  const recorder = codeCacheRecorder();
+  const compiled = await runAtOnce(compileRulesetSteps(ruleset.rules, { limits, evaluate: recorder.evaluate }));
   if (compiled.errors.length > 0) return { errors: compiled.errors, compileMs: compiled.compileMs };
   const { layout, origins } = compiled.generated();
   return {
@@ -99,8 +103,14 @@ export async function buildValidator(ruleset: LiveRuleset, limits: Partial<Compi
       code: layout,
       refs: portableRefs(origins),
       figures: { ruleCount: compiled.ruleCount, footprint: compiled.footprint, compileMs: compiled.compileMs, costProfile: compiled.costProfile },
+      codeCache: recorder.cachesOf(sourcesOf(layout)),
     },
   };
+}
+
+/** The factory sources of generated code, in the order its code cache lists them. */
+function sourcesOf(code: GeneratedCode): string[] {
+  return code.kind === 'whole' ? [code.source] : code.partSources;
 }
 
 /** How an install shared the event loop, for the metrics. */
@@ -111,6 +121,8 @@ export interface InstallFigures {
   slices: number;
   /** Its longest, in ms. */
   longestSliceMs: number;
+  /** Parts evaluated from the compiling thread's code cache, and parts whose cache V8 rejected (compiled anew). */
+  codeCache: CodeCacheUse;
 }
 
 /** Told of each install (rules_validator_install_* metrics). */
@@ -131,10 +143,12 @@ export type InstallObserver = (figures: InstallFigures) => void;
  */
 export async function installValidator(ruleset: LiveRuleset, build: ValidatorBuild, observer?: InstallObserver): Promise<CompileOutcome> {
   if (build.generated === undefined) return { errors: build.errors, compileMs: build.compileMs };
-  const { code, refs, figures } = build.generated;
-  const installed = await runInTurns(installSteps(code, refs), TUNING.installSliceMs.value);
-  observer?.({ parts: code.kind === 'whole' ? 1 : code.partSources.length, slices: installed.slices, longestSliceMs: installed.longestSliceMs });
-  const { validate, source } = installed.value;
+  const { code, refs, figures, codeCache } = build.generated;
+  const installed = await runInTurns(installSteps(code, refs, codeCache), TUNING.installSliceMs.value);
+  const { validate, source, codeCacheUse } = installed.value;
+  observer?.({
+    parts: code.kind === 'whole' ? 1 : code.partSources.length, slices: installed.slices, longestSliceMs: installed.longestSliceMs, codeCache: codeCacheUse,
+  });
   const validator = validatorOf(ruleset, validate, source, figures);
   return { errors: [], validator, compileMs: build.compileMs, build: build.generated };
 }
@@ -145,7 +159,7 @@ export async function installValidator(ruleset: LiveRuleset, build: ValidatorBui
  * very build the main thread installs, rather than compiling the rules again).
  */
 export function installAtOnce(ruleset: LiveRuleset, build: InstallableBuild): CompiledValidator {
-  const { validate, source } = runSteps(installSteps(build.code, build.refs));
+  const { validate, source } = runSteps(installSteps(build.code, build.refs, build.codeCache));
   return validatorOf(ruleset, validate, source, build.figures);
 }
 
@@ -172,10 +186,13 @@ export function dropBuild(validator: CompiledValidator): void {
   keptBuilds.delete(validator);
 }
 
-/** The refs rebuilt, then the parts instantiated, in steps (each part's ending its slice). */
-function* installSteps(code: GeneratedCode, refs: PortableRefs): TurnSteps<{ validate: ValidatorFn; source: () => string }> {
+/** The refs rebuilt, then the parts instantiated from their code cache where there is one, in steps (each part's ending its slice). */
+function* installSteps(
+  code: GeneratedCode, refs: PortableRefs, codeCache: InstallableBuild['codeCache'],
+): TurnSteps<{ validate: ValidatorFn; source: () => string; codeCacheUse: CodeCacheUse }> {
   const rebuilt = yield* rebuildRefsSteps(refs);
-  return yield* instantiateGeneratedSteps(code, rebuilt);
+  const { evaluate, use } = cachedEvaluator(sourcesOf(code), codeCache);
+  return { ...(yield* instantiateGeneratedSteps(code, rebuilt, evaluate)), codeCacheUse: use };
 }
 
 /** The cached validator of a compiled ruleset. */

@@ -30,12 +30,15 @@ function rule(i: number): RuleContent {
 interface InstallCounts {
   parts: number;
   slices: number;
+  /** Parts installed from the compile lane's code cache. */
+  cached: number;
 }
 
 async function installCounts(t: TestApp): Promise<InstallCounts> {
   return {
     parts: await metricSample(t, 'rules_validator_install_parts_total'),
     slices: await metricSample(t, 'rules_validator_install_slices_total'),
+    cached: await metricSample(t, 'rules_validator_install_code_cache_parts_total{outcome="used"}'),
   };
 }
 
@@ -44,7 +47,7 @@ async function installsOf(t: TestApp, change: () => Promise<unknown>): Promise<I
   const before = await installCounts(t);
   await change();
   const after = await installCounts(t);
-  return { parts: after.parts - before.parts, slices: after.slices - before.slices };
+  return { parts: after.parts - before.parts, slices: after.slices - before.slices, cached: after.cached - before.cached };
 }
 
 /**
@@ -91,6 +94,9 @@ describe('installing a validator in slices', () => {
   it('installs a large build a part at a time, the old version answering until the switch', async () => {
     const first = await installsOf(t, () => ok(t.request('POST', '/api/v1/contexts/large/publish')));
     expect(first.parts).toBe(LARGE_PARTS);
+    // Each part's bytecode came from the thread that compiled it: the event loop compiled none of them again.
+    expect(first.cached).toBe(LARGE_PARTS);
+    expect(await metricSample(t, 'rules_validator_install_code_cache_parts_total{outcome="rejected"}')).toBe(0);
     // Two turns of the event loop a part (its code evaluated, then instantiated and called once), one more to end.
     expect(first.slices).toBeGreaterThanOrEqual(2 * LARGE_PARTS + 1);
     expect(await ok(t.request('POST', VALIDATE, { body: PROBE }))).toMatchObject({

@@ -7,7 +7,8 @@ import { describe, expect, it } from 'vitest';
 import { compileRulesetSteps } from '../../compiler/compile-ruleset.ts';
 import { TURN } from '../../compiler/steps.ts';
 import type { RuleDefinition } from '../../compiler/types.ts';
-import { buildValidator, compileValidator, installValidator, runAtOnce, type InstallFigures } from '../../src/validators/compile-validator.ts';
+import { CompileLane } from '../../src/pool/compile-lane.ts';
+import { buildValidator, compileValidator, installValidator, runAtOnce, type InstallFigures, type ValidatorBuild } from '../../src/validators/compile-validator.ts';
 import { runInSlices, runInTurns } from '../../src/time-slices.ts';
 import { TenantQueue } from '../../src/validators/tenant-queue.ts';
 
@@ -95,6 +96,43 @@ describe('installValidator', () => {
     }
     expect(installed.validator!.validate(payloads[1], now).failures.length).toBeGreaterThan(100);
     expect(installed.validator!.source).toBe(compiled.validator!.source);
+  });
+
+  it("evaluates every part from the compile lane's code cache, and from source when V8 rejects a cache", async () => {
+    const lane = new CompileLane({ threads: 1, workerMemoryMb: 256 });
+    try {
+      // Rulesets of the same shape with text of their own: a script V8 has compiled once in this thread
+      // (the test above installed `ruleset`) is found by its text in V8's own cache, before any code cache is looked at.
+      const renamed = (suffix: string) => ({ ...ruleset, rules: rules.map((rule) => ({ ...rule, name: `${rule.name} (${suffix})` })) });
+      const [one, other] = [renamed('one'), renamed('other')];
+      const [build, otherBuild] = await Promise.all([lane.compile(one, {}, 'change'), lane.compile(other, {}, 'change')]);
+      const caches = build.generated!.codeCache!;
+      // One cache per part, each made after the part ran once.
+      expect(caches).toHaveLength(3);
+      for (const cache of caches) expect(cache!.byteLength).toBeGreaterThan(1000);
+      const install = async (from: ValidatorBuild, codeCache: (Uint8Array | null)[]) => {
+        let figures: InstallFigures | undefined;
+        const installed = await installValidator(one, { ...from, generated: { ...from.generated!, codeCache } }, (reported) => {
+          figures = reported;
+        });
+        return { validator: installed.validator!, use: figures!.codeCache };
+      };
+      // A cache V8 cannot use (zeroed bytes) is refused, and the part compiles as without one.
+      const damaged = await install(build, caches.map((cache) => new Uint8Array(cache!.byteLength)));
+      expect(damaged.use).toEqual({ used: 0, rejected: 3 });
+      const cached = await install(otherBuild, otherBuild.generated!.codeCache!);
+      expect(cached.use).toEqual({ used: 3, rejected: 0 });
+      const compiled = await compileValidator(one, {}, runAtOnce);
+      const compiledOther = await compileValidator(other, {}, runAtOnce);
+      const now = Date.now();
+      for (const payload of payloads) {
+        expect(damaged.validator.validate(payload, now)).toEqual(compiled.validator!.validate(payload, now));
+        expect(cached.validator.validate(payload, now)).toEqual(compiledOther.validator!.validate(payload, now));
+      }
+      expect(cached.validator.source).toBe(compiledOther.validator!.source);
+    } finally {
+      await lane.close();
+    }
   });
 });
 
