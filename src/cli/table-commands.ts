@@ -8,14 +8,12 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import type { Config } from '../config.ts';
-import { RuleInvalidError } from '../domain-errors.ts';
+import { RuleHasNoTableError, RuleInvalidError, TableCsvInvalidError } from '../domain-errors.ts';
 import { PayloadSchemas } from '../rules/payload-schemas.ts';
 import { assertRuleCompiles } from '../rules/check-rule-content.ts';
 import { withWarnings, type RuleWarning } from '../rules/rule-warnings.ts';
 import { tableToCsv } from '../rules/table-csv.ts';
-import {
-  findTableRule, replaceTableRows, RuleHasNoTableError, TableCsvInvalidError, withoutByteOrderMark, type TableRule,
-} from '../rules/table-rows-edit.ts';
+import { findTableRule, replaceTableRows, withoutByteOrderMark, type TableRule } from '../rules/table-rows-edit.ts';
 import { RuleArchivedError, RuleNotFoundError, StaleVersionError, type ChangeOrigin, type Rule, type Storage } from '../storage/types.ts';
 import { CommandError } from './cli-errors.ts';
 import type { TableCommand } from './parse-command.ts';

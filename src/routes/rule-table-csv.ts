@@ -9,14 +9,13 @@
  */
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { AppDeps } from '../app-deps.ts';
+import { RuleHasNoTableError, TableCsvInvalidError } from '../domain-errors.ts';
 import { ProblemError, type ProblemSpec } from '../errors.ts';
 import { decodeUtf8Body, isIdentityEncoding } from '../http/json-body-parser.ts';
 import { operation } from '../openapi/operation.ts';
 import { ruleReviewer } from '../pool/rule-review.ts';
 import { tableToCsv } from '../rules/table-csv.ts';
-import {
-  findTableRule, replaceTableRows, RuleHasNoTableError, TableCsvInvalidError, withoutByteOrderMark, type TableRule,
-} from '../rules/table-rows-edit.ts';
+import { findTableRule, replaceTableRows, withoutByteOrderMark, type TableRule } from '../rules/table-rows-edit.ts';
 import { idParamsSchema, originOf, tenantOf } from './schemas/route-helpers.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
 
