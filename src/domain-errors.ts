@@ -91,3 +91,23 @@ export class PayloadSchemaInvalidError extends Error {
     this.name = 'PayloadSchemaInvalidError';
   }
 }
+
+/** The rule exists but has no decision table: CSV carries only rows, so there is nothing to read them into. */
+export class RuleHasNoTableError extends Error {
+  readonly code = 'RULE_HAS_NO_TABLE';
+
+  constructor(readonly ruleId: string, readonly ruleCode: string) {
+    super(`rule ${ruleCode} has no decision table`);
+    this.name = 'RuleHasNoTableError';
+  }
+}
+
+/** The CSV cannot be read as the table's rows; `errors` name each line (`line 3`). */
+export class TableCsvInvalidError extends Error {
+  readonly code = 'TABLE_CSV_INVALID';
+
+  constructor(readonly errors: FieldError[]) {
+    super('the CSV is invalid');
+    this.name = 'TableCsvInvalidError';
+  }
+}

@@ -199,6 +199,10 @@ export const TUNING = tunables({
     value: 500, unit: 'ms', min: 1,
     why: 'while counting in this process over an open connection, Redis is asked this often whether it answers in time again',
   },
+  redisRecoveryProbes: {
+    value: 3, unit: 'probes', min: 1,
+    why: 'after a fallback, counting is shared in Redis again only once this many probes in a row (redisProbeIntervalMs apart) were answered in time, so a flapping Redis does not flip counting back and forth',
+  },
   redisStalledReconnectMs: {
     value: 5_000, unit: 'ms', min: 1,
     why: 'a probe unanswered this long means a dead connection (a peer gone without a reset): it is dropped and made anew',

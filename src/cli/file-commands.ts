@@ -7,11 +7,11 @@
 import { writeFile } from 'node:fs/promises';
 import type { CompiledValidator } from '../app-deps.ts';
 import type { Config } from '../config.ts';
-import { describeCompileError } from '../rules/check-rule-content.ts';
 import { checkRulesFile, rulesFileWarnings, toRulesFile, warningSchemaOf, type RulesFile } from '../rules/rules-file.ts';
 import { PayloadSchema } from '../../compiler/index.ts';
 import { describeMismatch, runStoredTests, runStoredTestsHere, storedTestsGate, type TestOutcome } from '../rules/stored-tests.ts';
 import { ContextNotFoundError, type ChangeInfo, type ImportResult, type LiveRuleset, type Storage, type StoredTest } from '../storage/types.ts';
+import { rulesetCompileErrors } from '../validators/compile-errors.ts';
 import { compileValidator } from '../validators/compile-validator.ts';
 import { CommandError } from './cli-errors.ts';
 import type { FileCommand } from './parse-command.ts';
@@ -122,5 +122,5 @@ async function importFile(command: Extract<FileCommand, { kind: 'import' }>, sto
 export async function compiled(ruleset: LiveRuleset, config: Config): Promise<CompiledValidator> {
   const { validator, errors } = await compileValidator(ruleset, { maxExpressionLength: config.maxExpressionLength, maxTableRows: config.maxTableRows });
   if (validator !== undefined) return validator;
-  throw new CommandError(`the rules do not compile:\n${describeErrors(errors.map((e) => ({ path: e.field, message: `rule ${e.ruleCode}: ${describeCompileError(e)}` })))}`);
+  throw new CommandError(`the rules do not compile:\n${describeErrors(rulesetCompileErrors(errors))}`);
 }

@@ -13,7 +13,7 @@ import { checkRulesFile, rulesFileWarnings, warningSchemaOf, type IncomingRulesF
 import { runStoredTests } from '../rules/stored-tests.ts';
 import type { ImportPlan, LiveRuleset } from '../storage/types.ts';
 import { compileValidator } from '../validators/compile-validator.ts';
-import { describeCompileError } from '../rules/check-rule-content.ts';
+import { describeCompileError } from '../validators/compile-errors.ts';
 import { tested } from './file-commands.ts';
 import { describeErrors, readRulesFile } from './rules-file-io.ts';
 import type { CommandOutput } from './run-command.ts';

@@ -14,7 +14,12 @@ import { readCsvFile, tableExported, tableImported } from './table-commands.ts';
 /** Runs `table export` or `table import` through the service at `remote.url`. */
 export async function runRemoteTableCommand(command: TableCommand, remote: Remote): Promise<CommandOutput> {
   const path = `/api/v1/rules/${encodeURIComponent(command.ruleId)}/table.csv`;
-  if (command.kind === 'table-export') return tableExported(command, await requestText(remote, command.tenantId, path));
+  if (command.kind === 'table-export') {
+    const { text, headers } = await requestText(remote, command.tenantId, path);
+    // A service older than X-Rule-Version sends none: the version is then not said.
+    const version = headers.get('x-rule-version');
+    return tableExported(command, text, version === null ? undefined : Number(version));
+  }
   // The service bounds the body (MAX_BODY_BYTES, 413) and checks it is UTF-8 as well.
   const csv = await readCsvFile(command.file);
   const body = new TextBody('text/csv; charset=utf-8', csv);

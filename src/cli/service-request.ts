@@ -39,15 +39,15 @@ export async function request<T>(remote: Remote, tenantId: string, method: strin
 }
 
 /**
- * One GET whose answer is text (a CSV), or its problem as a CommandError.
+ * One GET whose answer is text (a CSV), with its headers; or its problem as a CommandError.
  *
  * @example
- * const csv = await requestText(remote, 'acme', `/api/v1/rules/${id}/table.csv`);
+ * const { text: csv, headers } = await requestText(remote, 'acme', `/api/v1/rules/${id}/table.csv`);
  */
-export async function requestText(remote: Remote, tenantId: string, path: string): Promise<string> {
+export async function requestText(remote: Remote, tenantId: string, path: string): Promise<{ text: string; headers: Headers }> {
   const response = await send(remote, tenantId, 'GET', path);
   if (!response.ok) throw problemError(response, await response.json().catch(() => null));
-  return response.text();
+  return { text: await response.text(), headers: response.headers };
 }
 
 async function send(remote: Remote, tenantId: string, method: string, path: string, body?: unknown): Promise<Response> {

@@ -8,14 +8,12 @@
  */
 import { readFile, writeFile } from 'node:fs/promises';
 import type { Config } from '../config.ts';
-import { RuleInvalidError } from '../domain-errors.ts';
+import { RuleHasNoTableError, RuleInvalidError, TableCsvInvalidError } from '../domain-errors.ts';
 import { PayloadSchemas } from '../rules/payload-schemas.ts';
 import { assertRuleCompiles } from '../rules/check-rule-content.ts';
 import { withWarnings, type RuleWarning } from '../rules/rule-warnings.ts';
 import { tableToCsv } from '../rules/table-csv.ts';
-import {
-  findTableRule, replaceTableRows, RuleHasNoTableError, TableCsvInvalidError, withoutByteOrderMark, type TableRule,
-} from '../rules/table-rows-edit.ts';
+import { findTableRule, replaceTableRows, withoutByteOrderMark, type TableRule } from '../rules/table-rows-edit.ts';
 import { RuleArchivedError, RuleNotFoundError, StaleVersionError, type ChangeOrigin, type Rule, type Storage } from '../storage/types.ts';
 import { CommandError } from './cli-errors.ts';
 import type { TableCommand } from './parse-command.ts';
@@ -28,7 +26,10 @@ const AT_THE_CLI: ChangeOrigin = { actor: { cli: true } };
 /** Runs `table export` or `table import` on the database. */
 export async function runTableCommand(command: TableCommand, storage: Storage, config: Config): Promise<CommandOutput> {
   const { tenantId, ruleId } = command;
-  if (command.kind === 'table-export') return tableExported(command, tableToCsv((await tableRule(storage, tenantId, ruleId)).table));
+  if (command.kind === 'table-export') {
+    const rule = await tableRule(storage, tenantId, ruleId);
+    return tableExported(command, tableToCsv(rule.table), rule.version);
+  }
   const csv = await readCsvFile(command.file, config.maxBodyBytes);
   const stored = await tableRule(storage, tenantId, ruleId);
   const { maxExpressionLength, maxTableRows } = config;
@@ -44,16 +45,21 @@ export async function runTableCommand(command: TableCommand, storage: Storage, c
   return tableImported(await withWarnings({ payloadSchemas, maxExpressionLength }, tenantId, updated));
 }
 
-/** What `table export` prints: the CSV as it is (a script redirects it to a file), or where it was written. */
-export async function tableExported(command: Extract<TableCommand, { kind: 'table-export' }>, csv: string): Promise<CommandOutput> {
+/**
+ * What `table export` prints: the CSV as it is (a script redirects it to a
+ * file), or where it was written and the rule's version it is from (what
+ * `table import --version` takes); --json says the version either way.
+ */
+export async function tableExported(command: Extract<TableCommand, { kind: 'table-export' }>, csv: string, version: number | undefined): Promise<CommandOutput> {
   const { ruleId, out } = command;
-  if (out === undefined) return { text: csv, json: { ruleId, csv }, verbatim: true };
+  if (out === undefined) return { text: csv, json: { ruleId, version, csv }, verbatim: true };
   try {
     await writeFile(out, csv, 'utf8');
   } catch (error) {
     throw new CommandError(`cannot write ${out}: ${(error as Error).message}`);
   }
-  return { text: `Wrote the decision table of rule ${ruleId} to ${out}.`, json: { ruleId, out } };
+  const from = version === undefined ? '' : ` (version ${version})`;
+  return { text: `Wrote the decision table of rule ${ruleId}${from} to ${out}.`, json: { ruleId, version, out } };
 }
 
 /** What `table import` prints: the rule's new version (the same one when the rows did not change) and its warnings. */

@@ -10,7 +10,8 @@
  */
 import type { Config } from '../config.ts';
 import { RuleInvalidError } from '../domain-errors.ts';
-import { assertRuleCompiles, describeCompileError } from '../rules/check-rule-content.ts';
+import { assertRuleCompiles } from '../rules/check-rule-content.ts';
+import { describeCompileError } from '../validators/compile-errors.ts';
 import type { PayloadSchemas } from '../rules/payload-schemas.ts';
 import { warningsFor, type RuleWarning } from '../rules/rule-warnings.ts';
 import type { PayloadSchemaStore, Rule, RuleContent } from '../storage/types.ts';

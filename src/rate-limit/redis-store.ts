@@ -16,10 +16,17 @@
  *   other instances are not seen; a key this process has not counted in
  *   the window starts from zero.
  * - Recovering: while local, Redis is probed (PING) every
- *   TUNING.redisProbeIntervalMs when the connection is open, or the client
- *   reconnects on its own. On recovery the hits counted only here are
- *   added to the shared counters (best effort), so the shared count goes on
- *   from what every instance counted, then counting is shared again.
+ *   TUNING.redisProbeIntervalMs when the connection is open (the client
+ *   reconnects on its own when it is not). Counting is shared again only
+ *   after TUNING.redisRecoveryProbes probes in a row were answered in time:
+ *   a reconnect, or one quick answer, from a Redis that is flapping or
+ *   still overloaded would otherwise switch back at once and fall back at
+ *   the next slow count, each switch moving budgets between per-process
+ *   and shared counts. A late or failed probe, an error or a closed
+ *   connection starts the streak again. On recovery the hits counted only
+ *   here are added to the shared counters (best effort), so the shared
+ *   count goes on from what every instance counted, then counting is
+ *   shared again.
  * - A hit whose command timed out is not added again: the command is still
  *   on its way and will most likely count in Redis too.
  *
@@ -89,6 +96,8 @@ export class RedisRateLimitStore implements RateLimitStore {
   #probeTimer: NodeJS.Timeout | undefined;
   /** When the probe waiting for its answer was sent (performance.now()). */
   #probeSentAt: number | undefined;
+  /** While local: probes answered in time in a row; TUNING.redisRecoveryProbes of them share counting again. */
+  #probesInTime = 0;
 
   constructor(options: RedisRateLimitStoreOptions) {
     this.#log = options.log;
@@ -108,7 +117,7 @@ export class RedisRateLimitStore implements RateLimitStore {
     // unhandled 'error' events.
     this.#client.on('error', (error: Error) => this.#fallBack(error));
     this.#client.on('close', () => this.#fallBack(new Error('the connection to Redis closed')));
-    this.#client.on('ready', () => this.#recover());
+    // No recovery on 'ready': a reconnect is not yet a Redis that answers in time (the probes decide).
   }
 
   get mode(): RateLimitStoreMode {
@@ -200,7 +209,10 @@ export class RedisRateLimitStore implements RateLimitStore {
   }
 
   #fallBack(reason: Error): void {
-    if (this.#mode === 'local' || this.#closed) return;
+    if (this.#closed) return;
+    // Also while local: an error or a closed connection starts the streak of probes again.
+    this.#probesInTime = 0;
+    if (this.#mode === 'local') return;
     this.#mode = 'local';
     this.#fallbacks++;
     this.#log.warn(
@@ -214,6 +226,7 @@ export class RedisRateLimitStore implements RateLimitStore {
   #recover(): void {
     if (this.#mode === 'shared' || this.#closed) return;
     this.#mode = 'shared';
+    this.#probesInTime = 0;
     this.#stopProbing();
     const added = this.#shareLocalHits();
     this.#log.info({ hitsAdded: added.hits, keys: added.keys }, 'rate-limit counting is shared in Redis again');
@@ -236,13 +249,22 @@ export class RedisRateLimitStore implements RateLimitStore {
     return { hits, keys };
   }
 
-  /** While local: asks Redis whether it answers in time again; drops a connection that never answers. */
+  /**
+   * While local: asks Redis whether it answers in time again, and shares
+   * counting again after TUNING.redisRecoveryProbes answers in time in a
+   * row; drops a connection that never answers.
+   */
   #probe(): void {
     this.#dropEndedWindows();
-    if (this.#client.status !== 'ready') return; // reconnecting: its 'ready' event recovers
+    if (this.#client.status !== 'ready') {
+      // Reconnecting: the probes start counting once it is open again.
+      this.#probesInTime = 0;
+      return;
+    }
     if (this.#probeSentAt !== undefined) {
       if (performance.now() - this.#probeSentAt < TUNING.redisStalledReconnectMs.value) return;
       this.#probeSentAt = undefined;
+      this.#probesInTime = 0;
       this.#client.disconnect(true);
       return;
     }
@@ -255,7 +277,9 @@ export class RedisRateLimitStore implements RateLimitStore {
     const settle = (answered: boolean): void => {
       cancel();
       if (this.#probeSentAt === sentAt) this.#probeSentAt = undefined;
-      if (answered && !late) this.#recover();
+      if (this.#mode === 'shared' || this.#closed) return;
+      this.#probesInTime = answered && !late ? this.#probesInTime + 1 : 0;
+      if (this.#probesInTime >= TUNING.redisRecoveryProbes.value) this.#recover();
     };
     this.#client.ping().then(() => settle(true), () => settle(false));
   }

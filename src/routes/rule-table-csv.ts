@@ -9,14 +9,13 @@
  */
 import type { FastifyPluginAsync, FastifyRequest } from 'fastify';
 import type { AppDeps } from '../app-deps.ts';
+import { RuleHasNoTableError, TableCsvInvalidError } from '../domain-errors.ts';
 import { ProblemError, type ProblemSpec } from '../errors.ts';
 import { decodeUtf8Body, isIdentityEncoding } from '../http/json-body-parser.ts';
 import { operation } from '../openapi/operation.ts';
 import { ruleReviewer } from '../pool/rule-review.ts';
 import { tableToCsv } from '../rules/table-csv.ts';
-import {
-  findTableRule, replaceTableRows, RuleHasNoTableError, TableCsvInvalidError, withoutByteOrderMark, type TableRule,
-} from '../rules/table-rows-edit.ts';
+import { findTableRule, replaceTableRows, withoutByteOrderMark, type TableRule } from '../rules/table-rows-edit.ts';
 import { idParamsSchema, originOf, tenantOf } from './schemas/route-helpers.ts';
 import { sharedRef } from './schemas/shared-schemas.ts';
 
@@ -89,8 +88,9 @@ export const ruleTableCsvRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
         tag: 'Rules',
         summary: 'Read a rule\'s decision table as CSV',
         description: 'The rows of the rule\'s table (its latest version) as CSV (RFC 4180, UTF-8, CRLF): a header of the input names then '
-          + 'the output names, then one line per row, its cells then its outputs (JSON, a plain string bare).',
-        answers: { 200: 'The rows as CSV.', 404: 'No rule with this id in the tenant, or the rule has no table.' },
+          + 'the output names, then one line per row, its cells then its outputs (JSON, a plain string bare). `X-Rule-Version` is the '
+          + 'version of the rule the rows are from: send it back as PUT\'s `?version=`.',
+        answers: { 200: 'The rows as CSV; `X-Rule-Version`: the rule\'s version they are from.', 404: 'No rule with this id in the tenant, or the rule has no table.' },
       }),
       params: idParamsSchema,
       response: { 200: { content: { 'text/csv': { schema: { type: 'string', description: 'The table\'s rows as CSV.' } } } } },
@@ -99,7 +99,9 @@ export const ruleTableCsvRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (
     const rule = await tableRule(tenantOf(request), request.params.id);
     void reply
       .type('text/csv; charset=utf-8')
-      .header('content-disposition', `attachment; filename="${rule.code}.csv"`);
+      .header('content-disposition', `attachment; filename="${rule.code}.csv"`)
+      // The version the rows are from: what PUT's ?version= takes to refuse an edit of rows that have moved on since.
+      .header('x-rule-version', String(rule.version));
     return tableToCsv(rule.table);
   });
 

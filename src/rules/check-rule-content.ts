@@ -7,10 +7,10 @@
  */
 import { checkRule, positionOf } from '../../compiler/index.ts';
 import { toRuleDefinition } from '../../compiler/rule-schema.ts';
-import type { CompileError } from '../../compiler/types.ts';
 import { RuleInvalidError, type FieldError } from '../domain-errors.ts';
 import type { RuleContent } from '../storage/types.ts';
 import { TUNING } from '../tuning.ts';
+import { describeCompileError } from '../validators/compile-errors.ts';
 import { jsonDepthExceeds } from './json-depth.ts';
 
 export interface RuleCheckOptions {
@@ -107,9 +107,3 @@ export function assertRuleCompiles(code: string, content: RuleContent, options: 
   }
 }
 
-/** "line 1, column 7: `new` is not allowed"; the position only when the compiler gives one. */
-export function describeCompileError(error: Pick<CompileError, 'message' | 'line' | 'column'>): string {
-  if (error.line === undefined) return error.message;
-  const column = error.column === undefined ? '' : `, column ${error.column}`;
-  return `line ${error.line}${column}: ${error.message}`;
-}

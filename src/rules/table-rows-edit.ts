@@ -8,33 +8,13 @@
  * has them (table-csv.ts).
  */
 import type { TableDefinition } from '../../compiler/types.ts';
-import type { FieldError } from '../domain-errors.ts';
+import { RuleHasNoTableError, TableCsvInvalidError } from '../domain-errors.ts';
 import { normalizeContent } from '../storage/rule-content.ts';
 import { RuleNotFoundError, type ChangeOrigin, type Rule, type RuleContent, type RuleStore } from '../storage/types.ts';
 import { csvToRows } from './table-csv.ts';
 
 /** A stored rule that has a decision table. */
 export type TableRule = Rule & { table: TableDefinition };
-
-/** The rule exists but has no decision table: CSV carries only rows, so there is nothing to read them into. */
-export class RuleHasNoTableError extends Error {
-  readonly code = 'RULE_HAS_NO_TABLE';
-
-  constructor(readonly ruleId: string, readonly ruleCode: string) {
-    super(`rule ${ruleCode} has no decision table`);
-    this.name = 'RuleHasNoTableError';
-  }
-}
-
-/** The CSV cannot be read as the table's rows; `errors` name each line (`line 3`). */
-export class TableCsvInvalidError extends Error {
-  readonly code = 'TABLE_CSV_INVALID';
-
-  constructor(readonly errors: FieldError[]) {
-    super('the CSV is invalid');
-    this.name = 'TableCsvInvalidError';
-  }
-}
 
 /**
  * The tenant's rule `id` (its latest version) with its table;

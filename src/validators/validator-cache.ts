@@ -20,10 +20,11 @@
  */
 import type { CompilerLimits } from '../../compiler/types.ts';
 import type { CompiledValidator, CompileOptions, ValidatorService } from './compiled-validator.ts';
-import { RulesetInvalidError, RulesetOverLimitError, type FieldError } from '../domain-errors.ts';
+import { RulesetInvalidError, RulesetOverLimitError } from '../domain-errors.ts';
 import type { LiveRuleset, RuleStore } from '../storage/types.ts';
 import { TUNING } from '../tuning.ts';
 import { compileValidator, keepBuild, type CompileOutcome, type CompilePriority } from './compile-validator.ts';
+import { rulesetCompileErrors } from './compile-errors.ts';
 import { TenantQueue } from './tenant-queue.ts';
 
 export interface ValidatorCacheOptions {
@@ -197,12 +198,7 @@ export class ValidatorCache implements ValidatorService {
     const { validator, errors, build } = await this.#compileOnce(ruleset, priority);
     if (validator !== undefined && build !== undefined && options.keepBuild === true) keepBuild(validator, build);
     if (validator === undefined) {
-      const fieldErrors: FieldError[] = errors.map((error) => ({
-        path: error.field,
-        message: `rule ${error.ruleCode}: ${error.message}${
-          error.line === undefined ? '' : ` (line ${error.line}, column ${error.column ?? 1})`
-        }`,
-      }));
+      const fieldErrors = rulesetCompileErrors(errors);
       // A limit of the ruleset as a whole (its text, its regex patterns) is a
       // limit like rules per context, not a fault of one rule's text.
       if (errors.some((error) => error.code === 'LIMIT_EXCEEDED')) {

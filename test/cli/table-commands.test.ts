@@ -91,12 +91,13 @@ describe('on the database', () => {
     const printed = await run('table', 'export', 'acme', limitsId);
     expect(printed.code, printed.stderr).toBe(0);
     expect(printed.stdout).toBe(tableCsv);
-    expect(await runJson('table', 'export', 'acme', limitsId)).toEqual({ ruleId: limitsId, csv: tableCsv });
+    expect(await runJson('table', 'export', 'acme', limitsId)).toEqual({ ruleId: limitsId, version: 1, csv: tableCsv });
 
     const out = join(dir, 'limits.csv');
     const wrote = await run('table', 'export', 'acme', limitsId, out);
     expect(wrote.code, wrote.stderr).toBe(0);
-    expect(wrote.stdout).toBe(`Wrote the decision table of rule ${limitsId} to ${out}.\n`);
+    expect(wrote.stdout).toBe(`Wrote the decision table of rule ${limitsId} (version 1) to ${out}.\n`);
+    expect(await runJson('table', 'export', 'acme', limitsId, out)).toEqual({ ruleId: limitsId, version: 1, out });
     expect(await readFile(out, 'utf8')).toBe(tableCsv);
   });
 
@@ -208,9 +209,11 @@ describe('against a running service (--url)', () => {
       expect(exported.code, exported.stderr).toBe(0);
       expect(exported.stdout).toBe(tableCsv);
 
+      expect(await runJson('table', 'export', 'acme', limitsId, ...remote)).toEqual({ ruleId: limitsId, version: 3, csv: tableCsv });
+
       // Round trip: export to a file, import it, export again.
       const out = join(dir, 'remote.csv');
-      expect((await run('table', 'export', 'acme', limitsId, out, ...remote)).code).toBe(0);
+      expect((await run('table', 'export', 'acme', limitsId, out, ...remote)).stdout).toBe(`Wrote the decision table of rule ${limitsId} (version 3) to ${out}.\n`);
       expect(await readFile(out, 'utf8')).toBe(tableCsv);
       const same = await runJson('table', 'import', 'acme', limitsId, out, ...remote);
       expect(same).toMatchObject({ id: limitsId, version: 3, table, warnings: [] });

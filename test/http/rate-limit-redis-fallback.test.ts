@@ -4,8 +4,9 @@
  * every request is still counted (in the process, approximately across
  * instances), every answer carries its RateLimit headers, and a tenant over
  * its budget gets 429. The fallback and the recovery are logged once each,
- * /metrics says which mode is in force, and once Redis answers again the
- * counting is shared again, including the hits counted meanwhile.
+ * /metrics says which mode is in force, and once Redis answers again (several
+ * probes in a row in time, not merely a reconnect) the counting is shared
+ * again, including the hits counted meanwhile.
  *
  * Redis is reached through a TCP proxy the test can stall (blackhole), cut
  * (reset) and restore, so the Redis server other test files share is never
@@ -14,6 +15,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { TUNING } from '../../src/tuning.ts';
 import { startTestApp, type TestApp, type TestResponse } from '../support/app.ts';
 import { metricSample } from '../support/metrics.ts';
 import { startTcpProxy, type TcpProxy } from '../support/proxy.ts';
@@ -223,5 +225,45 @@ describe('when the event loop stalls while a count is on its way', () => {
     expect(other).toEqual(admitted(3, 1));
     expect(await storeMode(instance)).toEqual({ shared: 1, local: 0, fallbacks: 0 });
     expect(logged(instance, FALLBACK_LOG)).toEqual([]);
+  });
+});
+
+describe('when Redis comes back', () => {
+  it('shares counting again only after several probes in a row were answered in time; a reconnect that fails again is no second fallback', async () => {
+    // Each probe is a PING; the test sees it on its way, as RESP (`*1 $4 ping`).
+    let pingsSeen = 0;
+    let cutAtNextPing = false;
+    const proxy: TcpProxy = await proxyToRedis((chunk) => {
+      if (!/\$4\r\nping\r\n/i.test(chunk.toString('latin1'))) return;
+      pingsSeen++;
+      if (!cutAtNextPing) return;
+      cutAtNextPing = false;
+      // Redis flaps: reachable just long enough for a reconnect, gone again before the probe's answer.
+      proxy.cut('reset');
+    });
+    const instance = await startInstance(proxy.url(REDIS_URL), 'back', 5);
+    expect(await listRules(instance)).toEqual(admitted(5, 4));
+
+    proxy.cut('reset');
+    expect(await listRules(instance)).toEqual(admitted(5, 3));
+    expect(await storeMode(instance)).toEqual({ shared: 0, local: 1, fallbacks: 1 });
+
+    // The connection is made again, but the first probe over it fails: counting stays in the process.
+    cutAtNextPing = true;
+    proxy.restore();
+    await until(() => Promise.resolve(cutAtNextPing), (waiting) => !waiting, 'a probe over the new connection');
+    expect(await storeMode(instance)).toEqual({ shared: 0, local: 1, fallbacks: 1 });
+    expect(await listRules(instance)).toEqual(admitted(5, 2));
+    expect(logged(instance, RECOVERY_LOG)).toEqual([]);
+
+    pingsSeen = 0;
+    proxy.restore();
+    await until(() => storeMode(instance), (mode) => mode.shared === 1, 'counting to be shared again');
+    expect(pingsSeen).toBeGreaterThanOrEqual(TUNING.redisRecoveryProbes.value);
+    expect(await storeMode(instance)).toEqual({ shared: 1, local: 0, fallbacks: 1 });
+    // Logged once each, however often the connection came and went; the two hits counted here were added to Redis.
+    expect(logged(instance, FALLBACK_LOG)).toHaveLength(1);
+    expect(logged(instance, RECOVERY_LOG)).toEqual([expect.objectContaining({ level: 30, hitsAdded: 2 })]);
+    expect(await listRules(instance)).toEqual(admitted(5, 1));
   });
 });

@@ -321,6 +321,19 @@ describe('a table as CSV', () => {
     expect(after.table).toEqual(csvTable);
   });
 
+  it('says the rule version its rows are from (X-Rule-Version), which PUT takes as ?version=', async () => {
+    const exported = await api('GET', `/rules/${id}/table.csv`);
+    const version = Number(exported.headers.get('x-rule-version'));
+    expect(version).toBe((await ok(api('GET', `/rules/${id}`))).version);
+    const edited = exported.text.replace('50000', '45000');
+    const saved = await ok(csv(edited, 'text/csv', `?version=${version}`));
+    expect(saved.version).toBe(version + 1);
+    expect((await api('GET', `/rules/${id}/table.csv`)).headers.get('x-rule-version')).toBe(String(version + 1));
+    // The export's version is now stale: an edit made from it is refused.
+    await expectProblem(csv(edited, 'text/csv', `?version=${version}`), 409, 'CONFLICT');
+    await ok(csv(exported.text, 'text/csv', `?version=${version + 1}`));
+  });
+
   it('a spreadsheet\'s edit (a BOM, LF line ends, a new row) becomes a new version with the same inputs and hit policy', async () => {
     const before = await ok(api('GET', `/rules/${id}`));
     const body = '\uFEFFproduct,country,maxAmount,note\n"""boat""",-,7000,boats\n-,-,0,none\n';

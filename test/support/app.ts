@@ -71,8 +71,9 @@ export interface TestApp {
    * Closes the app and storage and starts them again on the same database;
    * `whileStopped` runs in between (e.g. SQL on the database through
    * openDatabase, which PGlite allows only while the service is stopped).
+   * `env` is laid over the first start's (e.g. a lower limit than the rules were saved under).
    */
-  restart(whileStopped?: () => Promise<void>): Promise<void>;
+  restart(whileStopped?: () => Promise<void>, env?: Record<string, string>): Promise<void>;
   /** Closes everything and drops the database. */
   close(): Promise<void>;
 }
@@ -84,7 +85,7 @@ export async function startTestApp(options: StartTestAppOptions = {}): Promise<T
   const otherTenantId = 'globex';
   const adminKey = `test_${randomBytes(24).toString('base64url')}`;
   const otherAdminKey = `test_${randomBytes(24).toString('base64url')}`;
-  const config = loadConfig({
+  const configFor = (env: Record<string, string> | undefined): Config => loadConfig({
     DATABASE_URL: database.databaseUrl ?? '',
     RULES_DATA_DIR: database.dataDir,
     RULES_BOOTSTRAP_TENANTS: `${tenantId}:${adminKey},${otherTenantId}:${otherAdminKey}`,
@@ -92,7 +93,9 @@ export async function startTestApp(options: StartTestAppOptions = {}): Promise<T
     PORT: '0',
     ...TEST_SERVICE_ENV,
     ...options.env,
+    ...env,
   });
+  let config = configFor(undefined);
 
   const start = async (): Promise<{ app: FastifyInstance; storage: Storage; baseUrl: string }> => {
     const storage = await createStorage({ databaseUrl: config.databaseUrl, dataDir: config.dataDir });
@@ -126,7 +129,9 @@ export async function startTestApp(options: StartTestAppOptions = {}): Promise<T
     get baseUrl() {
       return running.baseUrl;
     },
-    config,
+    get config() {
+      return config;
+    },
     database,
     tenantId,
     adminKey,
@@ -155,9 +160,10 @@ export async function startTestApp(options: StartTestAppOptions = {}): Promise<T
       if (/json/i.test(type) && text.length > 0) parsed = JSON.parse(text);
       return { status: response.status, headers: response.headers, body: parsed, text };
     },
-    async restart(whileStopped) {
+    async restart(whileStopped, env) {
       await stop(running);
       await whileStopped?.();
+      if (env !== undefined) config = configFor(env);
       running = await start();
     },
     async close() {

@@ -10,15 +10,15 @@ import { explainRuleset } from '../../../compiler/explain-ruleset.ts';
 import type { CompiledValidator } from '../../validators/compiled-validator.ts';
 import type { CompileError, CompilerLimits } from '../../../compiler/types.ts';
 import { PROBLEMS, ProblemError, type ProblemSpec } from '../../errors.ts';
-import { describeCompileError } from '../../rules/check-rule-content.ts';
 import type { ExplainFn } from '../../rules/stored-tests.ts';
 import type { LiveRuleset } from '../../storage/types.ts';
+import { rulesetCompileErrors } from '../../validators/compile-errors.ts';
 import { compileValidator, runAtOnce } from '../../validators/compile-validator.ts';
 
 export interface CompileForTaskOptions {
   /** Also the explaining variant (`explain`). */
   explain?: boolean;
-  /** Put before each error's field path (`rule.` when the body held the rule). */
+  /** Put before each error's path (`rule.` when the body held the rule). */
   pathPrefix?: string;
   /** The context named in the problem's detail; none for a rule tested alone. */
   context?: string;
@@ -45,8 +45,7 @@ export async function compileForTask(
  * 409 LIMIT_EXCEEDED (a ruleset-wide limit) or 400 INVALID_BODY, naming every error.
  */
 function compileRefusal(errors: readonly CompileError[], options: CompileForTaskOptions): ProblemSpec {
-  const prefix = options.pathPrefix ?? '';
-  const fieldErrors = errors.map((error) => ({ path: `${prefix}${error.field}`, message: `rule ${error.ruleCode}: ${describeCompileError(error)}` }));
+  const fieldErrors = rulesetCompileErrors(errors, options.pathPrefix);
   if (errors.some((error) => error.code === 'LIMIT_EXCEEDED')) return PROBLEMS.rulesetOverLimit(fieldErrors, options.context);
   return PROBLEMS.rulesetDoesNotCompile(fieldErrors, options.context);
 }

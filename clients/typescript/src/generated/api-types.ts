@@ -433,7 +433,7 @@ export interface paths {
         };
         /**
          * Read a rule's decision table as CSV
-         * @description The rows of the rule's table (its latest version) as CSV (RFC 4180, UTF-8, CRLF): a header of the input names then the output names, then one line per row, its cells then its outputs (JSON, a plain string bare).
+         * @description The rows of the rule's table (its latest version) as CSV (RFC 4180, UTF-8, CRLF): a header of the input names then the output names, then one line per row, its cells then its outputs (JSON, a plain string bare). `X-Rule-Version` is the version of the rule the rows are from: send it back as PUT's `?version=`.
          */
         get: operations["getRuleTableCsv"];
         /**
@@ -6331,7 +6331,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description The rows as CSV. */
+            /** @description The rows as CSV; `X-Rule-Version`: the rule's version they are from. */
             200: {
                 headers: {
                     /** @description Requests allowed per window for this tenant (or client address). */
