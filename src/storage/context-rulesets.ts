@@ -12,7 +12,7 @@ import { createHash } from 'node:crypto';
 import { sql, type Kysely } from 'kysely';
 import { notifyChange } from '../sync/change-notice.ts';
 import { toRuleDefinition } from '../../compiler/rule-schema.ts';
-import { changedCodes, diffRulesets } from './ruleset-diff.ts';
+import { changedCodes, diffRulesetsSteps } from './ruleset-diff.ts';
 import { TUNING } from '../tuning.ts';
 import { runInSlices } from '../time-slices.ts';
 import { normalizeContent } from './rule-content.ts';
@@ -187,7 +187,7 @@ export async function snapshotsOf(db: Db, tenantId: string, context: string, mem
     )
     .orderBy('r.code')
     .execute();
-  return rows.map((row) => toSnapshot(context, row.code, row.content));
+  return runInSlices(mapInSteps(rows, (row) => toSnapshot(context, row.code, row.content)), TUNING.installSliceMs.value);
 }
 
 /** The live rules a change is about to make live, with what they were read from. */
@@ -282,7 +282,7 @@ export async function advanceRuleset(
     const isLive = new Set(members.map(memberKey));
     const before = await snapshotsOf(trx, tenantId, context, previous.filter((m) => !isLive.has(memberKey(m))));
     const after = await snapshots((i) => !wasLive.has(memberKey(members[i])));
-    return changedCodes(diffRulesets(before, after));
+    return changedCodes(await runInSlices(diffRulesetsSteps(before, after), TUNING.installSliceMs.value));
   };
   const actorKeyName = info.actorKeyId === null ? null : await keyName(trx, tenantId, info.actorKeyId);
   await trx
