@@ -53,6 +53,7 @@ try {
     const cpu = (): number => service.service.mainThreadCpuMs?.() ?? Number.NaN;
     for (const op of operations) {
       const perCall: number[] = [];
+      const threadsBefore = service.service.threadsCpuMs?.();
       const from = Number(process.hrtime.bigint() / 1000n);
       // Marks the calls in the collector's log, which also holds the setup's collections.
       if (gcLog !== undefined) await appendFile(gcLog, `--- ${op}: ${calls} calls\n`);
@@ -66,6 +67,11 @@ try {
       if (gcLog !== undefined) await appendFile(gcLog, `--- ${op}: end\n`);
       spans.push({ op, from, to: Number(process.hrtime.bigint() / 1000n) });
       console.log(`${op}: main thread on a core per call ${perCall.map((ms) => fixed(ms, 0)).join(', ')} ms`);
+      const threadsAfter = service.service.threadsCpuMs?.();
+      if (threadsBefore !== undefined && threadsAfter !== undefined) {
+        const spent = (kind: keyof typeof threadsAfter): string => fixed((threadsAfter[kind] - threadsBefore[kind]) / calls, 0);
+        console.log(`${op}: per call, on a core: main ${spent('main')} ms, niced threads ${spent('niced')} ms, other threads at normal priority ${spent('normal')} ms`);
+      }
     }
   } finally {
     await service.stop();

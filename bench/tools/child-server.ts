@@ -44,6 +44,12 @@ export interface ChildServer {
    * for a core, so it measures the thread's own work on a loaded machine.
    */
   mainThreadCpuMs?(): number;
+  /**
+   * Time on a core of the process's threads by kind (ms): the main thread; the threads that lowered their priority (nice > 0: the
+   * management threads); every other thread (nice 0: V8's platform threads, which run every isolate's parallel and concurrent GC and
+   * background compiles, the compile lane, libuv's pool). What the third spends competes with the main thread as an equal.
+   */
+  threadsCpuMs?(): { main: number; niced: number; normal: number };
   /** SIGTERM, then SIGKILL after `graceMs`; resolves once the process is gone. */
   stop(graceMs?: number): Promise<void>;
 }
@@ -152,6 +158,7 @@ export async function startChildServer(options: ChildServerOptions): Promise<Chi
     childProcessCount: () => childPids(child.pid!).length,
     cpuTimeMs: () => [child.pid!, ...childPids(child.pid!)].reduce((sum, pid) => sum + processCpuMs(pid), 0),
     mainThreadCpuMs: () => threadCpuMs(child.pid!, child.pid!),
+    threadsCpuMs: () => threadsCpuMs(child.pid!),
     stop,
   };
 }
@@ -166,6 +173,25 @@ function threadCpuMs(pid: number, tid: number): number {
   } catch {
     return Number.NaN;
   }
+}
+
+/** Time on a core of a process's threads (ms) by kind: see ChildServer.threadsCpuMs. */
+function threadsCpuMs(pid: number): { main: number; niced: number; normal: number } {
+  const sums = { main: 0, niced: 0, normal: 0 };
+  for (const tid of readdirSync(`/proc/${pid}/task`).map(Number)) {
+    try {
+      // Fields resume after the last ')'; nice is field 19 of the line, the 17th after the command.
+      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
+      const nice = Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[16]);
+      const ms = threadCpuMs(pid, tid);
+      if (tid === pid) sums.main += ms;
+      else if (nice > 0) sums.niced += ms;
+      else sums.normal += ms;
+    } catch {
+      // The thread ended meanwhile.
+    }
+  }
+  return sums;
 }
 
 /** utime + stime of one process (ms), NaN when /proc cannot tell. */
