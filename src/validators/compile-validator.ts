@@ -91,7 +91,7 @@ interface ValidatorFigures {
  * the compile of `compileValidator`, at once (a compile thread runs nothing
  * else meanwhile), ending in plain data.
  */
-export async function buildValidator(ruleset: LiveRuleset, limits: Partial<CompilerLimits>): Promise<ValidatorBuild> {
+export async function buildValidator(ruleset: Pick<LiveRuleset, 'rules'>, limits: Partial<CompilerLimits>): Promise<ValidatorBuild> {
   const recorder = codeCacheRecorder();
   const compiled = await runAtOnce(compileRulesetSteps(ruleset.rules, { limits, evaluate: recorder.evaluate }));
   if (compiled.errors.length > 0) return { errors: compiled.errors, compileMs: compiled.compileMs };

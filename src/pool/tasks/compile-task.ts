@@ -4,12 +4,12 @@
  * plain data, the generated code, its refs and its figures, or the
  * compile errors (validators/compile-validator.ts `buildValidator`).
  */
-import type { CompilerLimits } from '../../../compiler/types.ts';
-import type { LiveRuleset } from '../../storage/types.ts';
+import type { CompilerLimits, RuleDefinition } from '../../../compiler/types.ts';
 import { buildValidator, type ValidatorBuild } from '../../validators/compile-validator.ts';
 
 export interface CompileInput {
-  ruleset: LiveRuleset;
+  /** The ruleset's rules as JSON arrays, in order (compile-lane.ts `rulesAsJson`). */
+  rulesJson: string[];
   limits: Partial<CompilerLimits>;
 }
 
@@ -17,8 +17,9 @@ export interface CompileInput {
  * Compiles the ruleset; its compile errors are part of the output, not a refusal.
  *
  * @example
- * const build = await runCompileTask({ ruleset, limits: { maxExpressionLength: 4096 } });
+ * const build = await runCompileTask({ rulesJson: [JSON.stringify(ruleset.rules)], limits: { maxExpressionLength: 4096 } });
  */
 export function runCompileTask(input: CompileInput): Promise<ValidatorBuild> {
-  return buildValidator(input.ruleset, input.limits);
+  const rules = input.rulesJson.flatMap((chunk) => JSON.parse(chunk) as RuleDefinition[]);
+  return buildValidator({ rules }, input.limits);
 }
