@@ -217,10 +217,48 @@ class Declarations implements Hoist {
     w.embed(inner);
   }
 
-  /** `const plainN = plainContainer(object);` when some read used the flag. */
+  /**
+   * `withPlain` for the element of a fused loop, whose rules and sums
+   * often read the same fields of it (`i.qty * i.price` in a sum, then
+   * `qty` and `price` in their rules): each field the body reads in place
+   * is read once, into a const after the flag, which every read of it then
+   * names. Reads are total and the payload does not change during a
+   * validation, so reading a field once at the element's start, rather
+   * than where each rule needs it, changes nothing but the count of reads.
+   */
+  withSharedElementReads(w: CodeWriter, object: Name, body: (inner: CodeWriter) => void): void {
+    const reads = new Map<string | number, { name: Name; code: Code }>();
+    this.#memo = { object, reads };
+    try {
+      this.withPlain(w, object, (inner) => {
+        const rest = new CodeWriter();
+        body(rest);
+        for (const { name, code } of reads.values()) inner.line(_`const ${name} = ${code};`);
+        inner.embed(rest);
+      });
+    } finally {
+      this.#memo = undefined;
+    }
+  }
+
+  /** The object whose in-place reads are kept in consts while a fused loop's element is written (withSharedElementReads). */
+  #memo: { object: Name; reads: Map<string | number, { name: Name; code: Code }> } | undefined;
+
+  /**
+   * `const plainN = <object is a JSON object or array>;` when some read used
+   * the flag: runtime.plainContainer written in place, since a validator
+   * is too large for V8 to inline every helper it calls, and this one runs
+   * for every element of a loop.
+   */
   declarePlain(w: CodeWriter, object: Name): void {
     const entry = this.#plain.get(object);
-    if (entry?.used === true) w.line(_`const ${entry.flag} = ${this.helper('plainContainer')}(${object});`);
+    if (entry?.used !== true) return;
+    const proto = this.scope.name('proto');
+    const getPrototypeOf = this.helper('getPrototypeOf');
+    const objectPrototype = this.helper('objectPrototype');
+    const arrayPrototype = this.helper('arrayPrototype');
+    w.line(_`let ${proto};`);
+    w.line(_`const ${entry.flag} = ${object} !== null && typeof ${object} === "object" && ((${proto} = ${getPrototypeOf}(${object})) === ${objectPrototype} || ${proto} === ${arrayPrototype});`);
   }
 
   /**
@@ -239,7 +277,15 @@ class Declarations implements Hoist {
     if (entry === undefined) return _`${reader}(${object})`;
     entry.used = true;
     const clean = _`${this.helper('objectPrototype')}[${key}] === undefined && ${this.helper('arrayPrototype')}[${key}] === undefined`;
-    return _`(${entry.flag} && ${clean} ? ${object}[${key}] : ${reader}(${object}))`;
+    const code = _`(${entry.flag} && ${clean} ? ${object}[${key}] : ${reader}(${object}))`;
+    const memo = this.#memo;
+    if (memo === undefined || memo.object !== object) return code;
+    let read = memo.reads.get(key);
+    if (read === undefined) {
+      read = { name: this.scope.name('field'), code };
+      memo.reads.set(key, read);
+    }
+    return read.name;
   }
 
   constant(value: unknown): Name {
@@ -681,7 +727,14 @@ class FusedLoops {
     };
     const element = (loop: CodeWriter): void => {
       for (const { name, body } of totals.values()) {
-        loop.line(_`if (${name} === ${name}) ${name} = ${d.helper('add')}(${name}, ${generateExpression(body, env, d, n)});`);
+        // runtime.add(total, term) written in place (a number plus a number, else invalid; an
+        // infinite total invalid too): the validator is too large for V8 to inline every helper.
+        const term = d.scope.name('term');
+        loop.block(_`if (${name} === ${name})`, () => {
+          loop.line(_`const ${term} = ${generateExpression(body, env, d, n)};`);
+          loop.line(_`${name} = typeof ${term} === "number" ? ${name} + ${term} : NaN;`);
+          loop.line(_`if (${name} - ${name} !== 0) ${name} = NaN;`);
+        });
       }
       for (const { index, sink } of members) {
         d.currentRule = plans[index].code;
@@ -689,7 +742,7 @@ class FusedLoops {
       }
     };
     const elementCode = new CodeWriter();
-    d.withPlain(elementCode, n.item, element);
+    d.withSharedElementReads(elementCode, n.item, element);
     w.block(_`if (${d.helper('isArray')}(${list}))`, () => {
       for (const { name } of totals.values()) w.line(_`${name} = 0;`);
       w.block(_`for (let ${n.index} = 0; ${n.index} < ${list}.length; ${n.index}++)`, () => {
@@ -901,11 +954,21 @@ class RuleEmitter {
     const n = this.#n;
     const inner = new CodeWriter();
     if (plan.forEach === undefined) {
-      if (plan.fieldPath !== undefined) {
-        inner.line(_`const ${n.value} = ${this.read(n.payload, plan.fieldPath.segments)};`);
-      }
+      const fieldPath = plan.fieldPath;
       const whenCode = plan.when === undefined ? undefined : this.isTrue(plan.when, this.valueName());
-      const core = (): void => this.core(inner, lit(plan.fieldPath?.text ?? ''), false);
+      // A `when` whose code does not name the value (neither `$value` nor a read of the fieldPath, which
+      // the code names `value` too) is decided first, and the field read only where the rule runs:
+      // reads are total, so reading later changes nothing but the count. The explaining variant reports the value either way.
+      const readFirst = fieldPath !== undefined
+        && (whenCode === undefined || this.#d.naming.explain !== undefined || namesIdentifier(whenCode, n.value));
+      const readValue = (): void => {
+        if (fieldPath !== undefined) inner.line(_`const ${n.value} = ${this.read(n.payload, fieldPath.segments)};`);
+      };
+      if (readFirst) readValue();
+      const core = (): void => {
+        if (!readFirst) readValue();
+        this.core(inner, lit(fieldPath?.text ?? ''), false);
+      };
       if (whenCode === undefined) core();
       else this.#ifElse(inner, _`if (${whenCode})`, core, 'when-false');
     } else {
@@ -1384,4 +1447,9 @@ export function generateExpressionFactory(e: Expr): GeneratedSource {
     }, _`;`);
   }, _`)`);
   return { source: w.toCode().toString(), refs: Object.freeze({ ...d.refs }), origins: Object.freeze({ ...d.origins }) };
+}
+
+/** Whether `code` may name `name`: a whole-word match (one inside a string literal answers yes too, which only keeps the read where it was). */
+function namesIdentifier(code: Code, name: Name): boolean {
+  return new RegExp(`(^|[^A-Za-z0-9_$])${name.toString()}($|[^A-Za-z0-9_$])`).test(code.toString());
 }

@@ -158,6 +158,45 @@ describe('loop fusion', () => {
     expect(asSent(result)).toBe(asSent(unfused(RULES)(payload, NOW)));
   });
 
+  it('reads each field of the element once for all the fused rules, callbacks and messages included, with the unfused results', () => {
+    const rules: RuleDefinition[] = [
+      { code: 'A', name: 'A', forEach: 'items', fieldPath: 'items[].qty', expression: '$value > 0 && $item.tags.every(t => t != $item.kind)' },
+      {
+        code: 'B', name: 'B', forEach: 'items', fieldPath: 'items[].kind',
+        expression: 'isString($value) && $item.tags.some(t => t == $item.kind + "x") || $item.qty > 5', message: '{{ $item.note }} {{ $value }}',
+      },
+      { code: 'C', name: 'C', fieldPath: 'limit', expression: 'sum(items.map(i => i.qty * len(i.tags.filter(t => t != i.kind)))) <= $value' },
+    ];
+    const compiled = compileRuleset(rules);
+    const loop = compiled.source.slice(compiled.source.indexOf('for (let index'));
+    for (const key of ['qty', 'tags', 'kind', 'note']) {
+      expect(loop.split(`item["${key}"]`).length - 1, key).toBe(1);
+    }
+    const inherited = Object.create({ qty: 3, kind: 'z', tags: ['z'] }) as object;
+    const payloads = [
+      { limit: 3, items: [{ qty: 2, kind: 'a', tags: ['a', 'b'], note: 'n' }, { qty: 0, kind: 'b', tags: ['bx'] }, 5, null, { qty: 9, kind: 1, tags: [] }, inherited] },
+      { limit: 100, items: [{ qty: 1, kind: 'k', tags: ['kx'], note: 'ok' }] },
+      { limit: 0, items: 'none' },
+    ];
+    for (const payload of payloads) {
+      expect(asSent(compiled.validate(payload, NOW))).toBe(asSent(unfused(rules)(payload, NOW)));
+    }
+    expect(compiled.validate(payloads[1], NOW).isValid).toBe(true);
+  });
+
+  it('decides a `when` that does not name the value before reading the field, with the same results', () => {
+    const rules: RuleDefinition[] = [
+      { code: 'A', name: 'A', fieldPath: 'coApplicant.ssn', when: 'loan.amount > 100', required: true, expression: 'len($value) == 3' },
+      { code: 'B', name: 'B', fieldPath: 'loan.amount', when: '$value > 100', expression: '$value < 1000' },
+    ];
+    const { source, validate } = compileRuleset(rules);
+    const ruleA = source.slice(source.indexOf('// rule "A"'), source.indexOf('// rule "B"'));
+    expect(ruleA.indexOf('if (')).toBeLessThan(ruleA.indexOf('const value'));
+    expect(validate({ loan: { amount: 50 } }, NOW).failures).toEqual([]);
+    expect(validate({ loan: { amount: 500 } }, NOW).failures.map((f) => f.ruleCode)).toEqual(['A']);
+    expect(validate({ loan: { amount: 5000 }, coApplicant: { ssn: 'abc' } }, NOW).failures.map((f) => f.ruleCode)).toEqual(['B']);
+  });
+
   it('still refuses a validation past the failure bound, counting the failures a fused loop keeps aside', () => {
     const rules: RuleDefinition[] = [
       { code: 'A', name: 'A', forEach: 'items', expression: '$item > 0' },
