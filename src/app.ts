@@ -9,7 +9,7 @@
  * authentication, then the rate limit (it needs the tenant), then metrics and the OpenAPI collector (both learn
  * routes from onRoute, so they come before any route), then the routes.
  */
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type RouteOptions } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyHttpOptions, type RawServerDefault, type RouteOptions } from 'fastify';
 import type { Registry } from 'prom-client';
 import type { AppDeps } from './app-deps.ts';
 import { CompileLane } from './pool/compile-lane.ts';
@@ -137,6 +137,20 @@ function connectionsCheckingInterval(requestTimeoutMs: number): number {
   return Math.min(TUNING.maxConnectionsCheckMs.value, Math.max(TUNING.minConnectionsCheckMs.value, Math.round(requestTimeoutMs / 4)));
 }
 
+/**
+ * `make(options)`, called with no frame of this bundle on the stack: from a
+ * microtask, the function itself the callback. The logger Fastify builds
+ * is pino's, and pino names its caller's files with `util.getCallSites()`,
+ * which under `--enable-source-maps` (npm start) maps every frame of the
+ * bundle on the stack, and the bundle's map, once parsed, is 12 MB of small
+ * objects that stay on the main thread for good, marked by every full
+ * collection validations wait for. Stack traces of errors are still
+ * mapped: the map is parsed the first time one is printed.
+ */
+function outsideOurStack<O, T>(make: (options: O) => T, options: O): Promise<T> {
+  return Promise.resolve(options).then(make);
+}
+
 /** Where pino must never print a secret. */
 const REDACTED_PATHS = ['req.headers["x-api-key"]', 'headers["x-api-key"]', 'req.headers.authorization'];
 
@@ -150,7 +164,7 @@ const REDACTED_PATHS = ['req.headers["x-api-key"]', 'headers["x-api-key"]', 'req
 export async function buildApp(options: BuildAppOptions): Promise<FastifyInstance> {
   const { config, storage } = options;
   const verbose = config.logLevel === 'debug' || config.logLevel === 'trace';
-  const app = Fastify({
+  const app = await outsideOurStack(Fastify as (options: FastifyHttpOptions<RawServerDefault>) => FastifyInstance, {
     ...(options.logger !== undefined
       ? { loggerInstance: options.logger }
       : {
@@ -235,7 +249,7 @@ export async function buildApp(options: BuildAppOptions): Promise<FastifyInstanc
   });
   // Local evaluation: the module signer, signed modules and the change feed, told of installs here and of notices from elsewhere.
   const signer = await loadModuleSigner(config.signingPrivateKeyFile, storage.signingKeys);
-  const local = createLocalEvaluation({ config, storage, validators: observed.validators, signer, log: app.log });
+  const local = createLocalEvaluation({ config, storage, signer, log: app.log });
   cacheSync.sync.followRulesets(local.events);
   cacheSync.sync.followContextSettings(local.events);
   keyCache.onEviction((keyId) => local.events.keyChanged(keyId));

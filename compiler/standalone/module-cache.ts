@@ -28,6 +28,16 @@ export class StandaloneModuleCache<T = string> {
     return this.#built.size;
   }
 
+  /** The module for `key` when it is built (a use, as a hit of `get`), else undefined; builds nothing. */
+  built(key: string): T | undefined {
+    const built = this.#built.get(key);
+    if (built !== undefined) {
+      this.#built.delete(key);
+      this.#built.set(key, built);
+    }
+    return built;
+  }
+
   /**
    * The module for `key`, built with `build` on a miss.
    *
@@ -35,12 +45,8 @@ export class StandaloneModuleCache<T = string> {
    * const code = await cache.get(`${tenant}\u0000${context}\u0000${version}`, () => build().then((m) => m.code));
    */
   get(key: string, build: () => Promise<T>): Promise<T> {
-    const built = this.#built.get(key);
-    if (built !== undefined) {
-      this.#built.delete(key);
-      this.#built.set(key, built);
-      return Promise.resolve(built);
-    }
+    const built = this.built(key);
+    if (built !== undefined) return Promise.resolve(built);
     const pending = this.#building.get(key);
     if (pending !== undefined) return pending;
     // Started on a later tick, so that the in-flight entry exists before

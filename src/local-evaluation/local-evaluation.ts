@@ -4,11 +4,10 @@
  * the one question every route of it asks first: may this key have this
  * context's module?
  */
-import type { ValidatorService } from '../app-deps.ts';
 import type { Config } from '../config.ts';
 import { PROBLEMS, ProblemError } from '../errors.ts';
 import type { ModuleSigner } from '../signing/module-signer.ts';
-import type { ContextState, LiveRuleset, Role, Storage } from '../storage/types.ts';
+import type { ContextState, Role, Storage } from '../storage/types.ts';
 import { SignedModules, type SignedModule } from './signed-modules.ts';
 import { ValidatorEvents, type PublishedState } from './validator-events.ts';
 
@@ -28,31 +27,26 @@ export interface LocalEvaluation {
 export interface LocalEvaluationOptions {
   config: Config;
   storage: Storage;
-  validators: ValidatorService;
   signer: ModuleSigner;
   log: { warn(o: object, msg?: string): void };
 }
 
 /**
  * @example
- * const local = createLocalEvaluation({ config, storage, validators, signer, log: app.log });
+ * const local = createLocalEvaluation({ config, storage, signer, log: app.log });
  * const state = await local.access(tenantId, context, request.auth.role, true);
  */
 export function createLocalEvaluation(options: LocalEvaluationOptions): LocalEvaluation {
-  const { config, storage, validators, signer } = options;
+  const { config, storage, signer } = options;
   const modules = new SignedModules({ signer, maxExpressionLength: config.maxExpressionLength, maxTableRows: config.maxTableRows });
-
-  /** The cached validator's rules when they are the live version's, else the database's. */
-  const liveRuleset = async (tenantId: string, context: string, version: number): Promise<LiveRuleset | null> => {
-    const cached = validators.peek(tenantId, context);
-    if (cached !== undefined && cached.rulesetVersion === version) return cached.ruleset;
-    return storage.rules.liveRuleset(tenantId, context);
-  };
 
   const moduleOf = async (tenantId: string, context: string): Promise<SignedModule | null> => {
     const state = await storage.contextSettings.state(tenantId, context);
     if (state?.rulesetVersion == null) return null;
-    const ruleset = await liveRuleset(tenantId, context, state.rulesetVersion);
+    // The rules are read from the database only to build a module: a cached validator keeps none (compiled-validator.ts).
+    const built = modules.built(tenantId, context, state.rulesetVersion);
+    if (built !== undefined) return built;
+    const ruleset = await storage.rules.liveRuleset(tenantId, context);
     return ruleset === null ? null : modules.of(ruleset);
   };
 

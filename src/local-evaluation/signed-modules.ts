@@ -47,7 +47,12 @@ export class SignedModules {
 
   /** The module of this ruleset version, built (a slice of time at a time, as compiles are) on a miss; concurrent calls share one build. */
   of(ruleset: LiveRuleset): Promise<SignedModule> {
-    return this.#built.get(`${ruleset.tenantId}\u0000${ruleset.context}\u0000${ruleset.rulesetVersion}`, () => this.#build(ruleset));
+    return this.#built.get(moduleKey(ruleset.tenantId, ruleset.context, ruleset.rulesetVersion), () => this.#build(ruleset));
+  }
+
+  /** The module of this ruleset version when it is built, else undefined: callers read the rules only to build one. */
+  built(tenantId: string, context: string, rulesetVersion: number): SignedModule | undefined {
+    return this.#built.built(moduleKey(tenantId, context, rulesetVersion));
   }
 
   async #build(ruleset: LiveRuleset): Promise<SignedModule> {
@@ -65,4 +70,8 @@ export class SignedModules {
       signature: this.#signer.sign(body),
     });
   }
+}
+
+function moduleKey(tenantId: string, context: string, rulesetVersion: number): string {
+  return `${tenantId}\u0000${context}\u0000${rulesetVersion}`;
 }

@@ -6,8 +6,8 @@
  * cannot cross threads, so the thread gets what the main thread installed
  * the validator from (its build: the generated code and its refs, kept for
  * the check by early-compile.ts) and evaluates it the same way, or, for a
- * validator compiled on this thread (no build), the ruleset to compile
- * again. It runs the tests within the time budget of a heavy operation.
+ * validator compiled on this thread (no build), the rules kept with it for
+ * the check, to compile again. It runs the tests within the time budget of a heavy operation.
  */
 import type { Config } from '../config.ts';
 import type { StoredTestRunner } from '../rules/stored-tests.ts';
@@ -45,16 +45,19 @@ export function goLiveTestsOnPool(pool: ManagementPool, config: Limits, run?: Ta
 }
 
 /**
- * The validator's build with what names it, when one was kept: a few
- * strings and the refs cross to the thread instead of every rule, and the
- * thread compiles nothing. Else the ruleset. The build's code cache stays
+ * The validator's build with what names it, when it came from a compile
+ * thread: a few strings and the refs cross to the thread instead of every
+ * rule, and the thread compiles nothing. Else the rules it was compiled
+ * from. Either was kept with it for this check (early-compile.ts); a
+ * validator keeps no rules of its own. The build's code cache stays
  * behind: copying megabytes into the message would be the event loop's
  * work, to spare a niced thread some of its own.
  */
 function builtOrRuleset(validator: CompiledValidator): StoredTestsInput['ruleset'] {
   const kept = keptBuildOf(validator);
-  if (kept === undefined) return validator.ruleset;
-  const { tenantId, context, rulesetVersion } = validator.ruleset;
-  const { codeCache: _left, ...build } = kept;
+  if (kept === undefined) throw new Error(`the go-live tests of ${validator.context} were given a validator without what it was compiled from`);
+  if (kept.build === undefined) return kept.ruleset;
+  const { tenantId, context, rulesetVersion } = kept.ruleset;
+  const { codeCache: _left, ...build } = kept.build;
   return { tenantId, context, rulesetVersion, build };
 }

@@ -43,7 +43,7 @@ const adminOnly = { role: 'admin' } as const;
  */
 // eslint-disable-next-line @typescript-eslint/require-await -- a Fastify plugin without a done parameter must return a promise
 export const impactRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, { deps }) => {
-  const { storage, validators, config, pool } = deps;
+  const { storage, config, pool } = deps;
   const limits = {
     maxPayloadDepth: config.maxPayloadDepth,
     evaluationDeadlineMs: TUNING.evaluationDeadlineMs.value,
@@ -60,7 +60,8 @@ export const impactRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, {
     const { maxSamples } = await storage.tenants.getSampling(tenantId);
     // Samples past the context's maxSamples wait for the minute's sweep: the report never counts them.
     const limit = Math.min(body?.limit ?? TUNING.impactDefaultSamples.value, maxSamples);
-    const live = validators.peek(tenantId, context) ?? (await validators.load(tenantId, context));
+    // The live rules from the database, as the replay's thread takes them: the cached validator keeps none (compiled-validator.ts).
+    const live = await storage.rules.liveRuleset(tenantId, context);
     const targetRuleset = await impactTargetRuleset(storage, tenantId, context, target, live?.rulesetVersion ?? null);
     const { port1, port2 } = new MessageChannel();
     const pages = serveSamplePages(port1, (count, before) =>
@@ -68,7 +69,7 @@ export const impactRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, {
     try {
       return await run('impact', {
         context,
-        live: live?.ruleset ?? null,
+        live,
         target: targetRuleset,
         limit,
         pageSize: TUNING.impactSamplesPerRead.value,

@@ -18,7 +18,6 @@ import type { CompiledValidator } from './compiled-validator.ts';
 import type { LiveRuleset } from '../storage/types.ts';
 import { TUNING } from '../tuning.ts';
 import type { CostProfile } from '../../compiler/index.ts';
-import { costProfileOf, rememberCostProfile } from './evaluation-cost.ts';
 import { runInSlices, runInTurns } from '../time-slices.ts';
 import { cachedEvaluator, codeCacheRecorder, type CodeCacheUse } from './code-cache.ts';
 
@@ -164,24 +163,31 @@ export function installAtOnce(ruleset: LiveRuleset, build: InstallableBuild): Co
 }
 
 /**
- * Builds kept with the validators installed from them, only while an
- * operation asks for it (`keepBuild` ... `dropBuild`: the go-live stored
- * tests of a publish): a cached validator must not hold its generated code
- * twice (V8 keeps the text of every function it compiled).
+ * What a validator was compiled from, kept with it only while an operation
+ * asks for it (`keepBuild` ... `dropBuild`: the go-live stored tests of a
+ * publish): its build when it came from another thread, else its rules. A
+ * cached validator must hold neither: V8 keeps the text of every function
+ * it compiled, and the rules as objects are heap that every full
+ * collection of the main thread marks (compiled-validator.ts).
  */
-const keptBuilds = new WeakMap<CompiledValidator, InstallableBuild>();
-
-/** Keeps `build` with `validator` until `dropBuild`. */
-export function keepBuild(validator: CompiledValidator, build: InstallableBuild): void {
-  keptBuilds.set(validator, build);
+export interface KeptBuild {
+  readonly ruleset: LiveRuleset;
+  readonly build?: InstallableBuild;
 }
 
-/** The build kept with `validator`, if any. */
-export function keptBuildOf(validator: CompiledValidator): InstallableBuild | undefined {
+const keptBuilds = new WeakMap<CompiledValidator, KeptBuild>();
+
+/** Keeps what `validator` was compiled from until `dropBuild`. */
+export function keepBuild(validator: CompiledValidator, kept: KeptBuild): void {
+  keptBuilds.set(validator, kept);
+}
+
+/** What `validator` was compiled from, if it was kept. */
+export function keptBuildOf(validator: CompiledValidator): KeptBuild | undefined {
   return keptBuilds.get(validator);
 }
 
-/** Lets the build kept with `validator` go. */
+/** Lets what was kept with `validator` go. */
 export function dropBuild(validator: CompiledValidator): void {
   keptBuilds.delete(validator);
 }
@@ -195,9 +201,9 @@ function* installSteps(
   return { ...(yield* instantiateGeneratedSteps(code, rebuilt, evaluate)), codeCacheUse: use };
 }
 
-/** The cached validator of a compiled ruleset. */
+/** The cached validator of a compiled ruleset: its name and version, not its rules (compiled-validator.ts). */
 function validatorOf(ruleset: LiveRuleset, validate: ValidatorFn, readSource: () => string, figures: ValidatorFigures): CompiledValidator {
-  const validator: CompiledValidator = Object.freeze({
+  return Object.freeze({
     tenantId: ruleset.tenantId,
     context: ruleset.context,
     rulesetVersion: ruleset.rulesetVersion,
@@ -210,10 +216,8 @@ function validatorOf(ruleset: LiveRuleset, validate: ValidatorFn, readSource: ()
     estimatedBytes: estimatedBytes(figures.footprint),
     compileMs: figures.compileMs,
     compiledAt: new Date().toISOString(),
-    ruleset,
+    costProfile: figures.costProfile,
   });
-  rememberCostProfile(validator, figures.costProfile);
-  return validator;
 }
 
 /** Runs steps to the end at once, as a StepRunner. */
@@ -228,13 +232,13 @@ export async function runAtOnce<T>(steps: Generator<unknown, T, void>): Promise<
 /**
  * A compiled validator under another ruleset version of the same rules
  * (early-compile.ts): the compiled function, its figures and its cost
- * profile are the same; the version and the ruleset it serves are the new ones.
+ * profile are the same; the version is the new one.
  */
-export function withRuleset(validator: CompiledValidator, ruleset: LiveRuleset): CompiledValidator {
-  const relabelled: CompiledValidator = Object.freeze({
+export function withVersion(validator: CompiledValidator, rulesetVersion: number): CompiledValidator {
+  return Object.freeze({
     tenantId: validator.tenantId,
     context: validator.context,
-    rulesetVersion: ruleset.rulesetVersion,
+    rulesetVersion,
     validate: validator.validate,
     get source() {
       return validator.source;
@@ -243,10 +247,8 @@ export function withRuleset(validator: CompiledValidator, ruleset: LiveRuleset):
     estimatedBytes: validator.estimatedBytes,
     compileMs: validator.compileMs,
     compiledAt: validator.compiledAt,
-    ruleset,
+    costProfile: validator.costProfile,
   });
-  rememberCostProfile(relabelled, costProfileOf(validator));
-  return relabelled;
 }
 
 /**
@@ -256,6 +258,9 @@ export function withRuleset(validator: CompiledValidator, ruleset: LiveRuleset):
  * messages and schemas alike (the rules' own copy, IR, generated code and
  * V8's compiled functions), 100-200 bytes per unit of regex weight on the
  * linear-time engine, and a few kilobytes per validator whatever its size.
+ * A validator no longer keeps its rules (compiled-validator.ts), about a
+ * fifth of that for 5,000 rules (2 of 11 MB), so the estimate is now on
+ * the high side.
  */
 export function estimatedBytes(footprint: { textLength: number; patternWeight: number }): number {
   return TUNING.validatorBaseBytes.value

@@ -5,11 +5,21 @@
  * compiled validator without reaching up to app-deps.ts, which re-exports
  * both for the routes.
  */
+import type { CostProfile } from '../../compiler/index.ts';
 import type { ValidatorFn } from '../../compiler/types.ts';
 import type { LiveRuleset } from '../storage/types.ts';
 import type { CompilePriority } from './compile-validator.ts';
 
-/** A ruleset compiled for one tenant and context at one ruleset version. */
+/**
+ * A ruleset compiled for one tenant and context at one ruleset version:
+ * what validation needs and a few figures, not the rules themselves. A
+ * cached validator lives on the main thread for as long as its context is
+ * served, and every object it holds is marked by each of that thread's
+ * full collections, whose pauses validations wait for: 5,000 rules as
+ * objects were about 2 MB of that heap. What needs the rules again (the
+ * go-live stored tests, an impact report, a signed module) has them from
+ * the compile that is under way or reads them from the database.
+ */
 export interface CompiledValidator {
   readonly tenantId: string;
   readonly context: string;
@@ -23,8 +33,8 @@ export interface CompiledValidator {
   readonly compileMs: number;
   /** ISO-8601 time of the compile. */
   readonly compiledAt: string;
-  /** The compiled rules, kept so the standalone module can be rebuilt. */
-  readonly ruleset: LiveRuleset;
+  /** Each rule's worst-case cost by degree, worked out by the compiler (evaluation-cost.ts). */
+  readonly costProfile: CostProfile;
 }
 
 /**
@@ -34,8 +44,9 @@ export interface CompiledValidator {
 /** How `ValidatorService.compile` is to treat what it compiles. */
 export interface CompileOptions {
   /**
-   * Keep what the validator was installed from (compile-validator.ts
-   * `keepBuild`), for the go-live stored tests to evaluate the same build;
+   * Keep what the validator was compiled from (compile-validator.ts
+   * `keepBuild`: its build, or its rules when it was compiled on this
+   * thread), for the go-live stored tests to evaluate the same build;
    * the caller drops it (`dropBuild`) when they have run.
    */
   keepBuild?: boolean;

@@ -22,7 +22,7 @@
  */
 import type { CompiledValidator, ValidatorService } from './compiled-validator.ts';
 import type { BeforeCommit, LiveRuleset } from '../storage/types.ts';
-import { dropBuild, withRuleset } from './compile-validator.ts';
+import { dropBuild, withVersion } from './compile-validator.ts';
 import { TUNING } from '../tuning.ts';
 import { runInSlices } from '../time-slices.ts';
 
@@ -69,7 +69,7 @@ export async function compileAhead<T extends { live?: CompiledValidator }>(
     if (!(error instanceof DryRunEnded)) throw error;
     next = error.next;
   }
-  const early = await compileChecked(validators, next, check);
+  const early = { validator: await compileChecked(validators, next, check), ruleset: next };
   return validators.whileChanging(next.tenantId, next.context, async () => {
     const outcome = await operation(compileUnlessEarly(validators, early, check));
     if (outcome.live !== undefined) validators.install(outcome.live);
@@ -77,15 +77,21 @@ export async function compileAhead<T extends { live?: CompiledValidator }>(
   });
 }
 
+/** The validator compiled before the transaction, with the rules it was compiled from (a validator keeps none). */
+export interface EarlyValidator {
+  validator: CompiledValidator;
+  ruleset: LiveRuleset;
+}
+
 /**
  * The beforeCommit of the real run: the early validator when the rules
  * going live are the ones it was compiled from, else a compile of them.
  */
-export function compileUnlessEarly(validators: ValidatorService, early: CompiledValidator, check?: GoLiveCheck): BeforeCommit<CompiledValidator> {
+export function compileUnlessEarly(validators: ValidatorService, early: EarlyValidator, check?: GoLiveCheck): BeforeCommit<CompiledValidator> {
   const beforeCommit = async (next: LiveRuleset): Promise<CompiledValidator> => {
     // Storage hands over the early rules themselves when the same rule versions go live.
-    if (next.rules === early.ruleset.rules) return withRuleset(early, next);
-    if (await runInSlices(sameRules(early.ruleset, next), TUNING.installSliceMs.value)) return withRuleset(early, next);
+    if (next.rules === early.ruleset.rules) return withVersion(early.validator, next.rulesetVersion);
+    if (await runInSlices(sameRules(early.ruleset, next), TUNING.installSliceMs.value)) return withVersion(early.validator, next.rulesetVersion);
     return compileChecked(validators, next, check);
   };
   // The dry run's ruleset: storage reads only the versions going live when they are the same.

@@ -6,33 +6,18 @@
  * (compiler/analysis/cost-pass.ts: a degree d, the rule taking at most
  * about weight × n^d steps on a payload of size n, values plus string
  * characters) and returns the ruleset's cost profile with the compiled
- * ruleset; compile-validator.ts remembers it with the validator. Here the
+ * ruleset; compile-validator.ts keeps it in the validator. Here the
  * profile meets the payload's size, measured by the payload guard
  * (src/http/payload-guard.ts), on every request.
  */
-import { rulesetCostProfile, type CostProfile } from '../../compiler/index.ts';
+import type { CostProfile } from '../../compiler/index.ts';
 import type { CompiledValidator } from './compiled-validator.ts';
 
 export type { CostProfile } from '../../compiler/index.ts';
 
-const profiles = new WeakMap<CompiledValidator, CostProfile>();
-
-/** Records the profile the compile of a validator returned. */
-export function rememberCostProfile(validator: CompiledValidator, profile: CostProfile): void {
-  profiles.set(validator, profile);
-}
-
-/**
- * The cost profile of a compiled validator: the one its compile returned,
- * or for a validator made some other way, worked out once from its rules.
- */
+/** The cost profile the compile of a validator returned. */
 export function costProfileOf(validator: CompiledValidator): CostProfile {
-  let profile = profiles.get(validator);
-  if (profile === undefined) {
-    profile = rulesetCostProfile(validator.ruleset.rules);
-    profiles.set(validator, profile);
-  }
-  return profile;
+  return validator.costProfile;
 }
 
 /**

@@ -196,7 +196,7 @@ export class ValidatorCache implements ValidatorService {
 
   async compile(ruleset: LiveRuleset, priority: CompilePriority = 'change', options: CompileOptions = {}): Promise<CompiledValidator> {
     const { validator, errors, build } = await this.#compileOnce(ruleset, priority);
-    if (validator !== undefined && build !== undefined && options.keepBuild === true) keepBuild(validator, build);
+    if (validator !== undefined && options.keepBuild === true) keepBuild(validator, { ruleset, build });
     if (validator === undefined) {
       const fieldErrors = rulesetCompileErrors(errors);
       // A limit of the ruleset as a whole (its text, its regex patterns) is a
