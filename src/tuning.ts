@@ -87,7 +87,7 @@ export const TUNING = tunables({
   },
   workerThreadNice: {
     value: 19, unit: 'nice', min: 0, max: 19,
-    why: 'management threads lower their own scheduling priority to the lowest (Linux keeps a nice value per thread), so that when the cores are busy the operating system runs the event loop that answers validations first and the heavy work in what is left; the compile lane keeps the default, since validations of a cold context wait for its compiles',
+    why: 'management threads lower their own scheduling priority to the lowest (Linux keeps a nice value per thread), so that when the cores are busy the operating system runs the event loop that answers validations first and the heavy work in what is left; so do the compile lane\'s threads for lifecycle operations (publish, rollback, import), while its threads for validations\' compiles keep the default, since validations of a cold context wait for them',
   },
   poolIdleTimeoutMs: {
     value: 30_000, unit: 'ms', min: 0,
@@ -95,7 +95,7 @@ export const TUNING = tunables({
   },
   warmThreads: {
     value: 1, unit: 'threads', min: 0,
-    why: 'threads of the management pool and of the compile lane (each) kept once started, not ended when idle: a thread\'s start holds the event loop about 10 ms, which other tenants\' validations would wait behind at every burst of management work after a pause; each kept thread costs 35-50 MB of resident memory',
+    why: 'threads of the management pool and of each priority of the compile lane kept once started, not ended when idle: a thread\'s start holds the event loop about 10 ms, which other tenants\' validations would wait behind at every burst of management work after a pause; each kept thread costs 35-50 MB of resident memory',
   },
   maxStoredTests: {
     value: 1000, unit: 'tests', min: 1,
