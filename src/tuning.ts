@@ -39,6 +39,10 @@ export const TUNING = tunables({
     value: 1000, unit: 'ms', min: 1,
     why: 'longest time one request may spend evaluating rules; past it the request is refused, not the event loop held',
   },
+  nicedDeadlineWallFactor: {
+    value: 5, unit: 'times', min: 1,
+    why: 'on a niced management thread the evaluation deadline counts the thread\'s CPU time; its watchdog stops an evaluation at this many times the deadline in wall time, so a thread starved by busy cores refuses only past it, and a runaway evaluation on idle cores runs at most this many deadlines (within its operation\'s budget)',
+  },
   unguardedCostLimit: {
     value: 2_000_000, unit: 'steps', min: 0,
     why: 'requests estimated below this are evaluated without the deadline\'s watchdog thread: a few milliseconds of work at most',

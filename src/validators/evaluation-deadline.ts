@@ -11,6 +11,17 @@
  *
  * Validators keep no state across calls that termination could leave half
  * written, and an evaluation that was stopped produces no result at all.
+ *
+ * The deadline counts wall time on the event loop, whose thread runs at
+ * the default priority. A management thread runs niced (thread-priority.ts),
+ * so its wall time stretches with the load of the cores: a stored test that
+ * takes 20 ms of work could take seconds of wall time on busy cores, and be
+ * refused for what the machine did. There the deadline counts the thread's
+ * own CPU time instead (`setDeadlineClock('thread-cpu')`): the watchdog stops an
+ * evaluation only at `TUNING.nicedDeadlineWallFactor` times the deadline in
+ * wall time, and one that finished having used more CPU time than the
+ * deadline is refused all the same, so the answer does not depend on the
+ * machine's load (up to that factor).
  */
 import { performance } from 'node:perf_hooks';
 import { createContext, Script } from 'node:vm';
@@ -22,6 +33,26 @@ import { TUNING } from '../tuning.ts';
  * validation compares with it.
  */
 export const UNGUARDED_COST_LIMIT = TUNING.unguardedCostLimit.value;
+
+/** The thread's own CPU time (ms), where the deadline counts it; undefined on the event loop (wall time). */
+let threadCpuMs: (() => number) | undefined;
+
+/**
+ * What this thread's deadlines count: `wall` time (the default, for the
+ * event loop), or the thread's own CPU time, `thread-cpu`, for a niced
+ * management thread (see above). Where Node cannot read a thread's CPU
+ * time (`process.threadCpuUsage`, Node 22.19 and later), deadlines stay in
+ * wall time; answers whether they count CPU time now.
+ */
+export function setDeadlineClock(clock: 'wall' | 'thread-cpu'): boolean {
+  // Not in @types/node 20, which the service's types follow.
+  const usage = (process as { threadCpuUsage?: () => { user: number; system: number } }).threadCpuUsage?.bind(process);
+  threadCpuMs = clock === 'wall' || usage === undefined ? undefined : () => {
+    const { user, system } = usage();
+    return (user + system) / 1000;
+  };
+  return threadCpuMs !== undefined;
+}
 
 /** Thrown when evaluation was stopped at the deadline. */
 export class EvaluationTimeoutError extends Error {
@@ -48,9 +79,14 @@ const call = new Script('run()', { filename: 'evaluation-deadline' });
  * const result = runWithDeadline(() => validator.validate(payload, now));
  */
 export function runWithDeadline<T>(evaluate: () => T, deadlineMs = TUNING.evaluationDeadlineMs.value): T {
+  const cpuMs = threadCpuMs;
   slot.run = evaluate;
   try {
-    return call.runInContext(slot, { timeout: deadlineMs }) as T;
+    if (cpuMs === undefined) return call.runInContext(slot, { timeout: deadlineMs }) as T;
+    const startedCpu = cpuMs();
+    const result = call.runInContext(slot, { timeout: deadlineMs * TUNING.nicedDeadlineWallFactor.value }) as T;
+    if (cpuMs() - startedCpu > deadlineMs) throw new EvaluationTimeoutError(deadlineMs);
+    return result;
   } catch (error) {
     if ((error as { code?: unknown } | null)?.code === 'ERR_SCRIPT_EXECUTION_TIMEOUT') {
       throw new EvaluationTimeoutError(deadlineMs);
@@ -94,10 +130,11 @@ export function evaluateEachWithin(costs: readonly number[], evaluate: (index: n
     }, deadlineMs);
     return;
   }
-  const stopAt = performance.now() + deadlineMs;
+  const clock = threadCpuMs ?? performance.now.bind(performance);
+  const stopAt = clock() + deadlineMs;
   for (let i = 0; i < count; i++) {
     // Checked before each evaluation but the first: once the last one is done, its answer stands.
-    if (i > 0 && performance.now() > stopAt) throw new EvaluationTimeoutError(deadlineMs);
+    if (i > 0 && clock() > stopAt) throw new EvaluationTimeoutError(deadlineMs);
     evaluate(i);
   }
 }

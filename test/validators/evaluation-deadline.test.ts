@@ -3,9 +3,9 @@
  * transaction contexts): which evaluations run under the `vm` watchdog,
  * and that a request is stopped at the deadline either way.
  */
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import {
-  EvaluationTimeoutError, UNGUARDED_COST_LIMIT, evaluateEachWithin, evaluateWithin,
+  EvaluationTimeoutError, UNGUARDED_COST_LIMIT, evaluateEachWithin, evaluateWithin, runWithDeadline, setDeadlineClock,
 } from '../../src/validators/evaluation-deadline.ts';
 
 /** True when the caller runs inside the watchdog's script (its filename is on the stack). */
@@ -82,4 +82,43 @@ describe('evaluateWithin', () => {
     expect(evaluateWithin(UNGUARDED_COST_LIMIT, underWatchdog)).toBe(false);
     expect(evaluateWithin(UNGUARDED_COST_LIMIT + 1, underWatchdog)).toBe(true);
   });
+});
+
+describe("a niced thread's deadline, in its own CPU time", () => {
+  /** Blocks the thread for `ms` of wall time without using the CPU, as a thread the scheduler does not run. */
+  function blockedFor(ms: number): void {
+    Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+  }
+
+  afterEach(() => {
+    setDeadlineClock('wall');
+  });
+
+  it('refuses on wall time on the event loop, however little CPU the evaluation used', () => {
+    expect(() => runWithDeadline(() => blockedFor(300), 100)).toThrow(EvaluationTimeoutError);
+  });
+
+  it.runIf(typeof (process as { threadCpuUsage?: unknown }).threadCpuUsage === 'function')(
+    'lets an evaluation that waited for the CPU finish, and still refuses one that used more CPU than the deadline',
+    () => {
+      expect(setDeadlineClock('thread-cpu')).toBe(true);
+      // Three deadlines of wall time, next to no CPU time: what a niced thread on busy cores sees.
+      expect(runWithDeadline(() => {
+        blockedFor(300);
+        return 'done';
+      }, 100)).toBe('done');
+      expect(() => runWithDeadline(() => busyFor(250), 100)).toThrow(EvaluationTimeoutError);
+      // Stopped by the watchdog at the wall-time bound, however long it would run.
+      const started = performance.now();
+      expect(() => runWithDeadline(() => busyFor(60_000), 100)).toThrow(EvaluationTimeoutError);
+      expect(performance.now() - started).toBeLessThan(10_000);
+      // A batch of small evaluations is judged on the same clock.
+      let ran = 0;
+      evaluateEachWithin([SMALL, SMALL, SMALL], () => {
+        blockedFor(100);
+        ran++;
+      }, 100);
+      expect(ran).toBe(3);
+    },
+  );
 });
