@@ -41,7 +41,7 @@ let threadCpuMs: (() => number) | undefined;
  * What this thread's deadlines count: `wall` time (the default, for the
  * event loop), or the thread's own CPU time, `thread-cpu`, for a niced
  * management thread (see above). Where Node cannot read a thread's CPU
- * time (`process.threadCpuUsage`, Node 22.19 and later), deadlines stay in
+ * time (`process.threadCpuUsage`, missing from early Node 22 releases), deadlines stay in
  * wall time; answers whether they count CPU time now.
  */
 export function setDeadlineClock(clock: 'wall' | 'thread-cpu'): boolean {
