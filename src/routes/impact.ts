@@ -60,8 +60,9 @@ export const impactRoutes: FastifyPluginAsync<{ deps: AppDeps }> = async (app, {
     const { maxSamples } = await storage.tenants.getSampling(tenantId);
     // Samples past the context's maxSamples wait for the minute's sweep: the report never counts them.
     const limit = Math.min(body?.limit ?? TUNING.impactDefaultSamples.value, maxSamples);
-    // The live rules from the database, as the replay's thread takes them: the cached validator keeps none (compiled-validator.ts).
-    const live = await storage.rules.liveRuleset(tenantId, context);
+    // The live rules as the database's JSON text, parsed on the replay's thread (the cached validator keeps none):
+    // a large context's rules parsed here would hold the event loop that answers validations.
+    const live = await storage.rules.rulesetText(tenantId, context, 'live');
     const targetRuleset = await impactTargetRuleset(storage, tenantId, context, target, live?.rulesetVersion ?? null);
     const { port1, port2 } = new MessageChannel();
     const pages = serveSamplePages(port1, (count, before) =>

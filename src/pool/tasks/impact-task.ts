@@ -12,15 +12,16 @@ import { ProblemError, PROBLEMS } from '../../errors.ts';
 import {
   ImpactReplay, replayInPages, ReplayBudgetExceededError, type ImpactReport, type ReplayLimits, type ReplaySample,
 } from '../../rules/impact-report.ts';
-import type { LiveRuleset, SampleCursor, SampleText } from '../../storage/types.ts';
+import type { LiveRuleset, RulesetText, SampleCursor, SampleText } from '../../storage/types.ts';
 import { OPERATIONS } from '../operations.ts';
 import { reportItems, type TaskProgress } from '../task-progress.ts';
 import { compileForTask } from './compile-for-task.ts';
+import { rulesetOf } from './stored-rules.ts';
 
 export interface ImpactInput {
   context: string;
-  /** What is live; null when nothing is (every sample passes live). */
-  live: LiveRuleset | null;
+  /** What is live, as the database's JSON text (stored-rules.ts); null when nothing is (every sample passes live). */
+  live: LiveRuleset | RulesetText | null;
   /** What it is compared with; null when that is the live ruleset itself. */
   target: LiveRuleset | null;
   /** Samples to replay at most, newest first, and how many a page holds. */
@@ -51,7 +52,7 @@ export type SamplePageAnswer = { ok: true; page: SampleText[] } | { ok: false };
 export async function runImpactTask(input: ImpactInput, progress?: TaskProgress): Promise<ImpactReport> {
   try {
     const { context, limits } = input;
-    const live = input.live === null ? null : (await compileForTask(input.live, input.compilerLimits, { context })).validator;
+    const live = input.live === null ? null : (await compileForTask(rulesetOf(input.live), input.compilerLimits, { context })).validator;
     const target = input.target === null ? live! : (await compileForTask(input.target, input.compilerLimits, { context })).validator;
     const replay = new ImpactReplay({ live, target }, limits, Date.now());
     let asked = 0;
